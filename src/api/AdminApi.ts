@@ -1,0 +1,57 @@
+/**
+ * The regular API's secret management, outside the public interface:
+ * Incoming Secrets and metering totals, guarded by `X-Admin-Token`.
+ */
+import { Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
+import { BadRequest, NotAuthorized, NotFound, ServiceUnavailable } from "../domain/Errors.ts"
+import { SecretCreateRequest, SecretId, SecretIssued, SecretView } from "../domain/Secret.ts"
+import { UsageTotals } from "../domain/Usage.ts"
+import { IsoDateParam } from "../domain/Resource.ts"
+
+export class AdminAuth extends HttpApiMiddleware.Service<AdminAuth>()("mfg/api/AdminAuth", {
+  error: [NotAuthorized, NotFound],
+  security: { adminToken: HttpApiSecurity.apiKey({ in: "header", key: "X-Admin-Token" }) }
+}) {}
+
+const SecretIdParam = { id: SecretId }
+
+export class SecretsGroup extends HttpApiGroup.make("secrets")
+  .add(
+    HttpApiEndpoint.post("create", "/secret", {
+      payload: SecretCreateRequest,
+      success: SecretIssued.pipe(HttpApiSchema.status(201)),
+      error: [BadRequest, ServiceUnavailable]
+    }).annotate(OpenApi.Summary, "Create an Incoming Secret; its value is shown only in this response"),
+    HttpApiEndpoint.get("list", "/secret", {
+      query: { appId: Schema.optional(Schema.String) },
+      success: Schema.Array(SecretView),
+      error: [BadRequest, ServiceUnavailable]
+    }).annotate(OpenApi.Summary, "List Incoming Secrets (never their values)"),
+    HttpApiEndpoint.post("regenerate", "/secret/:id/regenerate", {
+      params: SecretIdParam,
+      success: SecretIssued,
+      error: [BadRequest, NotFound, ServiceUnavailable]
+    }).annotate(OpenApi.Summary, "Issue a new value; the old one fails at once"),
+    HttpApiEndpoint.delete("remove", "/secret/:id", {
+      params: SecretIdParam,
+      success: HttpApiSchema.NoContent,
+      error: [BadRequest, NotFound, ServiceUnavailable]
+    }).annotate(OpenApi.Summary, "Delete a secret; its value fails at once"),
+    HttpApiEndpoint.get("usage", "/usage", {
+      query: {
+        appId: Schema.optional(Schema.String),
+        from: Schema.optional(IsoDateParam),
+        to: Schema.optional(IsoDateParam)
+      },
+      success: UsageTotals,
+      error: [BadRequest, ServiceUnavailable]
+    }).annotate(OpenApi.Summary, "Metering totals by operation")
+  )
+  .middleware(AdminAuth)
+{}
+
+export class AdminApi extends HttpApi.make("admin")
+  .add(SecretsGroup)
+  .prefix("/api/v1")
+{}

@@ -1,0 +1,26 @@
+/**
+ * The Incoming Secret middleware of the public API: every /v1 endpoint
+ * carries it. It provides the caller (app and secret) to handlers.
+ */
+import { Context, Schema } from "effect"
+import { HttpApiMiddleware } from "effect/http-api"
+import { NotAuthorized, ServiceUnavailable } from "../domain/Errors.ts"
+import type { Caller } from "../domain/Secret.ts"
+
+export class CurrentCaller extends Context.Service<CurrentCaller, Caller & { readonly requestId: string }>()(
+  "mfg/api/CurrentCaller"
+) {}
+
+/**
+ * Reads the `Authorization` header itself (raw secret or `Bearer <secret>`,
+ * exactly one header), so every malformed form gets the same 401.
+ */
+export class IncomingSecretAuth extends HttpApiMiddleware.Service<IncomingSecretAuth, {
+  provides: CurrentCaller
+}>()("mfg/api/IncomingSecretAuth", {
+  error: [NotAuthorized, ServiceUnavailable]
+}) {}
+
+/** The exact 401 body, for documentation and tests. */
+export const NOT_AUTHORIZED_BODY = { code: 401, message: "Not Authorized" } as const
+export const NotAuthorizedBody = Schema.Struct({ code: Schema.Literal(401), message: Schema.Literal("Not Authorized") })

@@ -1,0 +1,17 @@
+/** The public REST API, v1: every operation of the spec under /v1. */
+import { HttpApi, OpenApi } from "effect/http-api"
+import { Customer } from "../domain/Customer.ts"
+import { crudGroup } from "./ResourceGroup.ts"
+
+export const CustomerGroup = crudGroup(Customer)
+
+export class PublicApi extends HttpApi.make("public-v1")
+  .add(CustomerGroup)
+  .prefix("/v1")
+  .annotateMerge(OpenApi.annotations({
+    title: "Manufacturing engine public API",
+    version: "1.0.0",
+    description: "Customers, orders, tickets and parts of a manufacturing quoting and production engine. " +
+      "Every call is authenticated with an Incoming Secret and metered."
+  }))
+{}

@@ -1,0 +1,67 @@
+/**
+ * The error bodies of the public API. Every error a client sees, but the 401,
+ * has the body `{code, message, type}` where `code` is the HTTP status.
+ */
+import { Schema } from "effect"
+
+const errorBody = <Code extends number>(code: Code) => ({
+  code: Schema.Literal(code),
+  message: Schema.String,
+  type: Schema.String
+})
+
+/** A request that does not satisfy its schema; the message names the field or parameter. */
+export class BadRequest extends Schema.Error<BadRequest>("BadRequest")(errorBody(400), {
+  httpApiStatus: 400,
+  description: "The request is invalid; `message` names the field or query parameter at fault."
+}) {
+  static of(message: string, type = "ValidationError") {
+    return new BadRequest({ code: 400, message, type })
+  }
+}
+
+/** A record the call refers to does not exist (for the caller's app). */
+export class NotFound extends Schema.Error<NotFound>("NotFound")(errorBody(404), {
+  httpApiStatus: 404,
+  description: "The record does not exist."
+}) {
+  static of(message: string) {
+    return new NotFound({ code: 404, message, type: "NotFound" })
+  }
+}
+
+/**
+ * Storage could not be reached. Not an authentication failure: the caller may
+ * retry, and nothing was metered or changed.
+ */
+export class ServiceUnavailable extends Schema.Error<ServiceUnavailable>("ServiceUnavailable")(errorBody(503), {
+  httpApiStatus: 503,
+  description: "Storage is unreachable; retry later."
+}) {
+  static readonly storage = () =>
+    new ServiceUnavailable({ code: 503, message: "Storage is unavailable", type: "StorageUnavailable" })
+}
+
+/** The one authentication failure, identical for every cause. */
+export class NotAuthorized extends Schema.Error<NotAuthorized>("NotAuthorized")({
+  code: Schema.Literal(401),
+  message: Schema.Literal("Not Authorized")
+}, {
+  httpApiStatus: 401,
+  description: "Any authentication failure: missing, malformed, unknown, revoked or regenerated secret, " +
+    "secret issued before the release of this interface, or a client address outside the secret's ranges."
+}) {}
+
+/**
+ * A failure reported by the engine (embedded or remote). It reaches the client
+ * unchanged: status, `{code, message, type}`, and the `x-error-source` and
+ * `x-error-source-request-id` headers.
+ */
+export class DownstreamError extends Schema.Error<DownstreamError>("DownstreamError")({
+  status: Schema.Int,
+  code: Schema.Int,
+  message: Schema.String,
+  type: Schema.String,
+  source: Schema.String,
+  requestId: Schema.String
+}) {}

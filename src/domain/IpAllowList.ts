@@ -1,0 +1,49 @@
+/**
+ * The IP ranges of an Incoming Secret. A range is a CIDR (`10.0.0.0/8`,
+ * `2001:db8::/32`) or a single address (`/32` or `/128` implied).
+ *
+ * Matching treats an IPv4-mapped IPv6 client (`::ffff:10.1.2.3`, as Node
+ * reports IPv4 peers on a dual-stack socket) as the IPv4 address it carries,
+ * and `0.0.0.0/0` as "any address", IPv6 included, as the spec promises.
+ */
+import { Result } from "effect"
+import { IpNetwork, NetAddress } from "effect/net"
+
+export type IpRange = IpNetwork.IpNetwork
+
+const MAPPED_PREFIX = "::ffff:"
+
+/** Parses a range, or returns why it is not one. */
+export const parseIpRange = (input: string): Result.Result<IpRange, string> => {
+  const text = input.trim()
+  const withPrefix = text.includes("/") ? text : `${text}/${text.includes(":") ? 128 : 32}`
+  return Result.mapError(IpNetwork.fromString(withPrefix), (error) => error.message)
+}
+
+export const isAnyAddress = (range: IpRange): boolean =>
+  IpNetwork.isIpv4Network(range) && IpNetwork.format(range) === "0.0.0.0/0"
+
+/** The addresses to test for one client: itself, and its IPv4 form when mapped. */
+const candidates = (clientAddress: string): ReadonlyArray<NetAddress.IpAddress> => {
+  const parsed = NetAddress.ipFromString(clientAddress)
+  if (Result.isFailure(parsed)) return []
+  const lower = clientAddress.toLowerCase()
+  if (lower.startsWith(MAPPED_PREFIX) && lower.includes(".")) {
+    const v4 = NetAddress.ipFromString(lower.slice(MAPPED_PREFIX.length))
+    if (Result.isSuccess(v4)) return [parsed.success, v4.success]
+  }
+  return [parsed.success]
+}
+
+/** Whether a client address falls in one of the ranges. */
+export const isAllowed = (ranges: ReadonlyArray<IpRange>, clientAddress: string): boolean => {
+  const addresses = candidates(clientAddress)
+  if (addresses.length === 0) return false
+  for (const range of ranges) {
+    if (isAnyAddress(range)) return true
+    for (const address of addresses) {
+      if (IpNetwork.contains(range, address)) return true
+    }
+  }
+  return false
+}

@@ -1,0 +1,139 @@
+/**
+ * One definition per resource drives its HTTP endpoints (src/api), its
+ * storage in the engine (src/engine) and, where it has one, its MCP tool.
+ *
+ * A definition names the resource and lists its writable fields as Schemas.
+ * From it derive: the record as read (id and timestamps added), the body of a
+ * create and of a whole-record replace, and the list query with the spec's
+ * conventions (repeatable `ids`, one date or a range per date field, equality
+ * filters on chosen fields, paging).
+ */
+import { Schema } from "effect"
+
+export const DATE_FIELDS = ["createdAt", "updatedAt"] as const
+export type DateField = (typeof DATE_FIELDS)[number]
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/
+
+/** An ISO 8601 date (`2026-11-22`) or date-time (`2026-11-22T10:00:00Z`). */
+export const IsoDateParam = Schema.String.check(
+  Schema.makeFilter((text: string) =>
+    ISO_DATE.test(text) && !Number.isNaN(Date.parse(text)) ? true : "expected an ISO 8601 date or date-time"
+  )
+).annotate({ description: "An ISO 8601 date or date-time", examples: ["2026-11-22", "2026-11-22T10:00:00Z"] })
+
+/** A repeatable query parameter: `?p=a&p=b` or a single `?p=a`. */
+const Repeatable = Schema.ArrayEnsure(Schema.String)
+
+const PageLimit = Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1000 }))
+  .annotate({ description: "Page size, 1 to 1000 (default 100)" })
+const PageOffset = Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0))
+  .annotate({ description: "Records to skip (default 0)" })
+
+const dateQueryFields = <const F extends string>(field: F) => ({
+  [field]: Schema.optional(IsoDateParam.annotate({
+    description: `Records whose ${field} falls on this date (a whole UTC day for a date, that instant for a date-time)`
+  })),
+  [`${field}[from]`]: Schema.optional(IsoDateParam.annotate({ description: `Earliest ${field}, inclusive` })),
+  [`${field}[to]`]: Schema.optional(IsoDateParam.annotate({
+    description: `Latest ${field}, inclusive (a date means the end of that day)`
+  }))
+}) as { readonly [K in F | `${F}[from]` | `${F}[to]`]: Schema.optional<typeof IsoDateParam> }
+
+export const defineResource = <
+  const Name extends string,
+  const Fields extends Schema.Struct.Fields,
+  const Filter extends keyof Fields & string = never
+>(spec: {
+  readonly name: Name
+  readonly path: `/${string}`
+  readonly title: string
+  readonly fields: Fields
+  readonly filters: ReadonlyArray<Filter>
+}) => {
+  const input = Schema.Struct(spec.fields).annotate({
+    title: `${spec.title} input`,
+    description: `The writable fields of a ${spec.title}. A PUT replaces the whole record.`
+  })
+  const record = Schema.Struct({
+    id: Schema.String,
+    ...spec.fields,
+    createdAt: Schema.String,
+    updatedAt: Schema.String
+  }).annotate({ title: spec.title })
+  const filterFields = Object.fromEntries(
+    spec.filters.map((field) => [field, Schema.optional(Repeatable.annotate({ description: `Filter on ${field}` }))])
+  ) as { readonly [K in Filter]: Schema.optional<typeof Repeatable> }
+  const listQuery = Schema.Struct({
+    ids: Schema.optional(Repeatable.annotate({ description: "Only these ids (repeatable)" })),
+    ...filterFields,
+    ...dateQueryFields("createdAt"),
+    ...dateQueryFields("updatedAt"),
+    limit: Schema.optional(PageLimit),
+    offset: Schema.optional(PageOffset)
+  })
+  return { ...spec, input, record, listQuery } as const
+}
+
+/** What every resource definition offers, whatever its fields. */
+export interface Resource {
+  /** Identifier: the HttpApi group, the operation prefix, the storage discriminator. */
+  readonly name: string
+  /** Path root under /v1, as in the spec's resource table. */
+  readonly path: `/${string}`
+  /** Human name for documentation. */
+  readonly title: string
+  /** Fields a list can be filtered on by equality (repeatable query parameters). */
+  readonly filters: ReadonlyArray<string>
+  /** Writable fields: the body of a create and of a whole-record replace. */
+  readonly input: Schema.Struct<Schema.Struct.Fields>
+  readonly record: Schema.Struct<Schema.Struct.Fields>
+  readonly listQuery: Schema.Struct<Schema.Struct.Fields>
+}
+
+/** What a list query means to the engine, independent of HTTP. */
+export interface RecordFilter {
+  readonly ids?: ReadonlyArray<string> | undefined
+  readonly equals: ReadonlyArray<{ readonly field: string; readonly values: ReadonlyArray<string> }>
+  readonly dates: ReadonlyArray<{ readonly field: DateField; readonly from?: Date | undefined; readonly to?: Date | undefined }>
+  readonly limit: number
+  readonly offset: number
+}
+
+export const DEFAULT_PAGE_SIZE = 100
+
+const DAY_MS = 86_400_000
+const isDateOnly = (text: string) => text.length === 10
+
+/** Turns a decoded list query into the engine's filter. */
+export const toRecordFilter = (
+  filters: ReadonlyArray<string>,
+  query: Readonly<Record<string, unknown>>
+): RecordFilter => {
+  const strings = (key: string) => query[key] as ReadonlyArray<string> | undefined
+  const text = (key: string) => query[key] as string | undefined
+  const equals = filters.flatMap((field) => {
+    const values = strings(field)
+    return values === undefined ? [] : [{ field, values }]
+  })
+  const dates = DATE_FIELDS.flatMap((field) => {
+    const on = text(field)
+    const from = text(`${field}[from]`)
+    const to = text(`${field}[to]`)
+    if (on === undefined && from === undefined && to === undefined) return []
+    const start = (value: string) => new Date(Date.parse(value))
+    const end = (value: string) => new Date(Date.parse(value) + (isDateOnly(value) ? DAY_MS - 1 : 0))
+    return [{
+      field,
+      from: from !== undefined ? start(from) : on !== undefined ? start(on) : undefined,
+      to: to !== undefined ? end(to) : on !== undefined ? end(on) : undefined
+    }]
+  })
+  return {
+    ids: strings("ids"),
+    equals,
+    dates,
+    limit: (query.limit as number | undefined) ?? DEFAULT_PAGE_SIZE,
+    offset: (query.offset as number | undefined) ?? 0
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * Incoming Secrets: the one credential of the public API.
+ *
+ * A value is `<secretId>.<random>`: the id (24 hex digits) finds the record,
+ * the random part carries 256 bits of entropy (43 base64url characters).
+ * Only a SHA-256 hash of the whole value is stored.
+ */
+import { Result, Schema } from "effect"
+import { parseIpRange } from "./IpAllowList.ts"
+
+export const SECRET_ID_PATTERN = /^[0-9a-f]{24}$/
+export const SECRET_VALUE_PATTERN = /^([0-9a-f]{24})\.([A-Za-z0-9_-]{43})$/
+
+export const AppId = Schema.String.check(
+  Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, {
+    message: "an app id is 1 to 128 letters, digits, '.', '_', ':' or '-'"
+  })
+).annotate({ description: "The app the secret belongs to; every record it creates belongs to this app." })
+
+export const SecretId = Schema.String.check(
+  Schema.isPattern(SECRET_ID_PATTERN, { message: "a secret id is 24 lowercase hex digits" })
+)
+
+export const IpRangeText = Schema.String.check(
+  Schema.makeFilter((input: string) => {
+    const parsed = parseIpRange(input)
+    return Result.isSuccess(parsed) ? true : `not an IP range (${parsed.failure})`
+  })
+).annotate({ description: "An IPv4 or IPv6 range in CIDR notation, or a single address", examples: ["0.0.0.0/0"] })
+
+export const SecretCreateRequest = Schema.Struct({
+  appId: AppId,
+  ipAddresses: Schema.NonEmptyArray(IpRangeText).annotate({
+    description: "Allowed client ranges; `0.0.0.0/0` allows any address"
+  }),
+  name: Schema.optional(Schema.String.check(Schema.isMaxLength(200)))
+})
+export type SecretCreateRequest = typeof SecretCreateRequest.Type
+
+/** A secret as listed: never its value. */
+export const SecretView = Schema.Struct({
+  id: Schema.String,
+  appId: Schema.String,
+  name: Schema.NullOr(Schema.String),
+  ipAddresses: Schema.Array(Schema.String),
+  createdAt: Schema.String,
+  issuedAt: Schema.String,
+  usedAt: Schema.NullOr(Schema.String)
+})
+export type SecretView = typeof SecretView.Type
+
+/** A secret as created or regenerated: the only time its value is shown. */
+export const SecretIssued = Schema.Struct({
+  id: Schema.String,
+  value: Schema.String,
+  appId: Schema.String,
+  name: Schema.NullOr(Schema.String),
+  ipAddresses: Schema.Array(Schema.String),
+  createdAt: Schema.String
+})
+export type SecretIssued = typeof SecretIssued.Type
+
+/** Who is calling, once the secret checked out. */
+export interface Caller {
+  readonly appId: string
+  readonly secretId: string
+  /** Hash of the presented value; the meter flush confirms it is still current. */
+  readonly secretHash: string
+}
+
+/** Why authentication failed: for telemetry only, never in a response. */
+export type AuthFailureCause =
+  | "missing"
+  | "duplicate-header"
+  | "malformed"
+  | "unknown-secret"
+  | "wrong-secret"
+  | "before-release"
+  | "ip-blocked"
+  | "revoked"

@@ -1,0 +1,25 @@
+/** Metering: one event per authenticated call, and totals over them. */
+import { Schema } from "effect"
+
+export interface MeterEvent {
+  readonly requestId: string
+  readonly appId: string
+  readonly secretId: string
+  readonly secretHash: string
+  readonly operation: string
+  readonly method: string
+  readonly route: string
+  readonly occurredAt: Date
+}
+
+export const UsageQuery = Schema.Struct({
+  appId: Schema.optional(Schema.String),
+  from: Schema.optional(Schema.String),
+  to: Schema.optional(Schema.String)
+})
+
+export const UsageTotals = Schema.Struct({
+  total: Schema.Int,
+  byOperation: Schema.Array(Schema.Struct({ operation: Schema.String, calls: Schema.Int }))
+})
+export type UsageTotals = typeof UsageTotals.Type

@@ -1,0 +1,166 @@
+/**
+ * Meter over SQL, with group commit.
+ *
+ * Calls queue their event and wait. One flush runs at a time: it takes every
+ * event queued so far and writes them in one statement, which also confirms
+ * each secret is still current (same id and hash) and moves its `usedAt`
+ * forward. A call proceeds only once its row is committed, so a response a
+ * client received is in the table even if the process is then killed.
+ *
+ * Outcomes (status, duration) are added afterwards in batches, in the
+ * background; the scope's finalizer drains both queues.
+ */
+import { Cause, Deferred, Effect, Exit, Fiber, Layer, Queue, Result, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
+import { ServiceUnavailable } from "../domain/Errors.ts"
+import type { MeterEvent } from "../domain/Usage.ts"
+import { AppConfig } from "../services/AppConfig.ts"
+import { Meter } from "../services/Meter.ts"
+import { AuthenticationFailed } from "../services/SecretStore.ts"
+import { storageFailure } from "./storage/StorageErrors.ts"
+
+interface Pending {
+  readonly event: MeterEvent
+  readonly done: Deferred.Deferred<void, AuthenticationFailed | ServiceUnavailable>
+}
+
+interface Outcome {
+  readonly requestId: string
+  readonly status: number
+  readonly durationMs: number
+}
+
+/** Outcomes kept while storage is unreachable; beyond it the oldest are dropped (the calls stay metered). */
+const MAX_PENDING_OUTCOMES = 100_000
+const OUTCOME_FLUSH_INTERVAL = "100 millis"
+
+export const MeterSql = Layer.effect(
+  Meter,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const config = yield* AppConfig
+    const queue = yield* Queue.unbounded<Pending, Cause.Done>()
+    let outcomes: Array<Outcome> = []
+
+    const insertBatch = (events: ReadonlyArray<MeterEvent>) =>
+      sql<{ request_id: string }>`
+        WITH batch AS (
+          SELECT * FROM unnest(
+            ${events.map((e) => e.requestId)}::text[], ${events.map((e) => e.appId)}::text[],
+            ${events.map((e) => e.secretId)}::text[], ${events.map((e) => e.secretHash)}::text[],
+            ${events.map((e) => e.operation)}::text[], ${events.map((e) => e.method)}::text[],
+            ${events.map((e) => e.route)}::text[], ${events.map((e) => e.occurredAt.toISOString())}::timestamptz[]
+          ) AS b(request_id, app_id, secret_id, secret_hash, operation, method, route, occurred_at)
+        ),
+        current AS (
+          SELECT b.* FROM batch b
+          JOIN incoming_secret s ON s.id = b.secret_id AND s.secret_hash = b.secret_hash AND s.app_id = b.app_id
+        ),
+        used AS (
+          UPDATE incoming_secret s SET used_at = GREATEST(COALESCE(s.used_at, u.last), u.last)
+          FROM (SELECT secret_id, max(occurred_at) AS last FROM current GROUP BY secret_id) u
+          WHERE s.id = u.secret_id
+        )
+        INSERT INTO meter_event (request_id, app_id, secret_id, operation, method, route, occurred_at)
+        SELECT request_id, app_id, secret_id, operation, method, route, occurred_at FROM current
+        RETURNING request_id`.pipe(
+        // Two instances flushing at once may lock the same secrets in another order.
+        Effect.retry({ times: 3, while: (error) => error.reason._tag === "DeadlockError" })
+      )
+
+    const flush = (batch: ReadonlyArray<Pending>) =>
+      insertBatch(batch.map((p) => p.event)).pipe(
+        Effect.catchTag("SqlError", storageFailure),
+        Effect.exit,
+        Effect.flatMap((exit) =>
+          Effect.sync(() => {
+            if (Exit.isSuccess(exit)) {
+              const written = new Set(exit.value.map((row) => row.request_id))
+              for (const { done, event } of batch) {
+                Deferred.doneUnsafe(
+                  done,
+                  written.has(event.requestId) ? Exit.void : Exit.fail(AuthenticationFailed.because("revoked"))
+                )
+              }
+            } else {
+              const failure = Cause.hasFails(exit.cause) ? ServiceUnavailable.storage() : undefined
+              for (const { done } of batch) {
+                Deferred.doneUnsafe(done, failure ? Exit.fail(failure) : Exit.failCause(exit.cause as Cause.Cause<never>))
+              }
+            }
+          })
+        ),
+        Effect.withSpan("Meter.flush", { attributes: { "meter.batch_size": batch.length } })
+      )
+
+    /** Runs until the queue is ended and drained (at shutdown). */
+    const flushLoop = Effect.gen(function*() {
+      while (true) {
+        const taken = yield* Effect.result(Queue.takeAll(queue))
+        if (Result.isFailure(taken)) return
+        const batch: Array<Pending> = [...taken.success]
+        if (config.meterFlushWindowMs > 0) {
+          yield* Effect.sleep(config.meterFlushWindowMs)
+          batch.push(...(yield* Queue.clear(queue)))
+        }
+        yield* flush(batch)
+      }
+    })
+
+    const writeOutcomes = Effect.suspend(() => {
+      if (outcomes.length === 0) return Effect.void
+      const batch = outcomes
+      outcomes = []
+      return sql`
+        UPDATE meter_event m SET status = o.status, duration_ms = o.duration_ms
+        FROM unnest(${batch.map((o) => o.requestId)}::text[], ${batch.map((o) => o.status)}::int[],
+                    ${batch.map((o) => o.durationMs)}::float8[]) AS o(request_id, status, duration_ms)
+        WHERE m.request_id = o.request_id`.pipe(
+        Effect.catchTag("SqlError", (error) =>
+          Effect.sync(() => {
+            outcomes = batch.concat(outcomes).slice(-MAX_PENDING_OUTCOMES)
+          }).pipe(Effect.andThen(Effect.logWarning("meter outcomes not written yet", error.reason._tag)))
+        ),
+        Effect.withSpan("Meter.writeOutcomes", { attributes: { "meter.batch_size": batch.length } })
+      )
+    })
+
+    const loop = yield* Effect.forkScoped(flushLoop)
+    const outcomeLoop = yield* Effect.forkScoped(
+      Effect.repeat(writeOutcomes, Schedule.spaced(OUTCOME_FLUSH_INTERVAL))
+    )
+    // Shutdown: stop taking calls, write what is queued, then the outcomes.
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        yield* Queue.end(queue)
+        yield* Fiber.await(loop)
+        yield* Fiber.interrupt(outcomeLoop)
+        yield* writeOutcomes
+      })
+    )
+
+    return Meter.of({
+      record: (event) =>
+        Effect.suspend(() => {
+          const done = Deferred.makeUnsafe<void, AuthenticationFailed | ServiceUnavailable>()
+          Queue.offerUnsafe(queue, { event, done })
+          return Deferred.await(done)
+        }),
+      complete: (requestId, status, durationMs) => {
+        outcomes.push({ requestId, status, durationMs })
+      },
+      usage: Effect.fn("Meter.usage")(function*(filter) {
+        const conditions = [
+          ...(filter.appId !== undefined ? [sql`app_id = ${filter.appId}`] : []),
+          ...(filter.from !== undefined ? [sql`occurred_at >= ${filter.from.toISOString()}::timestamptz`] : []),
+          ...(filter.to !== undefined ? [sql`occurred_at <= ${filter.to.toISOString()}::timestamptz`] : [])
+        ]
+        const rows = yield* sql<{ operation: string; calls: number }>`
+          SELECT operation, count(*)::int AS calls FROM meter_event
+          ${conditions.length > 0 ? sql`WHERE ${sql.and(conditions)}` : sql``}
+          GROUP BY operation ORDER BY operation`.pipe(Effect.catchTag("SqlError", storageFailure))
+        return { total: rows.reduce((sum, row) => sum + row.calls, 0), byOperation: rows }
+      })
+    })
+  })
+)

@@ -1,0 +1,192 @@
+/**
+ * SecretStore over SQL.
+ *
+ * Only SHA-256 hashes of values are stored. A verified secret's record is
+ * remembered in memory so the usual call needs no lookup: the meter flush
+ * that every call waits for confirms, in the same statement, that the
+ * secret still exists with that hash (see MeterSql). Every failing check
+ * looks the record up again, so an unknown id, a wrong random part and a
+ * blocked address cost the same: one lookup, one hash comparison.
+ */
+import { Effect, Layer, Result } from "effect"
+import { SqlClient } from "effect/sql"
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
+import { IpNetwork } from "effect/net"
+import { NotFound } from "../domain/Errors.ts"
+import { isAllowed, parseIpRange, type IpRange } from "../domain/IpAllowList.ts"
+import { SECRET_VALUE_PATTERN, type SecretIssued, type SecretView } from "../domain/Secret.ts"
+import { AppConfig } from "../services/AppConfig.ts"
+import { AuthenticationFailed, SecretStore } from "../services/SecretStore.ts"
+import { storageFailure } from "./storage/StorageErrors.ts"
+
+interface SecretRow {
+  readonly id: string
+  readonly app_id: string
+  readonly name: string | null
+  readonly secret_hash: string
+  readonly ip_ranges: ReadonlyArray<string>
+  readonly created_at: Date
+  readonly issued_at: Date
+  readonly used_at: Date | null
+}
+
+interface KnownSecret {
+  readonly id: string
+  readonly appId: string
+  readonly hash: Buffer
+  readonly hashHex: string
+  readonly ranges: ReadonlyArray<IpRange>
+  readonly issuedAt: Date
+}
+
+/** Bound on remembered secrets; past it the oldest are dropped (they are looked up again). */
+const MAX_REMEMBERED = 10_000
+/** Compared against when the id is unknown, so that path does the same work. */
+const DUMMY_HASH = createHash("sha256").update("no such secret").digest()
+
+const sha256 = (value: string) => createHash("sha256").update(value).digest()
+
+const toKnown = (row: SecretRow): KnownSecret => ({
+  id: row.id,
+  appId: row.app_id,
+  hash: Buffer.from(row.secret_hash, "hex"),
+  hashHex: row.secret_hash,
+  ranges: row.ip_ranges.flatMap((text) => {
+    const parsed = parseIpRange(text)
+    return Result.isSuccess(parsed) ? [parsed.success] : []
+  }),
+  issuedAt: row.issued_at
+})
+
+const toView = (row: SecretRow): SecretView => ({
+  id: row.id,
+  appId: row.app_id,
+  name: row.name,
+  ipAddresses: row.ip_ranges,
+  createdAt: row.created_at.toISOString(),
+  issuedAt: row.issued_at.toISOString(),
+  usedAt: row.used_at?.toISOString() ?? null
+})
+
+/** A value for a secret id: `<secretId>.<256 random bits>`, and the hash that is stored. */
+const issueValue = (id: string) => {
+  const value = `${id}.${randomBytes(32).toString("base64url")}`
+  return { value, hash: sha256(value).toString("hex") }
+}
+
+/** Stores ranges in their canonical CIDR form (`1.2.3.4` becomes `1.2.3.4/32`). */
+const canonicalRanges = (ranges: ReadonlyArray<string>) =>
+  ranges.map((text) => {
+    const parsed = parseIpRange(text)
+    return Result.isSuccess(parsed) ? IpNetwork.format(parsed.success) : text
+  })
+
+export const SecretStoreSql = Layer.effect(
+  SecretStore,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const config = yield* AppConfig
+    const known = new Map<string, KnownSecret>()
+
+    const remember = (secret: KnownSecret) => {
+      known.delete(secret.id)
+      known.set(secret.id, secret)
+      if (known.size > MAX_REMEMBERED) known.delete(known.keys().next().value!)
+    }
+
+    const findRow = (id: string) =>
+      sql<SecretRow>`SELECT * FROM incoming_secret WHERE id = ${id}`.pipe(
+        Effect.map((rows) => rows[0]),
+        Effect.catchTag("SqlError", storageFailure)
+      )
+
+    const issued = (row: SecretRow, value: string): SecretIssued => ({
+      id: row.id,
+      value,
+      appId: row.app_id,
+      name: row.name,
+      ipAddresses: row.ip_ranges,
+      createdAt: row.created_at.toISOString()
+    })
+
+    const passes = (secret: KnownSecret, presentedHash: Buffer, clientAddress: string) =>
+      timingSafeEqual(secret.hash, presentedHash) &&
+      secret.issuedAt.getTime() >= config.releasedAt.getTime() &&
+      isAllowed(secret.ranges, clientAddress)
+
+    return SecretStore.of({
+      create: Effect.fn("SecretStore.create")(function*(request) {
+        const id = randomBytes(12).toString("hex")
+        const { hash, value } = issueValue(id)
+        const now = new Date()
+        const rows = yield* sql<SecretRow>`
+          INSERT INTO incoming_secret (id, app_id, name, secret_hash, ip_ranges, created_at, issued_at)
+          VALUES (${id}, ${request.appId}, ${request.name ?? null}, ${hash},
+                  ${canonicalRanges(request.ipAddresses)}::text[], ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz)
+          RETURNING *`.pipe(Effect.catchTag("SqlError", storageFailure))
+        return issued(rows[0]!, value)
+      }),
+
+      regenerate: Effect.fn("SecretStore.regenerate")(function*(secretId) {
+        // The id stays; the random part, and so the hash, change: the old value fails at once.
+        const { hash, value } = issueValue(secretId)
+        const rows = yield* sql<SecretRow>`
+          UPDATE incoming_secret
+          SET secret_hash = ${hash}, issued_at = now()
+          WHERE id = ${secretId}
+          RETURNING *`.pipe(Effect.catchTag("SqlError", storageFailure))
+        known.delete(secretId)
+        const row = rows[0]
+        if (row === undefined) return yield* NotFound.of(`secret ${secretId} not found`)
+        return issued(row, value)
+      }),
+
+      remove: Effect.fn("SecretStore.remove")(function*(secretId) {
+        const rows = yield* sql<{ id: string }>`DELETE FROM incoming_secret WHERE id = ${secretId} RETURNING id`.pipe(
+          Effect.catchTag("SqlError", storageFailure)
+        )
+        known.delete(secretId)
+        if (rows.length === 0) return yield* NotFound.of(`secret ${secretId} not found`)
+      }),
+
+      list: Effect.fn("SecretStore.list")(function*(appId) {
+        const rows = yield* (appId === undefined
+          ? sql<SecretRow>`SELECT * FROM incoming_secret ORDER BY created_at, id`
+          : sql<SecretRow>`SELECT * FROM incoming_secret WHERE app_id = ${appId} ORDER BY created_at, id`).pipe(
+            Effect.catchTag("SqlError", storageFailure)
+          )
+        return rows.map(toView)
+      }),
+
+      authenticate: (presented, clientAddress) =>
+        Effect.suspend(() => {
+          const match = SECRET_VALUE_PATTERN.exec(presented)
+          if (match === null) return Effect.fail(AuthenticationFailed.because("malformed"))
+          const secretId = match[1]!
+          const presentedHash = sha256(presented)
+          const remembered = known.get(secretId)
+          if (remembered !== undefined && passes(remembered, presentedHash, clientAddress)) {
+            return Effect.succeed({ appId: remembered.appId, secretId, secretHash: remembered.hashHex })
+          }
+          return Effect.flatMap(findRow(secretId), (row) => {
+            const secret = row === undefined ? undefined : toKnown(row)
+            if (secret === undefined) known.delete(secretId)
+            else remember(secret)
+            const hashMatches = timingSafeEqual(secret?.hash ?? DUMMY_HASH, presentedHash)
+            const addressAllowed = isAllowed(secret?.ranges ?? [], clientAddress)
+            if (secret === undefined) return Effect.fail(AuthenticationFailed.because("unknown-secret"))
+            if (!hashMatches) return Effect.fail(AuthenticationFailed.because("wrong-secret"))
+            if (secret.issuedAt.getTime() < config.releasedAt.getTime()) {
+              return Effect.fail(AuthenticationFailed.because("before-release"))
+            }
+            if (!addressAllowed) return Effect.fail(AuthenticationFailed.because("ip-blocked"))
+            return Effect.succeed({ appId: secret.appId, secretId, secretHash: secret.hashHex })
+          })
+        }),
+
+      forget: (secretId) => {
+        known.delete(secretId)
+      }
+    })
+  })
+)

@@ -1,0 +1,49 @@
+/**
+ * The admin API: secret management and metering totals. Off (404) unless
+ * ADMIN_TOKEN is set; the token is compared in constant time.
+ */
+import { Effect, Layer, Option, Redacted } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { createHash, timingSafeEqual } from "node:crypto"
+import { AdminApi, AdminAuth } from "../../api/AdminApi.ts"
+import { NotAuthorized, NotFound } from "../../domain/Errors.ts"
+import { AppConfig } from "../../services/AppConfig.ts"
+import { Meter } from "../../services/Meter.ts"
+import { SecretStore } from "../../services/SecretStore.ts"
+
+const digest = (value: string) => createHash("sha256").update(value).digest()
+
+export const AdminAuthLive = Layer.effect(
+  AdminAuth,
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    // Comparing digests keeps the comparison constant-time whatever the lengths.
+    const expected = Option.map(config.adminToken, (token) => digest(Redacted.value(token)))
+    return AdminAuth.of({
+      adminToken: (handler, { credential }) => {
+        if (Option.isNone(expected)) return Effect.fail(NotFound.of("The admin API is not enabled"))
+        const presented = digest(Redacted.value(credential))
+        return timingSafeEqual(presented, expected.value) && Redacted.value(credential).length > 0
+          ? handler
+          : Effect.fail(new NotAuthorized({ code: 401, message: "Not Authorized" }))
+      }
+    })
+  })
+)
+
+export const AdminHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "secrets",
+  Effect.fn(function*(handlers) {
+    const secrets = yield* SecretStore
+    const meter = yield* Meter
+    const date = (text: string | undefined) => (text === undefined ? undefined : new Date(Date.parse(text)))
+    return handlers.handleAll({
+      create: ({ payload }) => secrets.create(payload),
+      list: ({ query }) => secrets.list(query.appId),
+      regenerate: ({ params }) => secrets.regenerate(params.id),
+      remove: ({ params }) => secrets.remove(params.id),
+      usage: ({ query }) => meter.usage({ appId: query.appId, from: date(query.from), to: date(query.to) })
+    })
+  })
+)

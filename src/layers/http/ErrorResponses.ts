@@ -1,0 +1,65 @@
+/**
+ * How failures become responses, in one place: the one 401, the standard
+ * `{code, message, type}` errors, downstream passthrough, and schema
+ * failures turned into a 400 that names the field or parameter.
+ */
+import { SchemaIssue } from "effect"
+import { HttpServerResponse } from "effect/http"
+import type { HttpApiError } from "effect/http-api"
+import { BadRequest, type DownstreamError } from "../../domain/Errors.ts"
+
+/** Same bytes and headers for every authentication failure. */
+const NOT_AUTHORIZED_BYTES = new TextEncoder().encode(JSON.stringify({ code: 401, message: "Not Authorized" }))
+export const NOT_AUTHORIZED_HEADERS = {
+  "www-authenticate": "Bearer realm=\"v1\"",
+  "cache-control": "no-store"
+} as const
+
+export const notAuthorized = () =>
+  HttpServerResponse.uint8Array(NOT_AUTHORIZED_BYTES, {
+    status: 401,
+    contentType: "application/json",
+    headers: NOT_AUTHORIZED_HEADERS
+  })
+
+/** A `{code, message, type}` error with its status. */
+export const errorResponse = (error: { readonly code: number; readonly message: string; readonly type: string }) =>
+  HttpServerResponse.jsonUnsafe({ code: error.code, message: error.message, type: error.type }, { status: error.code })
+
+/** A downstream failure, unchanged: status, body and the two source headers. */
+export const downstreamResponse = (error: DownstreamError) =>
+  HttpServerResponse.jsonUnsafe({ code: error.code, message: error.message, type: error.type }, {
+    status: error.status,
+    headers: {
+      "x-error-source": error.source,
+      "x-error-source-request-id": error.requestId
+    }
+  })
+
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+const LOCATION = {
+  Payload: "field",
+  Body: "field",
+  Query: "query parameter",
+  Params: "path parameter",
+  Headers: "header",
+  ResponseHeaders: "response header"
+} as const
+
+/** A request that failed its schema, as a 400 naming the first field at fault. */
+export const schemaErrorToBadRequest = (error: HttpApiError.HttpApiSchemaError): BadRequest => {
+  const where = LOCATION[error.kind]
+  const [first] = formatIssues(error.cause.issue).issues
+  if (first === undefined || first.path === undefined || first.path.length === 0) {
+    return BadRequest.of(
+      error.kind === "Payload" || error.kind === "Body"
+        ? `The request body is not a valid JSON object: ${first?.message ?? "unreadable"}`
+        : `Invalid ${where}: ${first?.message ?? "unreadable"}`
+    )
+  }
+  const name = first.path.map((key) => (typeof key === "object" ? String(key.key) : String(key))).join(".")
+  return first.message === "Missing key"
+    ? BadRequest.of(`Missing required ${where} "${name}"`, "MissingField")
+    : BadRequest.of(`Invalid value for ${where} "${name}": ${first.message}`)
+}

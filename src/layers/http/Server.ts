@@ -1,0 +1,41 @@
+/**
+ * The HTTP surfaces, composed: /v1 (public API), /api/v1 (admin),
+ * /openapi.json and /docs, /health and /ready.
+ */
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { HttpRouter } from "effect/http"
+import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { createServer } from "node:http"
+import { AdminApi } from "../../api/AdminApi.ts"
+import { PublicApi } from "../../api/PublicApi.ts"
+import { AppConfig } from "../../services/AppConfig.ts"
+import { AdminAuthLive, AdminHandlers } from "./AdminHandlers.ts"
+import { IncomingSecretAuthLive } from "./IncomingSecretAuthLive.ts"
+import { PublicHandlers } from "./PublicHandlers.ts"
+import { SystemRoutes } from "./SystemRoutes.ts"
+
+const PublicRoutes = HttpApiBuilder.layer(PublicApi, { openapiPath: "/openapi.json" }).pipe(
+  Layer.provide(PublicHandlers),
+  Layer.provide(IncomingSecretAuthLive)
+)
+
+const AdminRoutes = HttpApiBuilder.layer(AdminApi).pipe(
+  Layer.provide(AdminHandlers),
+  Layer.provide(AdminAuthLive)
+)
+
+export const AllRoutes = Layer.mergeAll(
+  PublicRoutes,
+  AdminRoutes,
+  HttpApiScalar.layer(PublicApi, { path: "/docs" }),
+  SystemRoutes
+)
+
+/** The HTTP server on HOST:PORT (127.0.0.1:8080 unless told otherwise). */
+export const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
+  const config = yield* AppConfig
+  return HttpRouter.serve(AllRoutes, { disableLogger: true }).pipe(
+    Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
+  )
+}))

@@ -1,0 +1,55 @@
+/**
+ * Versioned schema migrations, applied at start (under the migrator's table
+ * lock, so several instances starting together apply each once). One SQL
+ * dialect serves PostgreSQL and embedded PGlite.
+ */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+
+export const migrations = {
+  "0001_incoming_secrets_and_metering": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`
+      CREATE TABLE incoming_secret (
+        id text PRIMARY KEY,
+        app_id text NOT NULL,
+        name text,
+        secret_hash text NOT NULL,
+        ip_ranges text[] NOT NULL,
+        created_at timestamptz NOT NULL,
+        issued_at timestamptz NOT NULL,
+        used_at timestamptz
+      )`
+    yield* sql`CREATE INDEX incoming_secret_app ON incoming_secret (app_id)`
+    yield* sql`
+      CREATE TABLE meter_event (
+        request_id text PRIMARY KEY,
+        app_id text NOT NULL,
+        secret_id text NOT NULL,
+        operation text NOT NULL,
+        method text NOT NULL,
+        route text NOT NULL,
+        occurred_at timestamptz NOT NULL,
+        status integer,
+        duration_ms double precision
+      )`
+    yield* sql`CREATE INDEX meter_event_app_time ON meter_event (app_id, occurred_at)`
+    yield* sql`CREATE INDEX meter_event_time ON meter_event (occurred_at)`
+  }),
+  "0002_engine_records": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    // One table serves every resource of the engine: the resource definitions
+    // (src/domain) decide the fields, the generic repository the queries.
+    yield* sql`
+      CREATE TABLE engine_record (
+        resource text NOT NULL,
+        id text NOT NULL,
+        app_id text NOT NULL,
+        data jsonb NOT NULL,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        PRIMARY KEY (resource, id)
+      )`
+    yield* sql`CREATE INDEX engine_record_app_created ON engine_record (app_id, resource, created_at, id)`
+  })
+}

@@ -1,0 +1,18 @@
+/**
+ * Serves the public API on the configured storage: embedded PGlite in
+ * DATA_DIR by default, PostgreSQL when DATABASE_URL is set.
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { Layer } from "effect"
+import { ServicesLive } from "./layers/AppLayers.ts"
+import { HttpServerLive } from "./layers/http/Server.ts"
+import { StorageLive } from "./layers/storage/Storage.ts"
+import { AppConfig } from "./services/AppConfig.ts"
+
+const Main = HttpServerLive.pipe(
+  Layer.provide(ServicesLive),
+  Layer.provideMerge(StorageLive("serve")),
+  Layer.provide(AppConfig.layer)
+)
+
+Layer.launch(Main).pipe(NodeRuntime.runMain)

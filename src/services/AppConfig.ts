@@ -1,0 +1,75 @@
+/**
+ * The service's configuration, read once from the environment. Names and
+ * defaults are the interface contract (docs/operations.md).
+ */
+import { Config, Context, Effect, Layer, Option, Redacted, Result, Schema } from "effect"
+import { parseIpRange, type IpRange } from "../domain/IpAllowList.ts"
+
+/** The 1.0.0 release of this interface: secrets issued before it cannot authenticate. */
+export const RELEASE_1_0_0 = "2026-11-01T00:00:00.000Z"
+
+export interface AppConfigShape {
+  readonly port: number
+  readonly host: string
+  readonly dataDir: string
+  readonly databaseUrl: Option.Option<Redacted.Redacted>
+  readonly downstreamUrl: Option.Option<string>
+  readonly releasedAt: Date
+  readonly adminToken: Option.Option<Redacted.Redacted>
+  readonly trustedProxies: ReadonlyArray<IpRange>
+  /** Extra wait before a meter flush, to gather more calls into one commit (0: flush as soon as the previous one ends). */
+  readonly meterFlushWindowMs: number
+}
+
+export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidConfig", {
+  message: Schema.String
+}) {}
+
+const raw = Config.all({
+  port: Config.Port("PORT").pipe(Config.withDefault(8080)),
+  host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
+  dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./data")),
+  databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
+  downstreamUrl: Config.option(Config.String("DOWNSTREAM_URL")),
+  releasedAt: Config.String("RELEASED_AT").pipe(Config.withDefault(RELEASE_1_0_0)),
+  adminToken: Config.option(Config.Redacted("ADMIN_TOKEN")),
+  trustedProxies: Config.String("TRUSTED_PROXIES").pipe(Config.withDefault("")),
+  meterFlushWindowMs: Config.Int("METER_FLUSH_WINDOW_MS").pipe(Config.withDefault(0))
+})
+
+const parseRanges = (text: string): Result.Result<ReadonlyArray<IpRange>, string> => {
+  const ranges: Array<IpRange> = []
+  for (const entry of text.split(",").map((s) => s.trim()).filter((s) => s.length > 0)) {
+    const parsed = parseIpRange(entry)
+    if (Result.isFailure(parsed)) return Result.fail(`${entry}: ${parsed.failure}`)
+    ranges.push(parsed.success)
+  }
+  return Result.succeed(ranges)
+}
+
+export const loadAppConfig = Effect.gen(function*() {
+  const config = yield* raw
+  const releasedAt = Date.parse(config.releasedAt)
+  if (Number.isNaN(releasedAt)) {
+    return yield* new InvalidConfig({ message: `RELEASED_AT is not a date: ${config.releasedAt}` })
+  }
+  const proxies = parseRanges(config.trustedProxies)
+  if (Result.isFailure(proxies)) {
+    return yield* new InvalidConfig({ message: `TRUSTED_PROXIES: ${proxies.failure}` })
+  }
+  if (config.adminToken._tag === "Some" && Redacted.value(config.adminToken.value).length < 16) {
+    return yield* new InvalidConfig({ message: "ADMIN_TOKEN must be at least 16 characters" })
+  }
+  return {
+    ...config,
+    releasedAt: new Date(releasedAt),
+    trustedProxies: proxies.success
+  } satisfies AppConfigShape
+})
+
+export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("mfg/services/AppConfig") {
+  static readonly layer = Layer.effect(AppConfig, loadAppConfig)
+  /** The environment's configuration with some values replaced (tests, tools). */
+  static readonly layerWith = (overrides: Partial<AppConfigShape>) =>
+    Layer.effect(AppConfig, Effect.map(loadAppConfig, (config) => ({ ...config, ...overrides })))
+}

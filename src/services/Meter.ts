@@ -1,0 +1,25 @@
+/**
+ * Meter: every authenticated call is recorded durably before its handler runs.
+ *
+ * Concurrent calls share one INSERT (group commit). The same statement moves
+ * the secrets' `usedAt` forward and confirms each secret is still current, so
+ * a secret revoked or regenerated on any instance fails its very next call.
+ */
+import { Context, type Effect } from "effect"
+import type { ServiceUnavailable } from "../domain/Errors.ts"
+import type { MeterEvent, UsageTotals } from "../domain/Usage.ts"
+import type { AuthenticationFailed } from "./SecretStore.ts"
+
+export interface UsageFilter {
+  readonly appId?: string | undefined
+  readonly from?: Date | undefined
+  readonly to?: Date | undefined
+}
+
+export class Meter extends Context.Service<Meter, {
+  /** Durable when it succeeds; fails when the secret is no longer current or storage is down. */
+  readonly record: (event: MeterEvent) => Effect.Effect<void, AuthenticationFailed | ServiceUnavailable>
+  /** Adds the outcome of a recorded call (written in the background, drained at shutdown). */
+  readonly complete: (requestId: string, status: number, durationMs: number) => void
+  readonly usage: (filter: UsageFilter) => Effect.Effect<UsageTotals, ServiceUnavailable>
+}>()("mfg/services/Meter") {}

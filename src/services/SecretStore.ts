@@ -1,0 +1,33 @@
+/**
+ * SecretStore: Incoming Secrets, stored only as hashes.
+ *
+ * `authenticate` is the whole of the spec's section 5 for one presented
+ * token: format, lookup, constant-time hash comparison, release date and IP
+ * ranges. It does the same work for an unknown id as for a known one.
+ */
+import { Context, type Effect, Schema } from "effect"
+import type { NotFound, ServiceUnavailable } from "../domain/Errors.ts"
+import type { AuthFailureCause, Caller, SecretCreateRequest, SecretIssued, SecretView } from "../domain/Secret.ts"
+
+/** Authentication failed; `cause` is for telemetry, the client only ever sees the one 401. */
+export class AuthenticationFailed extends Schema.TaggedError<AuthenticationFailed>()("AuthenticationFailed", {
+  cause: Schema.String
+}) {
+  static because(cause: AuthFailureCause) {
+    return new AuthenticationFailed({ cause })
+  }
+}
+
+export class SecretStore extends Context.Service<SecretStore, {
+  readonly create: (request: SecretCreateRequest) => Effect.Effect<SecretIssued, ServiceUnavailable>
+  readonly regenerate: (secretId: string) => Effect.Effect<SecretIssued, NotFound | ServiceUnavailable>
+  readonly remove: (secretId: string) => Effect.Effect<void, NotFound | ServiceUnavailable>
+  readonly list: (appId: string | undefined) => Effect.Effect<ReadonlyArray<SecretView>, ServiceUnavailable>
+  /** Checks a presented secret value for a call from `clientAddress`. */
+  readonly authenticate: (
+    presented: string,
+    clientAddress: string
+  ) => Effect.Effect<Caller, AuthenticationFailed | ServiceUnavailable>
+  /** Drops what is remembered of a secret, after storage reported it changed. */
+  readonly forget: (secretId: string) => void
+}>()("mfg/services/SecretStore") {}
