@@ -1,0 +1,132 @@
+/**
+ * Operator commands: Incoming Secrets, metering totals and demo data.
+ * Output is JSON on stdout. On the embedded store a command uses a running
+ * server's database (over its socket in DATA_DIR) or opens DATA_DIR itself.
+ */
+import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import { Console, Effect, Layer, Option } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import { NotFound, ServiceUnavailable } from "./domain/Errors.ts"
+import { AppId, IpRangeText, SecretId } from "./domain/Secret.ts"
+import { IsoDateParam } from "./domain/Resource.ts"
+import { seedDemoData } from "./engine/seed.ts"
+import { ServicesLive } from "./layers/AppLayers.ts"
+import { StorageLive } from "./layers/storage/Storage.ts"
+import { AppConfig } from "./services/AppConfig.ts"
+import { Meter } from "./services/Meter.ts"
+import { SecretStore } from "./services/SecretStore.ts"
+
+const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))
+const toDate = (text: Option.Option<string>) => Option.getOrUndefined(Option.map(text, (t) => new Date(Date.parse(t))))
+
+const appFlag = Flag.String("app").pipe(Flag.withDescription("The app id"), Flag.withSchema(AppId))
+
+const secretCreate = Command.make(
+  "create",
+  {
+    app: appFlag,
+    ip: Flag.String("ip").pipe(
+      Flag.withDescription("Allowed client range (CIDR or address); repeatable; default 0.0.0.0/0"),
+      Flag.withSchema(IpRangeText),
+      Flag.atLeast(0)
+    ),
+    name: Flag.String("name").pipe(Flag.withDescription("A label"), Flag.optional)
+  },
+  Effect.fn(function*({ app, ip, name }) {
+    const secrets = yield* SecretStore
+    const created = yield* secrets.create({
+      appId: app,
+      ipAddresses: ip.length > 0 ? [ip[0]!, ...ip.slice(1)] : ["0.0.0.0/0"],
+      ...(Option.isSome(name) ? { name: name.value } : {})
+    })
+    yield* printJson({
+      id: created.id,
+      value: created.value,
+      appId: created.appId,
+      ipAddresses: created.ipAddresses,
+      createdAt: created.createdAt,
+      name: created.name
+    })
+  })
+).pipe(Command.withDescription("Create a secret; its value is printed once"))
+
+const secretIdArgument = Argument.String("secretId").pipe(Argument.withSchema(SecretId))
+
+const secretRegenerate = Command.make(
+  "regenerate",
+  { secretId: secretIdArgument },
+  Effect.fn(function*({ secretId }) {
+    const secrets = yield* SecretStore
+    yield* printJson(yield* secrets.regenerate(secretId))
+  })
+).pipe(Command.withDescription("Issue a new value; the old one fails at once"))
+
+const secretDelete = Command.make(
+  "delete",
+  { secretId: secretIdArgument },
+  Effect.fn(function*({ secretId }) {
+    const secrets = yield* SecretStore
+    yield* secrets.remove(secretId)
+    yield* printJson({ id: secretId, deleted: true })
+  })
+).pipe(Command.withDescription("Delete a secret; its value fails at once"))
+
+const secretList = Command.make(
+  "list",
+  { app: appFlag.pipe(Flag.optional) },
+  Effect.fn(function*({ app }) {
+    const secrets = yield* SecretStore
+    yield* printJson(yield* secrets.list(Option.getOrUndefined(app)))
+  })
+).pipe(Command.withDescription("List secrets (never their values)"))
+
+const secret = Command.make("secret").pipe(
+  Command.withDescription("Manage Incoming Secrets"),
+  Command.withSubcommands([secretCreate, secretRegenerate, secretDelete, secretList])
+)
+
+const dateFlag = (name: string) =>
+  Flag.String(name).pipe(Flag.withSchema(IsoDateParam), Flag.optional)
+
+const usage = Command.make(
+  "usage",
+  { app: appFlag.pipe(Flag.optional), from: dateFlag("from"), to: dateFlag("to") },
+  Effect.fn(function*({ app, from, to }) {
+    const meter = yield* Meter
+    yield* printJson(yield* meter.usage({ appId: Option.getOrUndefined(app), from: toDate(from), to: toDate(to) }))
+  })
+).pipe(Command.withDescription("Metering totals by operation"))
+
+const seed = Command.make(
+  "seed",
+  { app: appFlag.pipe(Flag.withDefault("demo")) },
+  Effect.fn(function*({ app }) {
+    yield* printJson(yield* seedDemoData(app))
+  })
+).pipe(Command.withDescription("Load demo records for an app"))
+
+const cli = Command.make("cli").pipe(
+  Command.withDescription("Operate the manufacturing engine public API"),
+  Command.withSubcommands([secret, usage, seed])
+)
+
+const Services = ServicesLive.pipe(
+  Layer.provideMerge(StorageLive("tool")),
+  Layer.provideMerge(AppConfig.layer)
+)
+
+/** An operator's mistake (unknown id) or an outage: one line on stderr, exit code 1. */
+const reportFailure = (error: NotFound | ServiceUnavailable) =>
+  Console.error(JSON.stringify({ error: { code: error.code, message: error.message, type: error.type } })).pipe(
+    Effect.andThen(Effect.sync(() => {
+      process.exitCode = 1
+    }))
+  )
+
+cli.pipe(
+  Command.run({ version: "1.0.0" }),
+  Effect.catchIf((error) => error instanceof NotFound || error instanceof ServiceUnavailable, reportFailure),
+  Effect.provide(Layer.mergeAll(Services, NodeServices.layer)),
+  NodeRuntime.runMain({ disableErrorReporting: false })
+)
+
