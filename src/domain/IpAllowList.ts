@@ -23,16 +23,20 @@ export const parseIpRange = (input: string): Result.Result<IpRange, string> => {
 export const isAnyAddress = (range: IpRange): boolean =>
   IpNetwork.isIpv4Network(range) && IpNetwork.format(range) === "0.0.0.0/0"
 
-/** The addresses to test for one client: itself, and its IPv4 form when mapped. */
+/**
+ * The addresses to test for one client: itself and its other form, so an
+ * IPv4 client and its IPv4-mapped IPv6 form (`::ffff:a.b.c.d`) are one client.
+ */
 const candidates = (clientAddress: string): ReadonlyArray<NetAddress.IpAddress> => {
   const parsed = NetAddress.ipFromString(clientAddress)
   if (Result.isFailure(parsed)) return []
   const lower = clientAddress.toLowerCase()
-  if (lower.startsWith(MAPPED_PREFIX) && lower.includes(".")) {
-    const v4 = NetAddress.ipFromString(lower.slice(MAPPED_PREFIX.length))
-    if (Result.isSuccess(v4)) return [parsed.success, v4.success]
-  }
-  return [parsed.success]
+  const other = lower.startsWith(MAPPED_PREFIX) && lower.includes(".")
+    ? NetAddress.ipFromString(lower.slice(MAPPED_PREFIX.length))
+    : NetAddress.isIpv4Address(parsed.success)
+    ? NetAddress.ipFromString(MAPPED_PREFIX + lower)
+    : undefined
+  return other !== undefined && Result.isSuccess(other) ? [parsed.success, other.success] : [parsed.success]
 }
 
 /** Whether a client address falls in one of the ranges. */

@@ -1,0 +1,162 @@
+/**
+ * Servers under test as child processes: started with their own environment,
+ * ready once they log "Listening on" (and, if asked, once a path answers
+ * 200), stopped with SIGTERM (SIGKILL if they do not go).
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync, readFileSync } from "node:fs"
+import { createServer } from "node:net"
+import * as Path from "node:path"
+
+export const REPO_ROOT = Path.resolve(import.meta.dirname, "..")
+
+/** The project's Node 24 (the `node` package); the running one if it is missing. */
+export const NODE = (() => {
+  const local = Path.join(REPO_ROOT, "node_modules", ".bin", "node")
+  return existsSync(local) ? local : process.execPath
+})()
+
+/** A TCP port free right now on 127.0.0.1. */
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      probe.close(() => (port > 0 ? resolve(port) : reject(new Error("no free port"))))
+    })
+  })
+
+const OUTPUT_KEPT = 16_384
+
+export interface Server {
+  readonly name: string
+  readonly baseUrl: string
+  readonly pid: number
+  /** The last few kilobytes the process wrote (stdout and stderr). */
+  readonly output: () => string
+  /** Peak resident set size in MiB (VmHWM), while the process runs (Linux only). */
+  readonly peakRssMiB: () => number | undefined
+  readonly stop: () => Promise<void>
+}
+
+export interface ServerSpec {
+  readonly name: string
+  /** Arguments to node, the script first (relative to the repository root). */
+  readonly args: ReadonlyArray<string>
+  readonly port: number
+  /** Variables set on top of this process's environment. */
+  readonly env: Readonly<Record<string, string>>
+  /** Variables removed from the inherited environment. */
+  readonly unset?: ReadonlyArray<string>
+  /** A GET path that must answer 200 before the server counts as ready. */
+  readonly readyPath?: string
+  readonly startTimeoutMs?: number
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null
+
+const waitForExit = (child: ChildProcess, timeoutMs: number): Promise<boolean> =>
+  exited(child)
+    ? Promise.resolve(true)
+    : new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs)
+      child.once("exit", () => {
+        clearTimeout(timer)
+        resolve(true)
+      })
+    })
+
+const readPeakRss = (pid: number): number | undefined => {
+  try {
+    const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))
+    return match === null ? undefined : Number(match[1]) / 1024
+  } catch {
+    return undefined
+  }
+}
+
+/** Every server started and not yet stopped, so an interrupted benchmark can stop them. */
+const running = new Set<Server>()
+
+export const stopAll = async (): Promise<void> => {
+  await Promise.all([...running].map((server) => server.stop()))
+}
+
+export const startServer = async (spec: ServerSpec): Promise<Server> => {
+  const env: Record<string, string | undefined> = { ...process.env }
+  for (const name of spec.unset ?? []) delete env[name]
+  Object.assign(env, spec.env)
+
+  const child = spawn(NODE, [...spec.args], { cwd: REPO_ROOT, env, stdio: ["pipe", "pipe", "pipe"] })
+  let output = ""
+  let listening = false
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString("utf8")).slice(-OUTPUT_KEPT)
+    if (!listening && output.includes("Listening on")) listening = true
+  }
+  child.stdout.on("data", keep)
+  child.stderr.on("data", keep)
+  // The child's stdin closes when this process dies; the baselines stop then.
+  child.stdin.on("error", () => {})
+
+  const baseUrl = `http://127.0.0.1:${spec.port}`
+  const pid = child.pid
+  if (pid === undefined) throw new Error(`${spec.name}: could not start ${NODE}`)
+
+  let stopped: Promise<void> | undefined
+  const server: Server = {
+    name: spec.name,
+    baseUrl,
+    pid,
+    output: () => output,
+    peakRssMiB: () => (exited(child) ? undefined : readPeakRss(pid)),
+    stop: () => {
+      stopped ??= (async () => {
+        if (!exited(child)) {
+          child.kill("SIGTERM")
+          if (!(await waitForExit(child, 15_000))) {
+            console.error(`${spec.name} (pid ${pid}) did not stop on SIGTERM within 15 s: killing it`)
+            child.kill("SIGKILL")
+            await waitForExit(child, 5_000)
+          }
+        }
+        child.stdin.destroy()
+        running.delete(server)
+      })()
+      return stopped
+    }
+  }
+  running.add(server)
+
+  const deadline = Date.now() + (spec.startTimeoutMs ?? 60_000)
+  const fail = async (why: string): Promise<never> => {
+    await server.stop()
+    throw new Error(`${spec.name} ${why}\n--- its output ---\n${output}`)
+  }
+  while (!listening) {
+    if (exited(child)) return fail(`exited (code ${child.exitCode}, signal ${child.signalCode}) before listening`)
+    if (Date.now() > deadline) return fail("did not log \"Listening on\" in time")
+    await sleep(50)
+  }
+  if (spec.readyPath !== undefined) {
+    let last = "no answer"
+    for (;;) {
+      if (exited(child)) return fail(`exited (code ${child.exitCode}) before ${spec.readyPath} answered 200`)
+      if (Date.now() > deadline) return fail(`${spec.readyPath} did not answer 200 in time (last: ${last})`)
+      try {
+        const response = await fetch(`${baseUrl}${spec.readyPath}`)
+        await response.arrayBuffer()
+        if (response.status === 200) break
+        last = `status ${response.status}`
+      } catch (error) {
+        last = error instanceof Error ? error.message : String(error)
+      }
+      await sleep(100)
+    }
+  }
+  return server
+}
