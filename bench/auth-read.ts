@@ -20,7 +20,7 @@
 import autocannon, { type AutocannonResult } from "autocannon"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
-import { cpus, tmpdir } from "node:os"
+import { cpus, loadavg, tmpdir } from "node:os"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
 import pg from "pg"
@@ -158,12 +158,18 @@ interface Measurement {
   readonly p99: number
   readonly requests: number
   readonly non2xx: number
+  /** The server process's CPU time per completed request, in microseconds. */
+  readonly cpuMicros: number
 }
+
+/** 2xx responses each target gave under load (warm-ups included), to check against its meter table. */
+const answered = new Map<Target, number>()
 
 /** One autocannon run; throws BenchmarkInvalid on any response that is not a 2xx with the record. */
 const load = async (target: Target, seconds: number, phase: string): Promise<Measurement> => {
   const latencies: Array<number> = []
   const expected = `"id":"${target.recordId}"`
+  const cpuBefore = target.server.cpuSeconds()
   const result: AutocannonResult = await autocannon({
     url: recordUrl(target),
     connections,
@@ -189,13 +195,18 @@ const load = async (target: Target, seconds: number, phase: string): Promise<Mea
       `${target.name} (${phase}): ${problems.join(", ")}\n--- last output of ${target.name} ---\n${target.server.output().slice(-4000)}`
     )
   }
+  const cpuAfter = target.server.cpuSeconds()
+  answered.set(target, (answered.get(target) ?? 0) + result["2xx"])
   const sorted = Float64Array.from(latencies).sort()
   return {
     requestsPerSecond: result.requests.total / result.duration,
     p50: percentile(sorted, 50),
     p99: percentile(sorted, 99),
     requests: result.requests.total,
-    non2xx: result.non2xx
+    non2xx: result.non2xx,
+    cpuMicros: cpuBefore === undefined || cpuAfter === undefined
+      ? Number.NaN
+      : ((cpuAfter - cpuBefore) / result.requests.total) * 1e6
   }
 }
 
@@ -250,6 +261,32 @@ const createDatabase = async () => {
 const dropDatabase = async () => {
   if (!databaseCreated) return
   await withClient("test", (client) => client.query(`DROP DATABASE IF EXISTS ${BENCH_DATABASE} WITH (FORCE)`))
+}
+
+/**
+ * Every call answered under load must have its meter row: the service's in
+ * meter_event (PostgreSQL only: PGlite lives inside the service process),
+ * the pg peer's in bench_meter. More rows than answers is expected (setup
+ * calls, calls cut off when a run ends).
+ */
+const checkMetered = async (targets: ReadonlyArray<Target>): Promise<string> => {
+  const counted = await withClient(BENCH_DATABASE, async (client) => {
+    const count = async (table: string) => Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`)).rows[0]!.n)
+    return { service: await count("meter_event"), peer: await count("bench_meter") }
+  })
+  const lines: Array<string> = []
+  for (const target of targets) {
+    const rows = target.kind === "pg-peer"
+      ? counted.peer
+      : target.kind === "service" && target.name.includes("postgres")
+      ? counted.service
+      : undefined
+    if (rows === undefined) continue
+    const calls = answered.get(target) ?? 0
+    if (rows < calls) throw new BenchmarkInvalid(`${target.name}: ${calls} calls answered under load but only ${rows} meter rows`)
+    lines.push(`${target.name} ${rows} meter rows for ${calls} calls answered under load`)
+  }
+  return lines.join(", ")
 }
 
 const ADMIN_TOKEN = randomBytes(24).toString("hex")
@@ -346,13 +383,14 @@ interface Summary {
   readonly p50: number
   readonly p99: number
   readonly non2xx: number
+  readonly cpuMicros: number
   readonly peakRssMiB: number | undefined
 }
 
 const printTable = (summaries: ReadonlyArray<Summary>) => {
   const ceiling = summaries.find((s) => s.target.kind === "ceiling")
   const peer = summaries.find((s) => s.target.kind === "pg-peer")
-  const header = ["target", "req/s", "p50 ms", "p99 ms", "non-2xx", "peak RSS MiB", "service/ceiling", "service/pg peer"]
+  const header = ["target", "req/s", "p50 ms", "p99 ms", "non-2xx", "CPU us/req", "peak RSS MiB", "service/ceiling", "service/pg peer"]
   const rows = summaries.map((s) => {
     const ratio = (base: Summary | undefined) =>
       s.target.kind === "service" && base !== undefined ? `${fixed(s.requestsPerSecond / base.requestsPerSecond, 2)}x` : ""
@@ -362,6 +400,7 @@ const printTable = (summaries: ReadonlyArray<Summary>) => {
       fixed(s.p50, 2),
       fixed(s.p99, 2),
       String(s.non2xx),
+      fixed(s.cpuMicros, 0),
       s.peakRssMiB === undefined ? "-" : fixed(s.peakRssMiB, 0),
       ratio(ceiling),
       ratio(peer)
@@ -411,6 +450,8 @@ const main = async () => {
 
   console.log(`auth-read: GET /v1/customer/{id}, ${connections} connections, ${warmup} s warm-up + ${duration} s per measurement, ${rounds} rounds`)
   console.log(`node ${process.versions.node} (${NODE}), ${cpus().length} CPUs, PostgreSQL ${settings}`)
+  const [load1 = 0] = loadavg()
+  console.log(`load average before the run: ${fixed(load1, 2)}${load1 > 0.5 * cpus().length ? "  (WARNING: other processes are using the CPUs; numbers will be noisy)" : ""}`)
   console.log(`targets: ${targets.map((t) => `${t.name} [pid ${t.server.pid}]`).join(", ")}\n`)
 
   const measured = new Map<Target, Array<Measurement>>(targets.map((target) => [target, []]))
@@ -423,7 +464,7 @@ const main = async () => {
       console.log(
         `round ${round}/${rounds}  ${target.name.padEnd(18)} ${thousands(measurement.requestsPerSecond).padStart(7)} req/s` +
           `  p50 ${fixed(measurement.p50, 2).padStart(6)} ms  p99 ${fixed(measurement.p99, 2).padStart(7)} ms` +
-          `  (${measurement.requests} requests)`
+          `  ${fixed(measurement.cpuMicros, 0).padStart(4)} us CPU/req  (${measurement.requests} requests)`
       )
     }
   }
@@ -436,10 +477,13 @@ const main = async () => {
       p50: median(runs.map((m) => m.p50)),
       p99: median(runs.map((m) => m.p99)),
       non2xx: runs.reduce((sum, m) => sum + m.non2xx, 0),
+      cpuMicros: median(runs.map((m) => m.cpuMicros)),
       peakRssMiB: target.server.peakRssMiB()
     }
   })
-  console.log(`\nmedian of ${rounds} round${rounds === 1 ? "" : "s"} (ratios: service req/s divided by the baseline's)`)
+  console.log(`\nload average after the run: ${fixed(loadavg()[0] ?? 0, 2)} (includes the benchmark's own load)`)
+  console.log(`metered: ${await checkMetered(targets)}`)
+  console.log(`median of ${rounds} round${rounds === 1 ? "" : "s"} (ratios: service req/s divided by the baseline's)`)
   printTable(summaries)
 }
 

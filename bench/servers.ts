@@ -3,7 +3,7 @@
  * ready once they log "Listening on" (and, if asked, once a path answers
  * 200), stopped with SIGTERM (SIGKILL if they do not go).
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import * as Path from "node:path"
@@ -36,6 +36,8 @@ export interface Server {
   readonly pid: number
   /** The last few kilobytes the process wrote (stdout and stderr). */
   readonly output: () => string
+  /** CPU time (user + system, all threads) the process has used so far, in seconds (Linux only). */
+  readonly cpuSeconds: () => number | undefined
   /** Peak resident set size in MiB (VmHWM), while the process runs (Linux only). */
   readonly peakRssMiB: () => number | undefined
   readonly stop: () => Promise<void>
@@ -79,6 +81,25 @@ const readPeakRss = (pid: number): number | undefined => {
   }
 }
 
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100
+  } catch {
+    return 100
+  }
+})()
+
+const readCpuSeconds = (pid: number): number | undefined => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    // The fields after the command name (which may hold spaces), from field 3 on: utime is 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
+  } catch {
+    return undefined
+  }
+}
+
 /** Every server started and not yet stopped, so an interrupted benchmark can stop them. */
 const running = new Set<Server>()
 
@@ -113,6 +134,7 @@ export const startServer = async (spec: ServerSpec): Promise<Server> => {
     baseUrl,
     pid,
     output: () => output,
+    cpuSeconds: () => (exited(child) ? undefined : readCpuSeconds(pid)),
     peakRssMiB: () => (exited(child) ? undefined : readPeakRss(pid)),
     stop: () => {
       stopped ??= (async () => {

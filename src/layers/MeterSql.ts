@@ -123,7 +123,10 @@ export const MeterSql = Layer.effect(
         ),
         Effect.withSpan("Meter.writeOutcomes", { attributes: { "meter.batch_size": batch.length } })
       )
-    })
+    }).pipe(
+      // The batch has left the buffer: an interrupt at shutdown must wait for it, not drop it.
+      Effect.uninterruptible
+    )
 
     const loop = yield* Effect.forkScoped(flushLoop)
     const outcomeLoop = yield* Effect.forkScoped(

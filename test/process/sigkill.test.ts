@@ -29,8 +29,8 @@ const STARTUP_TIMEOUT_MS = 20_000
 const REQUEST_TIMEOUT_MS = 3_000
 const LOOPS = 16
 /** The kill comes at the first of these, while the loops are running. */
-const KILL_AFTER_MS = 1_000
-const KILL_AFTER_REQUESTS = 2_000
+const KILL_AFTER_MS = 1_500
+const KILL_AFTER_OK_RESPONSES = 500
 /** The load stops at the first of these (or at the kill). */
 const LOAD_MAX_MS = 2_000
 const LOAD_MAX_REQUESTS = 4_000
@@ -202,7 +202,6 @@ const loadThenKill = async (server: Server, fixture: Fixture): Promise<LoadResul
   const loop = async () => {
     while (killedAtMs === undefined && Date.now() - startedAt < LOAD_MAX_MS && started < LOAD_MAX_REQUESTS) {
       started++
-      if (started >= KILL_AFTER_REQUESTS) kill()
       try {
         const response = await fetch(url, { headers, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })
         // The status line and headers are what the client received: record them before the body.
@@ -210,6 +209,7 @@ const loadThenKill = async (server: Server, fixture: Fixture): Promise<LoadResul
           const requestId = response.headers.get("x-request-id")
           if (requestId === null) okWithoutRequestId++
           else okIds.push(requestId)
+          if (okIds.length >= KILL_AFTER_OK_RESPONSES) kill()
         } else {
           otherStatuses[response.status] = (otherStatuses[response.status] ?? 0) + 1
         }

@@ -9,7 +9,11 @@ import { createServer } from "node:http"
 import { ServicesLive } from "../../src/layers/AppLayers.ts"
 import { AllRoutes } from "../../src/layers/http/Server.ts"
 import { StorageLive } from "../../src/layers/storage/Storage.ts"
-import type { AppConfigShape } from "../../src/services/AppConfig.ts"
+import type { SqlClient } from "effect/sql"
+import type { AppConfig, AppConfigShape } from "../../src/services/AppConfig.ts"
+import type { Downstream } from "../../src/services/Downstream.ts"
+import type { Meter } from "../../src/services/Meter.ts"
+import type { SecretStore } from "../../src/services/SecretStore.ts"
 import { ADMIN_TOKEN, type Backend, testConfig } from "./backends.ts"
 
 export interface Reply {
@@ -68,12 +72,20 @@ const clientLayer = Layer.effect(
   })
 )
 
-/** The whole service over `backend`, served on 127.0.0.1:<random>, plus the TestClient. */
-export const TestApp = (backend: Backend, overrides: Partial<AppConfigShape> = {}) =>
+/**
+ * The whole service over `backend`, served on 127.0.0.1:<random>, plus the
+ * TestClient. `services` swaps the service layers (SecretStore, Meter,
+ * Downstream) for tests that need one of them to misbehave.
+ */
+export const TestApp = (
+  backend: Backend,
+  overrides: Partial<AppConfigShape> = {},
+  services: Layer.Layer<SecretStore | Meter | Downstream, never, SqlClient.SqlClient | AppConfig> = ServicesLive
+) =>
   clientLayer.pipe(
     Layer.provideMerge(HttpRouter.serve(AllRoutes, { disableLogger: true, disableListenLog: true })),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-    Layer.provideMerge(ServicesLive),
+    Layer.provideMerge(services),
     Layer.provideMerge(StorageLive("serve")),
     Layer.provideMerge(testConfig(backend, overrides))
   )
