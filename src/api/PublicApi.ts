@@ -8,6 +8,9 @@ export const CustomerGroup = crudGroup(Customer)
 export class PublicApi extends HttpApi.make("public-v1")
   .add(CustomerGroup)
   .prefix("/v1")
+  // A misspelt filter or field is a 400 naming it, not silently ignored.
+  .annotate(HttpApi.QueryParseOptions, { onExcessProperty: "error" })
+  .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
   .annotateMerge(OpenApi.annotations({
     title: "Manufacturing engine public API",
     version: "1.0.0",

@@ -86,6 +86,15 @@ for (const backend of backends) {
         }
       }))
 
+    it.effect("names an unknown query parameter or body field instead of ignoring it", () =>
+      Effect.gen(function*() {
+        const { client, secret } = yield* setup
+        const query = yield* client.call("GET", "/v1/customer?emial=a@b.co", { secret })
+        assert.deepStrictEqual(query.json(), { code: 400, message: "Unknown query parameter \"emial\"", type: "UnknownField" })
+        const body = yield* client.call("POST", "/v1/customer", { secret, body: { name: "A", email: "a@b.co", compnay: "Typo" } })
+        assert.deepStrictEqual(body.json(), { code: 400, message: "Unknown field \"compnay\"", type: "UnknownField" })
+      }))
+
     it.effect("replaces the whole record on PUT and names a missing required field", () =>
       Effect.gen(function*() {
         const { client, secret } = yield* setup

@@ -38,6 +38,19 @@ export const downstreamResponse = (error: DownstreamError) =>
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
+/**
+ * What is wrong at the first problem: a required key absent, a key not in the
+ * schema, or a bad value. Wrappers (pointers, composites, codec steps) are
+ * followed down to the first leaf.
+ */
+const problemKind = (issue: SchemaIssue.Issue): "missing" | "unknown" | "invalid" => {
+  if (issue._tag === "MissingKey") return "missing"
+  if (issue._tag === "UnexpectedKey") return "unknown"
+  if ("issue" in issue) return problemKind(issue.issue)
+  if ("issues" in issue && issue.issues.length > 0) return problemKind(issue.issues[0]!)
+  return "invalid"
+}
+
 const LOCATION = {
   Payload: "field",
   Body: "field",
@@ -59,7 +72,12 @@ export const schemaErrorToBadRequest = (error: HttpApiError.HttpApiSchemaError):
     )
   }
   const name = first.path.map((key) => (typeof key === "object" ? String(key.key) : String(key))).join(".")
-  return first.message === "Missing key"
-    ? BadRequest.of(`Missing required ${where} "${name}"`, "MissingField")
-    : BadRequest.of(`Invalid value for ${where} "${name}": ${first.message}`)
+  switch (problemKind(error.cause.issue)) {
+    case "missing":
+      return BadRequest.of(`Missing required ${where} "${name}"`, "MissingField")
+    case "unknown":
+      return BadRequest.of(`Unknown ${where} "${name}"`, "UnknownField")
+    case "invalid":
+      return BadRequest.of(`Invalid value for ${where} "${name}": ${first.message}`)
+  }
 }
