@@ -1,14 +1,17 @@
 /**
  * Meter over SQL, with group commit.
  *
- * Calls queue their event and wait. One flush runs at a time: it takes every
- * event queued so far and writes them in one statement, which also confirms
- * each secret is still current (same id and hash) and moves its `usedAt`
- * forward. A call proceeds only once its row is committed, so a response a
+ * Calls queue their event and wait. A few flush workers share the queue: an
+ * idle worker takes every event queued so far and writes them in one INSERT,
+ * which keeps only the events whose secret is still current (same id and
+ * hash). A call proceeds only once its row is committed, so a response a
  * client received is in the table even if the process is then killed.
  *
- * Outcomes (status, duration) are added afterwards in batches, in the
- * background; the scope's finalizer drains both queues.
+ * The flush takes no row locks: `usedAt` is the latest committed meter row of
+ * the secret (see SecretStoreSql), so concurrent flushes, on this instance or
+ * another, never queue behind one hot secret row. The stored `used_at` is
+ * refreshed off the hot path, with the outcomes (status, duration), which are
+ * added in batches in the background; the scope's finalizer drains both.
  */
 import { Cause, Deferred, Effect, Exit, Fiber, Layer, Queue, Result, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
@@ -29,6 +32,9 @@ interface Outcome {
   readonly status: number
   readonly durationMs: number
 }
+
+/** Flushes in flight at once; calls batch up only while all are busy. */
+const FLUSH_WORKERS = 4
 
 /** Outcomes kept while storage is unreachable; beyond it the oldest are dropped (the calls stay metered). */
 const MAX_PENDING_OUTCOMES = 100_000
@@ -55,18 +61,10 @@ export const MeterSql = Layer.effect(
         current AS (
           SELECT b.* FROM batch b
           JOIN incoming_secret s ON s.id = b.secret_id AND s.secret_hash = b.secret_hash AND s.app_id = b.app_id
-        ),
-        used AS (
-          UPDATE incoming_secret s SET used_at = GREATEST(COALESCE(s.used_at, u.last), u.last)
-          FROM (SELECT secret_id, max(occurred_at) AS last FROM current GROUP BY secret_id) u
-          WHERE s.id = u.secret_id
         )
         INSERT INTO meter_event (request_id, app_id, secret_id, operation, method, route, occurred_at)
         SELECT request_id, app_id, secret_id, operation, method, route, occurred_at FROM current
-        RETURNING request_id`.pipe(
-        // Two instances flushing at once may lock the same secrets in another order.
-        Effect.retry({ times: 3, while: (error) => error.reason._tag === "DeadlockError" })
-      )
+        RETURNING request_id`
 
     const flush = (batch: ReadonlyArray<Pending>) =>
       insertBatch(batch.map((p) => p.event)).pipe(
@@ -112,10 +110,16 @@ export const MeterSql = Layer.effect(
       const batch = outcomes
       outcomes = []
       return sql`
-        UPDATE meter_event m SET status = o.status, duration_ms = o.duration_ms
-        FROM unnest(${batch.map((o) => o.requestId)}::text[], ${batch.map((o) => o.status)}::int[],
-                    ${batch.map((o) => o.durationMs)}::float8[]) AS o(request_id, status, duration_ms)
-        WHERE m.request_id = o.request_id`.pipe(
+        WITH completed AS (
+          UPDATE meter_event m SET status = o.status, duration_ms = o.duration_ms
+          FROM unnest(${batch.map((o) => o.requestId)}::text[], ${batch.map((o) => o.status)}::int[],
+                      ${batch.map((o) => o.durationMs)}::float8[]) AS o(request_id, status, duration_ms)
+          WHERE m.request_id = o.request_id
+          RETURNING m.secret_id, m.occurred_at
+        )
+        UPDATE incoming_secret s SET used_at = GREATEST(COALESCE(s.used_at, u.last), u.last)
+        FROM (SELECT secret_id, max(occurred_at) AS last FROM completed GROUP BY secret_id ORDER BY secret_id) u
+        WHERE s.id = u.secret_id`.pipe(
         Effect.catchTag("SqlError", (error) =>
           Effect.sync(() => {
             outcomes = batch.concat(outcomes).slice(-MAX_PENDING_OUTCOMES)
@@ -128,7 +132,10 @@ export const MeterSql = Layer.effect(
       Effect.uninterruptible
     )
 
-    const loop = yield* Effect.forkScoped(flushLoop)
+    const workers = yield* Effect.forEach(
+      Array.from({ length: FLUSH_WORKERS }),
+      () => Effect.forkScoped(flushLoop)
+    )
     const outcomeLoop = yield* Effect.forkScoped(
       Effect.repeat(writeOutcomes, Schedule.spaced(OUTCOME_FLUSH_INTERVAL))
     )
@@ -136,7 +143,7 @@ export const MeterSql = Layer.effect(
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         yield* Queue.end(queue)
-        yield* Fiber.await(loop)
+        yield* Fiber.awaitAll(workers)
         yield* Fiber.interrupt(outcomeLoop)
         yield* writeOutcomes
       })

@@ -150,11 +150,13 @@ export const SecretStoreSql = Layer.effect(
       }),
 
       list: Effect.fn("SecretStore.list")(function*(appId) {
-        const rows = yield* (appId === undefined
-          ? sql<SecretRow>`SELECT * FROM incoming_secret ORDER BY created_at, id`
-          : sql<SecretRow>`SELECT * FROM incoming_secret WHERE app_id = ${appId} ORDER BY created_at, id`).pipe(
-            Effect.catchTag("SqlError", storageFailure)
-          )
+        // usedAt: the latest metered call, committed with the call itself (see MeterSql).
+        const rows = yield* sql<SecretRow>`
+          SELECT s.id, s.app_id, s.name, s.secret_hash, s.ip_ranges, s.created_at, s.issued_at,
+                 GREATEST(s.used_at, (SELECT max(m.occurred_at) FROM meter_event m WHERE m.secret_id = s.id)) AS used_at
+          FROM incoming_secret s
+          ${appId === undefined ? sql`` : sql`WHERE s.app_id = ${appId}`}
+          ORDER BY s.created_at, s.id`.pipe(Effect.catchTag("SqlError", storageFailure))
         return rows.map(toView)
       }),
 

@@ -51,5 +51,11 @@ export const migrations = {
         PRIMARY KEY (resource, id)
       )`
     yield* sql`CREATE INDEX engine_record_app_created ON engine_record (app_id, resource, created_at, id)`
+  }),
+  "0003_meter_by_secret": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    // usedAt is derived from the meter rows (the latest call of a secret), so
+    // the hot path never updates the secret's row; this index answers it.
+    yield* sql`CREATE INDEX meter_event_secret_time ON meter_event (secret_id, occurred_at)`
   })
 }
