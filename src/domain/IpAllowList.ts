@@ -8,6 +8,7 @@
  */
 import { Result } from "effect"
 import { IpNetwork, NetAddress } from "effect/net"
+import { isIP } from "node:net"
 
 export type IpRange = IpNetwork.IpNetwork
 
@@ -20,8 +21,8 @@ export const parseIpRange = (input: string): Result.Result<IpRange, string> => {
   return Result.mapError(IpNetwork.fromString(withPrefix), (error) => error.message)
 }
 
-export const isAnyAddress = (range: IpRange): boolean =>
-  IpNetwork.isIpv4Network(range) && IpNetwork.format(range) === "0.0.0.0/0"
+/** `0.0.0.0/0`: every address, IPv6 included (the spec's promise). */
+export const isAnyAddress = (range: IpRange): boolean => range.prefixLength === 0 && IpNetwork.isIpv4Network(range)
 
 /**
  * The addresses to test for one client: itself and its other form, so an
@@ -41,10 +42,11 @@ const candidates = (clientAddress: string): ReadonlyArray<NetAddress.IpAddress> 
 
 /** Whether a client address falls in one of the ranges. */
 export const isAllowed = (ranges: ReadonlyArray<IpRange>, clientAddress: string): boolean => {
+  // `0.0.0.0/0` admits every valid address: Node's native check is enough (the usual case, on the hot path).
+  if (ranges.some(isAnyAddress)) return isIP(clientAddress) !== 0
   const addresses = candidates(clientAddress)
   if (addresses.length === 0) return false
   for (const range of ranges) {
-    if (isAnyAddress(range)) return true
     for (const address of addresses) {
       if (IpNetwork.contains(range, address)) return true
     }

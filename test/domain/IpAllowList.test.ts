@@ -32,6 +32,8 @@ describe("IP allow-list", () => {
     [["::ffff:10.0.0.0/104"], "11.9.9.9", false],
     [["192.168.0.0/16", "2001:db8::/32"], "2001:db8::1", true],
     [["10.0.0.0/8"], "not-an-address", false],
+    [["0.0.0.0/0"], "not-an-address", false],
+    [["0.0.0.0/0"], "", false],
     [["10.0.0.0/8"], "", false]
   ]
   for (const [allowed, client, expected] of table) {
