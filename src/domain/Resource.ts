@@ -43,13 +43,17 @@ const dateQueryFields = <const F extends string>(field: F) => ({
 export const defineResource = <
   const Name extends string,
   const Fields extends Schema.Struct.Fields,
-  const Filter extends keyof Fields & string = never
+  const Filter extends keyof Fields & string = never,
+  const Computed extends Schema.Struct.Fields = {}
 >(spec: {
   readonly name: Name
   readonly path: `/${string}`
   readonly title: string
   readonly fields: Fields
+  /** Read-only fields the engine sets (a number, geometry, production times): in reads, never in a body. */
+  readonly computed?: Computed | undefined
   readonly filters: ReadonlyArray<Filter>
+  readonly storage?: StorageOptions | undefined
 }) => {
   const input = Schema.Struct(spec.fields).annotate({
     title: `${spec.title} input`,
@@ -58,6 +62,7 @@ export const defineResource = <
   const record = Schema.Struct({
     id: Schema.String,
     ...spec.fields,
+    ...(spec.computed ?? ({} as Computed)),
     createdAt: Schema.String,
     updatedAt: Schema.String
   }).annotate({ title: spec.title })
@@ -72,7 +77,17 @@ export const defineResource = <
     limit: Schema.optional(PageLimit),
     offset: Schema.optional(PageOffset)
   })
-  return { ...spec, input, record, listQuery } as const
+  return { ...spec, storage: spec.storage ?? {}, input, record, listQuery } as const
+}
+
+/** How the engine stores a resource beyond its fields. */
+export interface StorageOptions {
+  /** Fields holding the id of another resource: the engine refuses an id the app cannot see. */
+  readonly references?: Readonly<Record<string, string>> | undefined
+  /** Gives each new record a `number` (`<prefix>-000042`), one of the identifiers a lookup finds. */
+  readonly numberPrefix?: string | undefined
+  /** Reference data readable by every app (technologies, currencies, colours): apps cannot change it. */
+  readonly global?: boolean | undefined
 }
 
 /** What every resource definition offers, whatever its fields. */
@@ -85,6 +100,7 @@ export interface Resource {
   readonly title: string
   /** Fields a list can be filtered on by equality (repeatable query parameters). */
   readonly filters: ReadonlyArray<string>
+  readonly storage: StorageOptions
   /** Writable fields: the body of a create and of a whole-record replace. */
   readonly input: Schema.Struct<Schema.Struct.Fields>
   readonly record: Schema.Struct<Schema.Struct.Fields>

@@ -1,8 +1,8 @@
 /**
  * The engine's one repository for every resource: records are JSON documents
- * in `engine_record`, keyed by resource and id and owned by one app. The
- * resource definitions (src/domain) decide the fields; nothing here is
- * written per resource.
+ * in `engine_record`, keyed by resource and id and owned by one app, or by
+ * `*` for reference data every app reads. The resource definitions
+ * (src/domain) decide the fields; nothing here is written per resource.
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -12,29 +12,51 @@ import type { RecordFilter } from "../domain/Resource.ts"
 
 export type StoredRecord = Readonly<Record<string, unknown>>
 
+/** The owner of reference data: every app reads it, none changes it. */
+export const GLOBAL_APP = "*"
+
 const DATE_COLUMNS = { createdAt: "created_at", updatedAt: "updated_at" } as const
 
+export interface InsertOptions {
+  /** A human number `<prefix>-000042`, unique across the engine. */
+  readonly numberPrefix?: string | undefined
+  /** An id chosen by the caller (seeded reference data); otherwise a UUID. */
+  readonly id?: string | undefined
+}
+
 export class RecordRepository extends Context.Service<RecordRepository, {
+  /** A record of the app, or a global one. */
   readonly find: (resource: string, appId: string, id: string) => Effect.Effect<StoredRecord | undefined, SqlError>
+  /** A record of the app (or global) whose id, number or external reference is `identifier`. */
+  readonly lookup: (resource: string, appId: string, identifier: string) => Effect.Effect<StoredRecord | undefined, SqlError>
   readonly list: (resource: string, appId: string, filter: RecordFilter) => Effect.Effect<ReadonlyArray<StoredRecord>, SqlError>
-  readonly insert: (resource: string, appId: string, input: StoredRecord) => Effect.Effect<StoredRecord, SqlError>
-  /** `undefined` when no such record belongs to the app. */
+  readonly insert: (resource: string, appId: string, input: StoredRecord, options?: InsertOptions) => Effect.Effect<StoredRecord, SqlError>
+  /** Whole-record replacement of one of the app's own records; `undefined` when it has none with that id. */
   readonly replace: (resource: string, appId: string, id: string, input: StoredRecord) => Effect.Effect<StoredRecord | undefined, SqlError>
+  /** Deletes one of the app's own records; `undefined` when it has none with that id. */
+  readonly remove: (resource: string, appId: string, id: string) => Effect.Effect<StoredRecord | undefined, SqlError>
 }>()("mfg/engine/RecordRepository") {
   static readonly layer = Layer.effect(
     RecordRepository,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      const visible = (appId: string) => sql`app_id IN (${appId}, ${GLOBAL_APP})`
+      const first = Effect.map((rows: ReadonlyArray<{ data: StoredRecord }>) => rows[0]?.data)
 
       return RecordRepository.of({
         find: (resource, appId, id) =>
           sql<{ data: StoredRecord }>`
-            SELECT data FROM engine_record WHERE resource = ${resource} AND id = ${id} AND app_id = ${appId}`.pipe(
-            Effect.map((rows) => rows[0]?.data)
-          ),
+            SELECT data FROM engine_record WHERE resource = ${resource} AND id = ${id} AND ${visible(appId)}`.pipe(first),
+
+        lookup: (resource, appId, identifier) =>
+          sql<{ data: StoredRecord }>`
+            SELECT data FROM engine_record
+            WHERE resource = ${resource} AND ${visible(appId)}
+              AND (id = ${identifier} OR data->>'number' = ${identifier} OR data->>'externalReference' = ${identifier})
+            ORDER BY (id = ${identifier}) DESC, created_at LIMIT 1`.pipe(first),
 
         list: (resource, appId, filter) => {
-          const conditions = [sql`resource = ${resource}`, sql`app_id = ${appId}`]
+          const conditions = [sql`resource = ${resource}`, visible(appId)]
           if (filter.ids !== undefined) conditions.push(sql`id = ANY(${filter.ids}::text[])`)
           for (const { field, values } of filter.equals) {
             conditions.push(sql`data->>${field} = ANY(${values}::text[])`)
@@ -51,26 +73,40 @@ export class RecordRepository extends Context.Service<RecordRepository, {
           )
         },
 
-        insert: (resource, appId, input) => {
-          const now = new Date().toISOString()
-          const record = { ...input, id: randomUUID(), createdAt: now, updatedAt: now }
-          return sql`
-            INSERT INTO engine_record (resource, id, app_id, data, created_at, updated_at)
-            VALUES (${resource}, ${record.id}, ${appId}, ${JSON.stringify(record)}::jsonb, ${now}::timestamptz, ${now}::timestamptz)`.pipe(
-            Effect.as(record)
-          )
-        },
+        insert: (resource, appId, input, options = {}) =>
+          Effect.gen(function*() {
+            const now = new Date().toISOString()
+            const number = options.numberPrefix === undefined
+              ? {}
+              : {
+                number: `${options.numberPrefix}-${
+                  String((yield* sql<{ n: string }>`SELECT nextval('engine_number')::text AS n`)[0]!.n).padStart(6, "0")
+                }`
+              }
+            const record = { ...input, id: options.id ?? randomUUID(), ...number, createdAt: now, updatedAt: now }
+            yield* sql`
+              INSERT INTO engine_record (resource, id, app_id, data, created_at, updated_at)
+              VALUES (${resource}, ${record.id}, ${appId}, ${JSON.stringify(record)}::jsonb, ${now}::timestamptz, ${now}::timestamptz)`
+            return record
+          }),
 
         replace: (resource, appId, id, input) => {
           const now = new Date().toISOString()
-          // Whole-record replacement: only id and createdAt survive from the stored record.
+          // Whole-record replacement: only the identity (id, number) and createdAt survive.
           return sql<{ data: StoredRecord }>`
             UPDATE engine_record
-            SET data = ${JSON.stringify(input)}::jsonb || jsonb_build_object('id', id, 'createdAt', data->'createdAt', 'updatedAt', ${now}::text),
+            SET data = ${JSON.stringify(input)}::jsonb
+                  || jsonb_strip_nulls(jsonb_build_object('id', data->'id', 'number', data->'number', 'createdAt', data->'createdAt'))
+                  || jsonb_build_object('updatedAt', ${now}::text),
                 updated_at = ${now}::timestamptz
             WHERE resource = ${resource} AND id = ${id} AND app_id = ${appId}
-            RETURNING data`.pipe(Effect.map((rows) => rows[0]?.data))
-        }
+            RETURNING data`.pipe(first)
+        },
+
+        remove: (resource, appId, id) =>
+          sql<{ data: StoredRecord }>`
+            DELETE FROM engine_record WHERE resource = ${resource} AND id = ${id} AND app_id = ${appId}
+            RETURNING data`.pipe(first)
       })
     })
   )

@@ -9,6 +9,7 @@ import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { ServicesLive } from "../../src/layers/AppLayers.ts"
 import { MeterSql } from "../../src/layers/MeterSql.ts"
+import { migrations } from "../../src/layers/storage/migrations.ts"
 import { StorageLive } from "../../src/layers/storage/Storage.ts"
 import { Meter } from "../../src/services/Meter.ts"
 import { AuthenticationFailed, SecretStore } from "../../src/services/SecretStore.ts"
@@ -36,7 +37,10 @@ for (const backend of backends) {
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const applied = yield* sql<{ migration_id: number }>`SELECT migration_id FROM schema_migrations ORDER BY migration_id`
-        assert.deepStrictEqual(applied.map((row) => row.migration_id), [1, 2, 3])
+        assert.deepStrictEqual(
+          applied.map((row) => row.migration_id),
+          Object.keys(migrations).map((key) => Number(key.split("_")[0]))
+        )
       }))
 
     it.effect("stores a secret only as a hash and checks it", () =>

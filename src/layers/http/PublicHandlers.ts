@@ -1,16 +1,13 @@
-/** Handlers of the public API: one line per resource, derived from its definition. */
+/**
+ * Handlers of the public API. Every endpoint forwards to the engine with the
+ * same handler (ForwardHandlers.ts); a group lists its endpoints here.
+ */
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { PublicApi } from "../../api/PublicApi.ts"
-import { Customer } from "../../domain/Customer.ts"
-import { crudHandlers } from "./ResourceHandlers.ts"
+import { Forward } from "./ForwardHandlers.ts"
 
 export const PublicHandlers = Layer.mergeAll(
   HttpApiBuilder.group(PublicApi, "customer", (handlers) =>
-    Effect.map(crudHandlers(Customer), (crud) =>
-      handlers
-        .handle("list", crud.list)
-        .handle("create", crud.create)
-        .handle("get", crud.get)
-        .handle("replace", crud.replace)))
+    Effect.map(Forward, (forward) => handlers.handleAll({ list: forward, create: forward, get: forward, replace: forward })))
 )

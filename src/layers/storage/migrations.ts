@@ -57,5 +57,12 @@ export const migrations = {
     // usedAt is derived from the meter rows (the latest call of a secret), so
     // the hot path never updates the secret's row; this index answers it.
     yield* sql`CREATE INDEX meter_event_secret_time ON meter_event (secret_id, occurred_at)`
+  }),
+  "0004_engine_numbers_and_lookups": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    // Human numbers (P-000042) for records found by any identifier.
+    yield* sql`CREATE SEQUENCE engine_number`
+    yield* sql`CREATE INDEX engine_record_number ON engine_record (resource, (data->>'number'))`
+    yield* sql`CREATE INDEX engine_record_external ON engine_record (resource, (data->>'externalReference'))`
   })
 }

@@ -1,0 +1,41 @@
+/**
+ * The engine: runs a public operation for one app. The same service answers
+ * in-process (Downstream embedded) and over its own HTTP API (engine mode).
+ */
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { isOutage } from "../layers/storage/StorageErrors.ts"
+import type { EngineRequest } from "../services/Downstream.ts"
+import { EngineError } from "./EngineError.ts"
+import type { OperationContext, Operations } from "./Operation.ts"
+import { engineOperations } from "./operations.ts"
+import { RecordRepository } from "./RecordRepository.ts"
+
+export class Engine extends Context.Service<Engine, {
+  readonly invoke: (operation: string, context: OperationContext, request: EngineRequest) => Effect.Effect<unknown, EngineError>
+  readonly operations: ReadonlyArray<string>
+}>()("mfg/engine/Engine") {
+  /** An engine running `operations` over the SqlClient in context. */
+  static readonly make = (operations: Operations) =>
+    Layer.effect(
+      Engine,
+      Effect.gen(function*() {
+        const services = yield* Effect.context<RecordRepository | SqlClient.SqlClient>()
+        return Engine.of({
+          operations: Object.keys(operations).sort(),
+          invoke: (operation, context, request) => {
+            const run = operations[operation]
+            if (run === undefined) return Effect.fail(EngineError.notImplemented(`The engine has no operation ${operation}`))
+            return run(context, request).pipe(
+              Effect.catchTag("SqlError", (error) =>
+                isOutage(error) ? Effect.fail(EngineError.storageUnavailable()) : Effect.die(error)),
+              Effect.provideContext(services),
+              Effect.withSpan(`engine ${operation}`, { attributes: { "app.id": context.appId } })
+            )
+          }
+        })
+      })
+    ).pipe(Layer.provide(RecordRepository.layer))
+
+  static readonly layer = Engine.make(engineOperations)
+}

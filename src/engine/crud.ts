@@ -1,0 +1,75 @@
+/**
+ * The record operations of a resource, derived from its definition: list,
+ * get, lookup by any identifier, create, whole-record replace and delete,
+ * scoped to the caller's app, with its references checked.
+ */
+import { Effect } from "effect"
+import { type Resource, toRecordFilter } from "../domain/Resource.ts"
+import type { EngineRequest } from "../services/Downstream.ts"
+import { EngineError } from "./EngineError.ts"
+import type { Operation, OperationContext, Operations } from "./Operation.ts"
+import { RecordRepository, type StoredRecord } from "./RecordRepository.ts"
+
+const param = (request: EngineRequest, name: string) => String(request.params?.[name] ?? "")
+
+/** Refuses a reference to a record the app cannot see (another app's, or none). */
+export const checkReferences = (resource: Resource, context: OperationContext, input: StoredRecord) =>
+  Effect.gen(function*() {
+    const records = yield* RecordRepository
+    for (const [field, target] of Object.entries(resource.storage.references ?? {})) {
+      const value = input[field]
+      if (value === undefined || value === null) continue
+      const found = yield* records.find(target, context.appId, String(value))
+      if (found === undefined) return yield* EngineError.unknownReference(field, target, String(value))
+    }
+  })
+
+export const crudOperations = (resource: Resource): Operations => {
+  const name = resource.name
+  const list: Operation = (context, request) =>
+    Effect.gen(function*() {
+      const records = yield* RecordRepository
+      return yield* records.list(name, context.appId, toRecordFilter(resource.filters, request.query ?? {}))
+    })
+  const get: Operation = (context, request) =>
+    Effect.gen(function*() {
+      const records = yield* RecordRepository
+      return (yield* records.find(name, context.appId, param(request, "id"))) ?? null
+    })
+  const lookup: Operation = (context, request) =>
+    Effect.gen(function*() {
+      const records = yield* RecordRepository
+      return (yield* records.lookup(name, context.appId, String(request.query?.identifier ?? ""))) ?? null
+    })
+  const create: Operation = (context, request) =>
+    Effect.gen(function*() {
+      const records = yield* RecordRepository
+      const input = request.payload as StoredRecord
+      yield* checkReferences(resource, context, input)
+      return yield* records.insert(name, context.appId, input, { numberPrefix: resource.storage.numberPrefix })
+    })
+  const replace: Operation = (context, request) =>
+    Effect.gen(function*() {
+      const records = yield* RecordRepository
+      const id = param(request, "id")
+      const input = request.payload as StoredRecord
+      yield* checkReferences(resource, context, input)
+      const replaced = yield* records.replace(name, context.appId, id, input)
+      return replaced ?? (yield* EngineError.notFound(name, id))
+    })
+  const remove: Operation = (context, request) =>
+    Effect.gen(function*() {
+      const records = yield* RecordRepository
+      const id = param(request, "id")
+      const removed = yield* records.remove(name, context.appId, id)
+      return removed ?? (yield* EngineError.notFound(name, id))
+    })
+  return {
+    [`${name}.list`]: list,
+    [`${name}.get`]: get,
+    [`${name}.lookup`]: lookup,
+    [`${name}.create`]: create,
+    [`${name}.replace`]: replace,
+    [`${name}.remove`]: remove
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * Every public endpoint has the same handler: forward the decoded request to
+ * Downstream as the operation `<group>.<endpoint>`, in the caller's app;
+ * check the engine's answer against the endpoint's success schema; answer it.
+ * An engine answer of `null` is the spec's empty 200. A downstream failure is
+ * passed through unchanged; an answer that does not match the schema is the
+ * engine's fault: 502, naming it.
+ */
+import { Effect, Schema } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { CurrentCaller } from "../../api/Authorization.ts"
+import { DownstreamError } from "../../domain/Errors.ts"
+import { Downstream, type EngineRequest } from "../../services/Downstream.ts"
+import { downstreamResponse } from "./ErrorResponses.ts"
+
+/** The spec's answer for a missing id: 200 with an empty body. */
+const EMPTY_200 = HttpServerResponse.uint8Array(new Uint8Array(0), { status: 200, contentType: "application/json" })
+const NO_CONTENT = HttpServerResponse.empty({ status: 204 })
+
+/** What a forwarded handler reads of the request the HttpApi builder hands it. */
+export interface ForwardedRequest {
+  readonly endpoint: HttpApiEndpoint.Top
+  readonly group: HttpApiGroup.Top
+  readonly params?: unknown
+  readonly query?: unknown
+  readonly payload?: unknown
+}
+
+type Answer = (answer: unknown, requestId: string) => Effect.Effect<HttpServerResponse.HttpServerResponse, DownstreamError>
+
+/** How to answer for one endpoint: its success body schema, checked and encoded as JSON. */
+const answerFor = (operation: string, endpoint: HttpApiEndpoint.Top): Answer => {
+  const body = [...endpoint.success].find((schema) => !HttpApiSchema.isNoContent(schema.ast))
+  if (body === undefined) return () => Effect.succeed(NO_CONTENT)
+  // The public API's schemas are plain data: none needs a service to decode or encode.
+  const codec = Schema.toCodecJson(body) as unknown as Schema.Codec<unknown, unknown>
+  const decode = Schema.decodeUnknownEffect(codec)
+  const encode = Schema.encodeEffect(codec)
+  return (answer, requestId) =>
+    decode(answer).pipe(
+      Effect.flatMap(encode),
+      Effect.map((json) => HttpServerResponse.jsonUnsafe(json)),
+      Effect.mapError(() =>
+        new DownstreamError({
+          status: 502,
+          code: 502,
+          message: `The engine's answer to ${operation} does not match its schema`,
+          type: "BadGateway",
+          source: "engine",
+          requestId
+        })
+      )
+    )
+}
+
+/** The one handler of every forwarded endpoint, given the Downstream. */
+export const makeForward = (downstream: Downstream["Service"]) => {
+  const answers = new WeakMap<HttpApiEndpoint.Top, Answer>()
+  return (request: ForwardedRequest): Effect.Effect<HttpServerResponse.HttpServerResponse, never, CurrentCaller> =>
+    Effect.gen(function*() {
+      const operation = `${request.group.identifier}.${request.endpoint.identifier}`
+      let answer = answers.get(request.endpoint)
+      if (answer === undefined) {
+        answer = answerFor(operation, request.endpoint)
+        answers.set(request.endpoint, answer)
+      }
+      const caller = yield* CurrentCaller
+      const scope = { appId: caller.appId, requestId: caller.requestId }
+      const result = yield* downstream.invoke(operation, scope, {
+        params: request.params as EngineRequest["params"],
+        query: request.query as EngineRequest["query"],
+        payload: request.payload
+      })
+      return result === null ? EMPTY_200 : yield* answer(result, scope.requestId)
+    }).pipe(Effect.catch((error) => Effect.succeed(downstreamResponse(error))))
+}
+
+/** The forwarding handler, built from the Downstream in context. */
+export const Forward = Effect.gen(function*() {
+  return makeForward(yield* Downstream)
+})
