@@ -1,9 +1,6 @@
 /** The public REST API, v1: every operation of the spec under /v1. */
 import { HttpApi, OpenApi } from "effect/http-api"
-import { Customer } from "../domain/Customer.ts"
-import { crudGroup } from "./ResourceGroup.ts"
-
-export const CustomerGroup = crudGroup(Customer)
+import { CustomerGroup } from "./groups/customer.ts"
 
 export class PublicApi extends HttpApi.make("public-v1")
   .add(CustomerGroup)
