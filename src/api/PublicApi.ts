@@ -1,9 +1,26 @@
 /** The public REST API, v1: every operation of the spec under /v1. */
 import { HttpApi, OpenApi } from "effect/http-api"
+import { CatalogueGroup, CatalogueModelGroup } from "./groups/catalogue.ts"
 import { CustomerGroup } from "./groups/customer.ts"
+import {
+  ItemGroup, MeetingNoteGroup, ModelVersionGroup, ProductionNoteGroup, ProjectGroup, TicketGroup, TicketModelGroup,
+  TicketQuoteGroup
+} from "./groups/orders.ts"
+import {
+  MachineGroupGroup, MachinesGroup, PpsGroup, ReelGroupGroup, ReelsGroup, ReportMetricsGroup, ServiceJobGroup,
+  ServiceJobProductionGroup
+} from "./groups/production.ts"
+import {
+  AppGroup, BlankGroup, ColourGroup, CurrencyGroup, MaterialGroup, MaterialSeriesGroup, ProductionParameterFieldGroup,
+  QuotationFormGroup, QuotationFormRegionGroup, ServiceGroup, SupplierGroup, TechnologyGroup, UserGroup
+} from "./groups/reference.ts"
 
 export class PublicApi extends HttpApi.make("public-v1")
-  .add(CustomerGroup)
+  .add(AppGroup, BlankGroup, CatalogueModelGroup, CatalogueGroup, ColourGroup, CurrencyGroup, CustomerGroup)
+  .add(ItemGroup, MachineGroupGroup, MachinesGroup, MaterialSeriesGroup, MaterialGroup, MeetingNoteGroup)
+  .add(ModelVersionGroup, PpsGroup, TicketModelGroup, ProductionNoteGroup, ProductionParameterFieldGroup, ProjectGroup)
+  .add(QuotationFormRegionGroup, QuotationFormGroup, TicketQuoteGroup, ReelGroupGroup, ReelsGroup, ReportMetricsGroup)
+  .add(ServiceJobGroup, ServiceJobProductionGroup, ServiceGroup, SupplierGroup, TechnologyGroup, TicketGroup, UserGroup)
   .prefix("/v1")
   // A misspelt filter or field is a 400 naming it, not silently ignored.
   .annotate(HttpApi.QueryParseOptions, { onExcessProperty: "error" })

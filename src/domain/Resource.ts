@@ -43,8 +43,8 @@ const dateQueryFields = <const F extends string>(field: F) => ({
 export const defineResource = <
   const Name extends string,
   const Fields extends Schema.Struct.Fields,
-  const Filter extends keyof Fields & string = never,
-  const Computed extends Schema.Struct.Fields = {}
+  const Computed extends Schema.Struct.Fields = {},
+  const Filter extends (keyof Fields | keyof Computed) & string = never
 >(spec: {
   readonly name: Name
   readonly path: `/${string}`
@@ -54,8 +54,13 @@ export const defineResource = <
   readonly computed?: Computed | undefined
   readonly filters: ReadonlyArray<Filter>
   readonly storage?: StorageOptions | undefined
+  /** Rules across fields; an issue with a `path` names its field in the 400. */
+  readonly validate?: ((input: Schema.Struct.Type<Fields>) => Schema.FilterOutput) | undefined
 }) => {
-  const input = Schema.Struct(spec.fields).annotate({
+  const fieldsOnly = Schema.Struct(spec.fields)
+  const validate = spec.validate
+  const checked = validate === undefined ? fieldsOnly : fieldsOnly.check(Schema.makeFilter(validate))
+  const input = checked.annotate({
     title: `${spec.title} input`,
     description: `The writable fields of a ${spec.title}. A PUT replaces the whole record.`
   })

@@ -1,8 +1,21 @@
 /** Every operation the engine runs: the record operations of each resource, and the workflows. */
-import { Customer } from "../domain/Customer.ts"
+import { CatalogueModel, CatalogueProject } from "../domain/resources/catalogue.ts"
+import { Customer } from "../domain/resources/Customer.ts"
+import { Item, MeetingNote, ModelVersion, ProductionNote, Project, Ticket, TicketModel, TicketQuote } from "../domain/resources/orders.ts"
+import { Machine, MachineGroup, Pps, Reel, ServiceJob } from "../domain/resources/production.ts"
+import {
+  Blank, Colour, Currency, Material, MaterialSeries, PostProcessingService, ProductionParameterField, QuotationForm,
+  QuotationFormRegion, Supplier, Technology, User
+} from "../domain/resources/reference.ts"
 import { crudOperations } from "./crud.ts"
 import type { Operations } from "./Operation.ts"
 
-export const engineOperations: Operations = {
-  ...crudOperations(Customer)
-}
+/** Resources whose records the generic operations serve. */
+export const RESOURCES = [
+  Blank, CatalogueModel, CatalogueProject, Colour, Currency, Customer, Item, Machine, MachineGroup, Material,
+  MaterialSeries, MeetingNote, ModelVersion, PostProcessingService, Pps, ProductionNote, ProductionParameterField,
+  Project, QuotationForm, QuotationFormRegion, Reel, ServiceJob, Supplier, Technology, Ticket, TicketModel, TicketQuote,
+  User
+] as const
+
+export const engineOperations: Operations = Object.assign({}, ...RESOURCES.map(crudOperations))

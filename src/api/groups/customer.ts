@@ -1,5 +1,5 @@
 import { HttpApiGroup, OpenApi } from "effect/http-api"
-import { Customer } from "../../domain/Customer.ts"
+import { Customer } from "../../domain/resources/Customer.ts"
 import { IncomingSecretAuth } from "../Authorization.ts"
 import { create, get, list, replace } from "../endpoints.ts"
 

@@ -1,6 +1,6 @@
 /** Customer: the company or person that orders parts (Customer 1–n Project). */
 import { Schema } from "effect"
-import { defineResource } from "./Resource.ts"
+import { defineResource } from "../Resource.ts"
 
 const Email = Schema.String.check(
   Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: "expected an e-mail address" }),

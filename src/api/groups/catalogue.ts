@@ -1,0 +1,10 @@
+/** Groups of the catalogue: catalogue projects and their models. */
+import { HttpApiGroup } from "effect/http-api"
+import { CatalogueModel, CatalogueProject } from "../../domain/resources/catalogue.ts"
+import { IncomingSecretAuth } from "../Authorization.ts"
+import { create, get, list, remove, replace } from "../endpoints.ts"
+
+export const CatalogueGroup = HttpApiGroup.make("catalogue").add(create(CatalogueProject)).middleware(IncomingSecretAuth)
+export const CatalogueModelGroup = HttpApiGroup.make("catalogueModel")
+  .add(list(CatalogueModel), create(CatalogueModel), get(CatalogueModel), replace(CatalogueModel), remove(CatalogueModel))
+  .middleware(IncomingSecretAuth)

@@ -1,0 +1,61 @@
+/**
+ * Catalogues: a catalogue project holds models; each model carries one or
+ * more configurations (technology, material, parameters) from which parts
+ * are created (`POST /ticket-model` with `catalogueModelConfigurationId`,
+ * or `POST /ticket-model/from-catalogue`).
+ */
+import { Schema } from "effect"
+import { defineResource } from "../Resource.ts"
+import { Name, Ref, Text } from "./fields.ts"
+
+export const ModelEndpoint = Schema.Struct({
+  url: Schema.String.check(
+    Schema.isPattern(/^https?:\/\/\S+$/, { message: "an http(s) URL the engine can download" }),
+    Schema.isMaxLength(4000)
+  ),
+  fileName: Schema.optional(
+    Schema.String.check(
+      Schema.isPattern(/^[^/\\]+\.(stl|STL|3mf|3MF|obj|OBJ)$/, { message: "a file name ending in .stl, .3mf or .obj" })
+    )
+  )
+}).annotate({ description: "Where the engine downloads the model file" })
+
+export const ProductionParameterIds = Schema.Record(Schema.String, Schema.String).annotate({
+  description: "Production parameter field name → value id (from GET /production-parameter-field?technologyId=)"
+})
+
+export const CatalogueProject = defineResource({
+  name: "catalogue",
+  path: "/catalogue",
+  title: "Catalogue project",
+  fields: {
+    name: Name,
+    customerId: Schema.optional(Ref("customer")),
+    description: Schema.optional(Text(2000))
+  },
+  filters: ["customerId", "name"],
+  storage: { references: { customerId: "customer" } }
+})
+
+export const CatalogueConfiguration = Schema.Struct({
+  id: Schema.optional(Schema.String.annotate({ description: "Set by the engine; the `catalogueModelConfigurationId` of a part" })),
+  name: Schema.optional(Text(200)),
+  technologyId: Ref("technology"),
+  materialId: Ref("material"),
+  colourId: Schema.optional(Ref("colour")),
+  productionParameterIds: Schema.optional(ProductionParameterIds)
+})
+
+export const CatalogueModel = defineResource({
+  name: "catalogueModel",
+  path: "/catalogue-model",
+  title: "Catalogue model",
+  fields: {
+    catalogueId: Ref("catalogue project"),
+    name: Name,
+    modelEndpoint: ModelEndpoint,
+    configurations: Schema.Array(CatalogueConfiguration)
+  },
+  filters: ["catalogueId", "name"],
+  storage: { references: { catalogueId: "catalogue" } }
+})

@@ -1,0 +1,173 @@
+/**
+ * Reference data: technologies with their quotation forms and production
+ * parameter fields, currencies, colours and post-processing services are
+ * global (every app reads them from its first call); materials, material
+ * series, regions, suppliers, users and blanks belong to an app.
+ */
+import { Schema } from "effect"
+import { defineResource } from "../Resource.ts"
+import { Dimensions, Email, Money, Name, NonNegative, Positive, Ref, Text } from "./fields.ts"
+
+export const Technology = defineResource({
+  name: "technology",
+  path: "/technology",
+  title: "Technology",
+  fields: { name: Name.annotate({ examples: ["FDM", "SLA", "SLS", "MJF", "CNC milling"] }), description: Schema.optional(Text(1000)) },
+  filters: ["name"],
+  storage: { global: true }
+})
+
+export const Currency = defineResource({
+  name: "currency",
+  path: "/currency",
+  title: "Currency",
+  fields: {
+    code: Schema.String.check(Schema.isPattern(/^[A-Z]{3}$/, { message: "an ISO 4217 code" })),
+    name: Name,
+    symbol: Text(5)
+  },
+  filters: ["code"],
+  storage: { global: true }
+})
+
+export const Colour = defineResource({
+  name: "colour",
+  path: "/colour",
+  title: "Colour",
+  fields: {
+    name: Name,
+    hex: Schema.String.check(Schema.isPattern(/^#[0-9a-fA-F]{6}$/, { message: "a colour as #rrggbb" }))
+  },
+  filters: ["name", "hex"],
+  storage: { global: true }
+})
+
+export const PostProcessingService = defineResource({
+  name: "service",
+  path: "/service",
+  title: "Post-processing service",
+  fields: {
+    name: Name,
+    description: Schema.optional(Text(1000)),
+    technologyIds: Schema.Array(Ref("technology")).annotate({ description: "Technologies the service applies to" }),
+    pricePerPart: Money,
+    pricePerSquareCentimetre: Money,
+    setupTime: NonNegative.annotate({ description: "Seconds per batch" }),
+    cycleTimePerSquareCentimetre: NonNegative.annotate({ description: "Seconds per cm² of surface" })
+  },
+  filters: ["name"],
+  storage: { global: true }
+})
+
+const ParameterValue = Schema.Struct({ id: Schema.String, label: Schema.String })
+
+export const ProductionParameterField = defineResource({
+  name: "productionParameterField",
+  path: "/production-parameter-field",
+  title: "Production parameter field",
+  fields: {
+    technologyId: Ref("technology"),
+    name: Name.annotate({ description: "The key of `productionParameterIds` on a part", examples: ["layerHeight"] }),
+    label: Name,
+    values: Schema.NonEmptyArray(ParameterValue),
+    defaultValueId: Schema.String
+  },
+  filters: ["technologyId", "name"],
+  storage: { global: true, references: { technologyId: "technology" } }
+})
+
+export const QuotationForm = defineResource({
+  name: "quotationForm",
+  path: "/quotation-form",
+  title: "Quotation form",
+  fields: {
+    technologyId: Ref("technology"),
+    name: Name,
+    parameterFieldIds: Schema.Array(Ref("production parameter field"))
+  },
+  filters: ["technologyId"],
+  storage: { global: true, references: { technologyId: "technology" } }
+})
+
+export const QuotationFormRegion = defineResource({
+  name: "quotationFormRegion",
+  path: "/quotation-form-region",
+  title: "Quotation form region",
+  fields: {
+    quotationFormId: Ref("quotation form"),
+    name: Name,
+    countries: Schema.Array(Schema.String.check(Schema.isPattern(/^[A-Z]{2}$/, { message: "an ISO 3166-1 alpha-2 code" }))),
+    currencyId: Schema.optional(Ref("currency")),
+    priceFactor: Schema.optional(Positive.annotate({ description: "Multiplies prices quoted in the region (default 1)" }))
+  },
+  filters: ["quotationFormId", "name"],
+  storage: { references: { quotationFormId: "quotationForm", currencyId: "currency" } }
+})
+
+export const MaterialSeries = defineResource({
+  name: "materialSeries",
+  path: "/material-series",
+  title: "Material series",
+  fields: { technologyId: Ref("technology"), name: Name, description: Schema.optional(Text(1000)) },
+  filters: ["technologyId", "name"],
+  storage: { references: { technologyId: "technology" } }
+})
+
+export const Material = defineResource({
+  name: "material",
+  path: "/material",
+  title: "Material",
+  fields: {
+    name: Name,
+    technologyId: Ref("technology"),
+    materialSeriesId: Schema.optional(Ref("material series")),
+    density: Schema.optional(Positive.annotate({ description: "g/cm³; defaults per technology" })),
+    pricePerKg: Schema.optional(Money.annotate({ description: "Defaults per technology" })),
+    colourIds: Schema.optional(Schema.Array(Ref("colour")))
+  },
+  filters: ["technologyId", "materialSeriesId", "name"],
+  storage: { references: { technologyId: "technology", materialSeriesId: "materialSeries" } }
+})
+
+export const Supplier = defineResource({
+  name: "supplier",
+  path: "/supplier",
+  title: "Supplier",
+  fields: { name: Name, email: Schema.optional(Email), phone: Schema.optional(Text(50)), website: Schema.optional(Text(300)) },
+  filters: ["name"]
+})
+
+export const User = defineResource({
+  name: "user",
+  path: "/user",
+  title: "User",
+  fields: {
+    name: Name,
+    email: Email,
+    role: Schema.Literals(["admin", "sales", "production", "viewer"])
+  },
+  filters: ["email", "role"]
+})
+
+export const Blank = defineResource({
+  name: "blank",
+  path: "/blank",
+  title: "Blank",
+  fields: {
+    name: Name,
+    materialId: Schema.optional(Ref("material")),
+    dimensions: Dimensions.annotate({ description: "Stock size in millimetres" }),
+    price: Schema.optional(Money)
+  },
+  filters: ["materialId", "name"],
+  storage: { references: { materialId: "material" } }
+})
+
+/** The app's settings (GET /app): derived from the secret's app. */
+export const AppSettings = Schema.Struct({
+  id: Schema.String.annotate({ description: "The app id" }),
+  name: Schema.String,
+  defaultCurrency: Schema.String,
+  measurementUnit: Schema.Literal("mm"),
+  timeZone: Schema.String
+}).annotate({ title: "App settings" })
