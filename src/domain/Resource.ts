@@ -82,7 +82,9 @@ export const defineResource = <
     limit: Schema.optional(PageLimit),
     offset: Schema.optional(PageOffset)
   })
-  return { ...spec, storage: spec.storage ?? {}, input, record, listQuery } as const
+  /** Fields the engine sets: kept from the previous record when a PUT replaces the writable ones. */
+  const computedKeys = Object.keys(spec.computed ?? {})
+  return { ...spec, storage: spec.storage ?? {}, computedKeys, input, record, listQuery } as const
 }
 
 /** How the engine stores a resource beyond its fields. */
@@ -106,6 +108,7 @@ export interface Resource {
   /** Fields a list can be filtered on by equality (repeatable query parameters). */
   readonly filters: ReadonlyArray<string>
   readonly storage: StorageOptions
+  readonly computedKeys: ReadonlyArray<string>
   /** Writable fields: the body of a create and of a whole-record replace. */
   readonly input: Schema.Struct<Schema.Struct.Fields>
   readonly record: Schema.Struct<Schema.Struct.Fields>

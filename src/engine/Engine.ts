@@ -10,6 +10,7 @@ import { EngineError } from "./EngineError.ts"
 import type { OperationContext, Operations } from "./Operation.ts"
 import { engineOperations } from "./operations.ts"
 import { RecordRepository } from "./RecordRepository.ts"
+import { writeReferenceData } from "./referenceData.ts"
 
 export class Engine extends Context.Service<Engine, {
   readonly invoke: (operation: string, context: OperationContext, request: EngineRequest) => Effect.Effect<unknown, EngineError>
@@ -20,6 +21,8 @@ export class Engine extends Context.Service<Engine, {
     Layer.effect(
       Engine,
       Effect.gen(function*() {
+        // Without its reference data the engine cannot answer: failing to write it stops the start.
+        yield* Effect.orDie(writeReferenceData)
         const services = yield* Effect.context<RecordRepository | SqlClient.SqlClient>()
         return Engine.of({
           operations: Object.keys(operations).sort(),

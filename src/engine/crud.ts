@@ -7,7 +7,8 @@ import { Effect } from "effect"
 import { type Resource, toRecordFilter } from "../domain/Resource.ts"
 import type { EngineRequest } from "../services/Downstream.ts"
 import { EngineError } from "./EngineError.ts"
-import type { Operation, OperationContext, Operations } from "./Operation.ts"
+import type { EngineServices, Operation, OperationContext, Operations } from "./Operation.ts"
+import type { SqlError } from "effect/sql/SqlError"
 import { RecordRepository, type StoredRecord } from "./RecordRepository.ts"
 
 const param = (request: EngineRequest, name: string) => String(request.params?.[name] ?? "")
@@ -24,8 +25,25 @@ export const checkReferences = (resource: Resource, context: OperationContext, i
     }
   })
 
-export const crudOperations = (resource: Resource): Operations => {
+/**
+ * How a resource's records are completed before they are stored: the fields
+ * the engine sets (a state, computed values, defaults). `previous` is the
+ * stored record on a replace, with its computed fields already carried over.
+ */
+export interface RecordHooks {
+  readonly prepare?: (
+    context: OperationContext,
+    input: StoredRecord,
+    previous: StoredRecord | undefined
+  ) => Effect.Effect<StoredRecord, EngineError | SqlError, EngineServices>
+}
+
+const keep = (record: StoredRecord, keys: ReadonlyArray<string>) =>
+  Object.fromEntries(keys.filter((key) => key in record).map((key) => [key, record[key]]))
+
+export const crudOperations = (resource: Resource, hooks: RecordHooks = {}): Operations => {
   const name = resource.name
+  const prepare = hooks.prepare ?? ((_context, input) => Effect.succeed(input))
   const list: Operation = (context, request) =>
     Effect.gen(function*() {
       const records = yield* RecordRepository
@@ -46,15 +64,19 @@ export const crudOperations = (resource: Resource): Operations => {
       const records = yield* RecordRepository
       const input = request.payload as StoredRecord
       yield* checkReferences(resource, context, input)
-      return yield* records.insert(name, context.appId, input, { numberPrefix: resource.storage.numberPrefix })
+      const prepared = yield* prepare(context, input, undefined)
+      return yield* records.insert(name, context.appId, prepared, { numberPrefix: resource.storage.numberPrefix })
     })
   const replace: Operation = (context, request) =>
     Effect.gen(function*() {
       const records = yield* RecordRepository
       const id = param(request, "id")
       const input = request.payload as StoredRecord
+      const previous = yield* records.find(name, context.appId, id)
+      if (previous === undefined) return yield* EngineError.notFound(name, id)
       yield* checkReferences(resource, context, input)
-      const replaced = yield* records.replace(name, context.appId, id, input)
+      const prepared = yield* prepare(context, { ...keep(previous, resource.computedKeys), ...input }, previous)
+      const replaced = yield* records.replace(name, context.appId, id, prepared)
       return replaced ?? (yield* EngineError.notFound(name, id))
     })
   const remove: Operation = (context, request) =>

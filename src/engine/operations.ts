@@ -7,7 +7,9 @@ import {
   Blank, Colour, Currency, Material, MaterialSeries, PostProcessingService, ProductionParameterField, QuotationForm,
   QuotationFormRegion, Supplier, Technology, User
 } from "../domain/resources/reference.ts"
-import { crudOperations } from "./crud.ts"
+import { crudOperations, type RecordHooks } from "./crud.ts"
+import { orderHooks, orderWorkflows } from "./orders.ts"
+import { productionHooks, productionWorkflows } from "./production.ts"
 import type { Operations } from "./Operation.ts"
 
 /** Resources whose records the generic operations serve. */
@@ -18,4 +20,11 @@ export const RESOURCES = [
   User
 ] as const
 
-export const engineOperations: Operations = Object.assign({}, ...RESOURCES.map(crudOperations))
+const hooks: Readonly<Record<string, RecordHooks>> = { ...orderHooks, ...productionHooks }
+
+export const engineOperations: Operations = {
+  ...Object.assign({}, ...RESOURCES.map((resource) => crudOperations(resource, hooks[resource.name]))),
+  // Workflows, and record operations that differ from the generic ones, replace them.
+  ...orderWorkflows,
+  ...productionWorkflows
+}

@@ -1,0 +1,101 @@
+/**
+ * Global reference data, readable by every app from its first call:
+ * technologies with their quotation forms and production parameter fields,
+ * currencies, colours and post-processing services. Stable ids, so parts and
+ * machines can refer to them; written at engine start (upsert), so instances
+ * and versions agree.
+ */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { GLOBAL_APP } from "./RecordRepository.ts"
+
+type Values = ReadonlyArray<readonly [id: string, label: string]>
+
+const field = (technologyId: string, name: string, label: string, values: Values, defaultValueId = values[0]![0]) => ({
+  id: `${technologyId}-${name}`,
+  technologyId,
+  name,
+  label,
+  values: values.map(([id, valueLabel]) => ({ id, label: valueLabel })),
+  defaultValueId
+})
+
+const TECHNOLOGIES = [
+  { id: "fdm", name: "FDM", description: "Fused deposition modelling" },
+  { id: "sla", name: "SLA", description: "Stereolithography" },
+  { id: "sls", name: "SLS", description: "Selective laser sintering" },
+  { id: "mjf", name: "MJF", description: "Multi Jet Fusion" },
+  { id: "cnc-milling", name: "CNC milling", description: "Subtractive 3-axis and 5-axis milling" }
+] as const
+
+const FIELDS = [
+  field("fdm", "layerHeight", "Layer height", [["fdm-lh-0.1", "0.1 mm"], ["fdm-lh-0.2", "0.2 mm"], ["fdm-lh-0.3", "0.3 mm"]], "fdm-lh-0.2"),
+  field("fdm", "infill", "Infill", [["fdm-infill-15", "15 %"], ["fdm-infill-30", "30 %"], ["fdm-infill-60", "60 %"], ["fdm-infill-100", "100 %"]], "fdm-infill-30"),
+  field("fdm", "walls", "Wall count", [["fdm-walls-2", "2"], ["fdm-walls-3", "3"], ["fdm-walls-4", "4"]]),
+  field("sla", "layerHeight", "Layer height", [["sla-lh-0.025", "25 µm"], ["sla-lh-0.05", "50 µm"], ["sla-lh-0.1", "100 µm"]], "sla-lh-0.05"),
+  field("sla", "surfaceFinish", "Surface finish", [["sla-finish-standard", "Standard"], ["sla-finish-polished", "Polished"]]),
+  field("sls", "layerHeight", "Layer height", [["sls-lh-0.1", "0.1 mm"], ["sls-lh-0.12", "0.12 mm"]]),
+  field("sls", "surfaceFinish", "Surface finish", [["sls-finish-raw", "Raw"], ["sls-finish-blasted", "Bead blasted"]]),
+  field("mjf", "surfaceFinish", "Surface finish", [["mjf-finish-raw", "Raw"], ["mjf-finish-blasted", "Bead blasted"], ["mjf-finish-dyed", "Dyed black"]]),
+  field("cnc-milling", "tolerance", "Tolerance", [["cnc-tol-0.1", "±0.1 mm"], ["cnc-tol-0.05", "±0.05 mm"], ["cnc-tol-0.01", "±0.01 mm"]]),
+  field("cnc-milling", "surfaceFinish", "Surface finish", [["cnc-finish-as-machined", "As machined (Ra 3.2)"], ["cnc-finish-fine", "Fine (Ra 1.6)"], ["cnc-finish-polished", "Polished (Ra 0.8)"]])
+]
+
+const QUOTATION_FORMS = TECHNOLOGIES.map((technology) => ({
+  id: `form-${technology.id}`,
+  technologyId: technology.id,
+  name: `${technology.name} quotation form`,
+  parameterFieldIds: FIELDS.filter((f) => f.technologyId === technology.id).map((f) => f.id)
+}))
+
+const CURRENCIES = [
+  { id: "EUR", code: "EUR", name: "Euro", symbol: "€" },
+  { id: "USD", code: "USD", name: "US dollar", symbol: "$" },
+  { id: "GBP", code: "GBP", name: "Pound sterling", symbol: "£" },
+  { id: "CHF", code: "CHF", name: "Swiss franc", symbol: "CHF" }
+]
+
+const COLOURS = [
+  { id: "black", name: "Black", hex: "#000000" },
+  { id: "white", name: "White", hex: "#ffffff" },
+  { id: "grey", name: "Grey", hex: "#808080" },
+  { id: "red", name: "Red", hex: "#c62828" },
+  { id: "blue", name: "Blue", hex: "#1565c0" },
+  { id: "natural", name: "Natural", hex: "#e8e0d0" }
+]
+
+const ADDITIVE = ["fdm", "sla", "sls", "mjf"]
+const SERVICES = [
+  { id: "sanding", name: "Sanding", technologyIds: ADDITIVE, pricePerPart: 4, pricePerSquareCentimetre: 0.05, setupTime: 300, cycleTimePerSquareCentimetre: 6 },
+  { id: "painting", name: "Painting", technologyIds: [...ADDITIVE, "cnc-milling"], pricePerPart: 8, pricePerSquareCentimetre: 0.12, setupTime: 900, cycleTimePerSquareCentimetre: 4 },
+  { id: "dyeing", name: "Dyeing", technologyIds: ["sls", "mjf"], pricePerPart: 2, pricePerSquareCentimetre: 0.02, setupTime: 1200, cycleTimePerSquareCentimetre: 0.5 },
+  { id: "vapor-smoothing", name: "Vapor smoothing", technologyIds: ["sls", "mjf"], pricePerPart: 6, pricePerSquareCentimetre: 0.04, setupTime: 1800, cycleTimePerSquareCentimetre: 1 },
+  { id: "bead-blasting", name: "Bead blasting", technologyIds: ["sls", "mjf", "cnc-milling"], pricePerPart: 1.5, pricePerSquareCentimetre: 0.01, setupTime: 600, cycleTimePerSquareCentimetre: 1.5 },
+  { id: "anodizing", name: "Anodizing", technologyIds: ["cnc-milling"], pricePerPart: 5, pricePerSquareCentimetre: 0.08, setupTime: 3600, cycleTimePerSquareCentimetre: 2 }
+]
+
+/** Records by resource name. */
+export const REFERENCE_DATA: ReadonlyArray<readonly [resource: string, records: ReadonlyArray<{ readonly id: string }>]> = [
+  ["technology", TECHNOLOGIES],
+  ["productionParameterField", FIELDS],
+  ["quotationForm", QUOTATION_FORMS],
+  ["currency", CURRENCIES],
+  ["colour", COLOURS],
+  ["service", SERVICES]
+]
+
+/** Writes the reference data (insert or update), leaving createdAt of existing records. */
+export const writeReferenceData = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const epoch = "2026-11-01T00:00:00.000Z"
+  const rows = REFERENCE_DATA.flatMap(([resource, records]) =>
+    records.map((record) => ({ resource, id: record.id, data: JSON.stringify({ ...record, createdAt: epoch, updatedAt: epoch }) }))
+  )
+  yield* sql`
+    INSERT INTO engine_record (resource, id, app_id, data, created_at, updated_at)
+    SELECT r.resource, r.id, ${GLOBAL_APP}, r.data::jsonb, ${epoch}::timestamptz, ${epoch}::timestamptz
+    FROM unnest(${rows.map((r) => r.resource)}::text[], ${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.data)}::text[])
+      AS r(resource, id, data)
+    ON CONFLICT (resource, id) DO UPDATE SET data = EXCLUDED.data
+    WHERE engine_record.app_id = ${GLOBAL_APP} AND engine_record.data IS DISTINCT FROM EXCLUDED.data`
+})
