@@ -7,12 +7,14 @@ import { Layer } from "effect"
 import { ServicesLive } from "./layers/AppLayers.ts"
 import { HttpServerLive } from "./layers/http/Server.ts"
 import { StorageLive } from "./layers/storage/Storage.ts"
+import { TelemetryLive } from "./layers/Telemetry.ts"
 import { AppConfig } from "./services/AppConfig.ts"
 
 const Main = HttpServerLive.pipe(
   Layer.provide(ServicesLive),
   Layer.provideMerge(StorageLive("serve")),
-  Layer.provide(AppConfig.layer)
+  Layer.provide(AppConfig.layer),
+  Layer.provide(TelemetryLive)
 )
 
 Layer.launch(Main).pipe(NodeRuntime.runMain)

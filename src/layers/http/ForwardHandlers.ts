@@ -71,7 +71,10 @@ export const makeForward = (downstream: Downstream["Service"]) => {
         params: request.params as EngineRequest["params"],
         query: request.query as EngineRequest["query"],
         payload: request.payload
-      })
+      }).pipe(
+        Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })),
+        Effect.withSpan("Downstream.invoke", { attributes: { "downstream.operation": operation } })
+      )
       return result === null ? EMPTY_200 : yield* answer(result, scope.requestId)
     }).pipe(Effect.catch((error) => Effect.succeed(downstreamResponse(error))))
 }

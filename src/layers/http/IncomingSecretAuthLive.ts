@@ -46,13 +46,17 @@ export const IncomingSecretAuthLive = Layer.effect(
           if (!presented.ok) return notAuthorized()
 
           const authenticated = yield* Effect.result(
-            secrets.authenticate(presented.value, clientAddress(request, config.trustedProxies))
+            secrets.authenticate(presented.value, clientAddress(request, config.trustedProxies)).pipe(
+              Effect.withSpan("IncomingSecret.verify")
+            )
           )
           if (authenticated._tag === "Failure") {
             if (authenticated.failure instanceof ServiceUnavailable) return errorResponse(authenticated.failure)
             return notAuthorized()
           }
           const caller = authenticated.success
+          // Who called, on the request's server span: ids only, never the secret's value.
+          yield* Effect.annotateCurrentSpan({ "app.id": caller.appId, "secret.id": caller.secretId })
 
           const requestId = randomUUID()
           const recorded = yield* Effect.result(meter.record({
@@ -64,7 +68,7 @@ export const IncomingSecretAuthLive = Layer.effect(
             method: endpoint.method,
             route: endpoint.path,
             occurredAt: new Date()
-          }))
+          }).pipe(Effect.withSpan("Meter.record")))
           if (recorded._tag === "Failure") {
             if (recorded.failure instanceof ServiceUnavailable) return errorResponse(recorded.failure)
             // Revoked or regenerated since this instance last looked.
