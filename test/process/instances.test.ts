@@ -3,63 +3,18 @@
  * one fails on the other on the very next call; metering totals across both
  * equal the calls made; usedAt only moves forward.
  */
-import { spawn, type ChildProcess } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import * as Net from "node:net"
-import * as Path from "node:path"
-import pg from "pg"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { adminQuery } from "../support/backends.ts"
+import { type ServiceProcess, startService } from "../support/processes.ts"
 
-const ROOT = Path.resolve(import.meta.dirname, "../..")
-const NODE = Path.join(ROOT, "node_modules/.bin/node")
 const POSTGRES_URL = process.env.TEST_DATABASE_URL
 const ADMIN_TOKEN = "instances-admin-token-0123456789"
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = Net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as Net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-
-const adminQuery = async (text: string) => {
-  const client = new pg.Client({ connectionString: POSTGRES_URL })
-  await client.connect()
-  try {
-    await client.query(text)
-  } finally {
-    await client.end()
-  }
-}
-
-const startGateway = async (databaseUrl: string) => {
-  const port = await freePort()
-  const child = spawn(NODE, ["src/main.ts"], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), ADMIN_TOKEN },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let output = ""
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${output}`)), 45_000)
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString()
-      if (output.includes("Listening on")) {
-        clearTimeout(timer)
-        resolve()
-      }
-    }
-    child.stdout!.on("data", onData)
-    child.stderr!.on("data", onData)
-    child.once("exit", (code) => reject(new Error(`gateway exited (${code}):\n${output}`)))
-  })
-  return { child, base: `http://127.0.0.1:${port}` }
-}
-
 describe.skipIf(POSTGRES_URL === undefined)("Two gateways on one PostgreSQL", () => {
   const database = `mfg_instances_${randomBytes(6).toString("hex")}`
-  const gateways: Array<{ child: ChildProcess; base: string }> = []
+  const gateways: Array<ServiceProcess> = []
   const call = (base: string, path: string, init: RequestInit = {}) =>
     fetch(`${base}${path}`, { ...init, signal: AbortSignal.timeout(10_000) })
   const admin = async <A = { id: string; value: string }>(base: string, path: string, method = "GET", body?: unknown) => {
@@ -72,27 +27,21 @@ describe.skipIf(POSTGRES_URL === undefined)("Two gateways on one PostgreSQL", ()
   }
 
   beforeAll(async () => {
-    await adminQuery(`CREATE DATABASE ${database}`)
+    await Effect.runPromise(adminQuery(`CREATE DATABASE ${database}`))
     const url = new URL(POSTGRES_URL!)
     url.pathname = `/${database}`
+    const env = { DATABASE_URL: url.toString(), ADMIN_TOKEN }
     // Started together: the migrations' table lock lets only one apply them.
-    gateways.push(...(await Promise.all([startGateway(url.toString()), startGateway(url.toString())])))
+    gateways.push(...(await Promise.all([startService(env), startService(env)])))
   }, 90_000)
 
   afterAll(async () => {
-    await Promise.all(gateways.map(({ child }) =>
-      child.exitCode === null
-        ? new Promise((resolve) => {
-          child.once("exit", resolve)
-          child.kill("SIGTERM")
-        })
-        : Promise.resolve()
-    ))
-    await adminQuery(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+    await Promise.all(gateways.map((gateway) => gateway.stop()))
+    await Effect.runPromise(adminQuery(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`))
   }, 60_000)
 
   it("fails a secret revoked or regenerated on one gateway on the other's very next call", async () => {
-    const [a, b] = gateways as [typeof gateways[0], typeof gateways[0]]
+    const [a, b] = gateways as [ServiceProcess, ServiceProcess]
     const secret = await (await admin(a.base, "/api/v1/secret", "POST", { appId: "shared", ipAddresses: ["0.0.0.0/0"] })).json()
     const get = (base: string, value: string) => call(base, "/v1/customer", { headers: { authorization: value } })
     // Both gateways have now verified (and remember) the secret.
@@ -108,7 +57,7 @@ describe.skipIf(POSTGRES_URL === undefined)("Two gateways on one PostgreSQL", ()
   }, 60_000)
 
   it("meters every call on both, and moves usedAt only forward", async () => {
-    const [a, b] = gateways as [typeof gateways[0], typeof gateways[0]]
+    const [a, b] = gateways as [ServiceProcess, ServiceProcess]
     const secret = await (await admin(a.base, "/api/v1/secret", "POST", { appId: "counted", ipAddresses: ["0.0.0.0/0"] })).json()
     const calls = Array.from({ length: 60 }, (_, i) =>
       call(i % 2 === 0 ? a.base : b.base, "/v1/customer", { headers: { authorization: secret.value } }))

@@ -4,16 +4,14 @@
  * conventions, app and secret ids, the client's trace continued, child spans
  * for the secret check, the meter and the engine call; never a secret.
  */
-import { spawn, type ChildProcess } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
-import * as Net from "node:net"
+import type * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type ServiceProcess, startService } from "../support/processes.ts"
 
-const ROOT = Path.resolve(import.meta.dirname, "../..")
-const NODE = Path.join(ROOT, "node_modules/.bin/node")
 const ADMIN_TOKEN = "telemetry-admin-token-0123456789"
 
 interface Span {
@@ -34,7 +32,7 @@ describe("OpenTelemetry traces", () => {
   const received: Array<string> = []
   const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "mfg-otel-"))
   let receiver: Http.Server
-  let gateway: ChildProcess
+  let gateway: ServiceProcess | undefined
   let base = ""
 
   beforeAll(async () => {
@@ -48,49 +46,18 @@ describe("OpenTelemetry traces", () => {
     })
     await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
     const otlpPort = (receiver.address() as Net.AddressInfo).port
-    const port = await new Promise<number>((resolve) => {
-      const probe = Net.createServer().listen(0, "127.0.0.1", () => {
-        const { port } = probe.address() as Net.AddressInfo
-        probe.close(() => resolve(port))
-      })
+    gateway = await startService({
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN,
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${otlpPort}`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_SERVICE_NAME: "gateway-under-test"
     })
-    const { DATABASE_URL: _postgres, ...inherited } = process.env
-    gateway = spawn(NODE, ["src/main.ts"], {
-      cwd: ROOT,
-      env: {
-        ...inherited,
-        DATA_DIR: dataDir,
-        PORT: String(port),
-        ADMIN_TOKEN,
-        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${otlpPort}`,
-        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-        OTEL_SERVICE_NAME: "gateway-under-test"
-      },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let output = ""
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${output}`)), 45_000)
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString()
-        if (output.includes("Listening on")) {
-          clearTimeout(timer)
-          resolve()
-        }
-      }
-      gateway.stdout!.on("data", onData)
-      gateway.stderr!.on("data", onData)
-    })
-    base = `http://127.0.0.1:${port}`
+    base = gateway.base
   }, 60_000)
 
   afterAll(async () => {
-    if (gateway !== undefined && gateway.exitCode === null) {
-      await new Promise((resolve) => {
-        gateway.once("exit", resolve)
-        gateway.kill("SIGTERM")
-      })
-    }
+    await gateway?.stop()
     receiver?.close()
     Fs.rmSync(dataDir, { recursive: true, force: true })
   }, 30_000)

@@ -22,7 +22,8 @@ const withDatabase = (url: string, database: string) => {
   return parsed.toString()
 }
 
-const adminQuery = (text: string) =>
+/** A statement on the PostgreSQL server of TEST_DATABASE_URL (create and drop test databases). */
+export const adminQuery = (text: string) =>
   Effect.promise(async () => {
     const client = new pg.Client({ connectionString: POSTGRES_URL })
     await client.connect()
@@ -60,6 +61,8 @@ export const testConfig = (backend: Backend, overrides: Partial<AppConfigShape> 
       host: "127.0.0.1",
       adminToken: Option.some(Redacted.make(ADMIN_TOKEN)),
       trustedProxies: [],
+      // The embedded engine unless a suite says otherwise, whatever DOWNSTREAM_URL the shell has.
+      downstreamUrl: Option.none(),
       ...storage,
       ...overrides
     })
