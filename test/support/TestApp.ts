@@ -3,14 +3,16 @@
  * small client that calls it over HTTP like an integrator would.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { createServer } from "node:http"
+import { Engine } from "../../src/engine/Engine.ts"
+import { EngineRoutesWith, type EngineRoutesOptions } from "../../src/engine/server.ts"
 import { ServicesLive } from "../../src/layers/AppLayers.ts"
 import { AllRoutes } from "../../src/layers/http/Server.ts"
 import { StorageLive } from "../../src/layers/storage/Storage.ts"
 import type { SqlClient } from "effect/sql"
-import type { AppConfig, AppConfigShape } from "../../src/services/AppConfig.ts"
+import { AppConfig, type AppConfigShape } from "../../src/services/AppConfig.ts"
 import type { Downstream } from "../../src/services/Downstream.ts"
 import type { Meter } from "../../src/services/Meter.ts"
 import type { SecretStore } from "../../src/services/SecretStore.ts"
@@ -73,19 +75,82 @@ const clientLayer = Layer.effect(
 )
 
 /**
+ * How the gateway reaches the engine in TestApp: `embedded` (the default), or
+ * `http` with DOWNSTREAM_MODE=http: an engine served in-process on its own
+ * random port over the same storage, and the gateway pointed at it
+ * (DOWNSTREAM_URL), so every HTTP suite also runs over the engine's API.
+ */
+export const downstreamMode: "embedded" | "http" = process.env.DOWNSTREAM_MODE === "http" ? "http" : "embedded"
+
+/** The base URL of the in-process engine (`http://127.0.0.1:<port>`). */
+export class EngineUrl extends Context.Service<EngineUrl, string>()("test/EngineUrl") {}
+
+const urlOf = Effect.gen(function*() {
+  const address = (yield* HttpServer.HttpServer).address
+  if (address._tag === "UnixPathAddress") return yield* Effect.die(new Error("expected a TCP address"))
+  return `http://127.0.0.1:${address.port}`
+})
+
+/**
+ * The engine service (src/engine/server.ts routes + Engine) served in-process
+ * on 127.0.0.1:<random> over the SqlClient in context; provides its URL only.
+ */
+export const EngineOnRandomPort = (options: EngineRoutesOptions = { token: Option.none() }) => {
+  const server = HttpRouter.serve(EngineRoutesWith(options), { disableLogger: true, disableListenLog: true }).pipe(
+    Layer.provide(Engine.layer),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+  )
+  // Only EngineUrl leaves: the engine's HttpServer must not shadow the gateway's.
+  return Layer.effect(EngineUrl, urlOf).pipe(Layer.provide(server))
+}
+
+/** Storage and AppConfig for a suite; AppConfig's DOWNSTREAM_URL pointing at an in-process engine. */
+const storageOverEngine = (backend: Backend, overrides: Partial<AppConfigShape>, engine: EngineRoutesOptions) =>
+  Layer.effect(
+    AppConfig,
+    Effect.gen(function*() {
+      const config = yield* AppConfig
+      return { ...config, downstreamUrl: Option.some(yield* EngineUrl) }
+    })
+  ).pipe(
+    Layer.provideMerge(EngineOnRandomPort(engine)),
+    Layer.provideMerge(StorageLive("serve")),
+    Layer.provideMerge(testConfig(backend, overrides))
+  )
+
+const gateway = <A, E>(
+  base: Layer.Layer<A | SqlClient.SqlClient | AppConfig, E>,
+  services: Layer.Layer<SecretStore | Meter | Downstream, never, SqlClient.SqlClient | AppConfig>
+) =>
+  clientLayer.pipe(
+    Layer.provideMerge(HttpRouter.serve(AllRoutes, { disableLogger: true, disableListenLog: true })),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(services),
+    Layer.provideMerge(base)
+  )
+
+/**
  * The whole service over `backend`, served on 127.0.0.1:<random>, plus the
  * TestClient. `services` swaps the service layers (SecretStore, Meter,
- * Downstream) for tests that need one of them to misbehave.
+ * Downstream) for tests that need one of them to misbehave. With
+ * DOWNSTREAM_MODE=http (and no `downstreamUrl` override) the engine answers
+ * over its HTTP API instead of in-process.
  */
 export const TestApp = (
   backend: Backend,
   overrides: Partial<AppConfigShape> = {},
   services: Layer.Layer<SecretStore | Meter | Downstream, never, SqlClient.SqlClient | AppConfig> = ServicesLive
 ) =>
-  clientLayer.pipe(
-    Layer.provideMerge(HttpRouter.serve(AllRoutes, { disableLogger: true, disableListenLog: true })),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-    Layer.provideMerge(services),
-    Layer.provideMerge(StorageLive("serve")),
-    Layer.provideMerge(testConfig(backend, overrides))
-  )
+  downstreamMode === "http" && overrides.downstreamUrl === undefined
+    ? gateway(storageOverEngine(backend, overrides, { token: Option.none() }), services)
+    : gateway(StorageLive("serve").pipe(Layer.provideMerge(testConfig(backend, overrides))), services)
+
+/**
+ * The gateway pointed at an engine served in-process over the same storage,
+ * whatever DOWNSTREAM_MODE says; EngineUrl gives the engine's address.
+ */
+export const TestAppOverEngine = (
+  backend: Backend,
+  overrides: Partial<AppConfigShape> = {},
+  engine: EngineRoutesOptions = { token: Option.none() }
+) => gateway(storageOverEngine(backend, overrides, engine), ServicesLive)
