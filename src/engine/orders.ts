@@ -1,11 +1,65 @@
 /**
  * The orders engine: how tickets, parts, quotes, catalogue models and items
- * are completed when stored, and the order workflows (quotes, lookups,
- * parts from a catalogue, similarity, machining strategies, model fields).
+ * are completed when stored, and the order workflows (quotes, parts from a
+ * catalogue, similarity, machining strategies, post-processing, model
+ * fields). See docs/workflows-orders.md.
  */
-import type { Operations } from "./Operation.ts"
+import { Effect } from "effect"
+import { randomUUID } from "node:crypto"
 import type { RecordHooks } from "./crud.ts"
+import { EngineError } from "./EngineError.ts"
+import type { Operation, Operations } from "./Operation.ts"
+import { arrayOf, objectOf, param, text } from "./orders/common.ts"
+import { partHooks, partWorkflows } from "./orders/parts.ts"
+import { quoteHooks, quoteWorkflows } from "./orders/quotes.ts"
+import { RecordRepository } from "./RecordRepository.ts"
 
-export const orderHooks: Readonly<Record<string, RecordHooks>> = {}
+/** References inside a catalogue configuration, checked like a record's own. */
+const CONFIGURATION_REFERENCES = { technologyId: "technology", materialId: "material", colourId: "colour" } as const
 
-export const orderWorkflows: Operations = {}
+/** Gives each configuration without an id a new one (existing ids are kept) and checks its references. */
+const prepareCatalogueModel: NonNullable<RecordHooks["prepare"]> = (context, input) =>
+  Effect.gen(function*() {
+    const records = yield* RecordRepository
+    const configurations = arrayOf(input.configurations).map((value) => objectOf(value) ?? {})
+    for (const [index, configuration] of configurations.entries()) {
+      for (const [field, resource] of Object.entries(CONFIGURATION_REFERENCES)) {
+        const id = text(configuration, field)
+        if (id === undefined) continue
+        if ((yield* records.find(resource, context.appId, id)) === undefined) {
+          return yield* EngineError.unknownReference(`configurations.${index}.${field}`, resource, id)
+        }
+      }
+    }
+    return {
+      ...input,
+      configurations: configurations.map((configuration) => ({ ...configuration, id: text(configuration, "id") ?? randomUUID() }))
+    }
+  })
+
+export const orderHooks: Readonly<Record<string, RecordHooks>> = {
+  ...quoteHooks,
+  ...partHooks,
+  catalogueModel: { prepare: prepareCatalogueModel }
+}
+
+/** `GET /item/{partItemId}`: the path parameter is not `id`. */
+const getItem: Operation = (context, request) =>
+  Effect.gen(function*() {
+    const records = yield* RecordRepository
+    return (yield* records.find("item", context.appId, param(request, "partItemId"))) ?? null
+  })
+
+const removeItem: Operation = () => Effect.fail(EngineError.notImplemented("Deleting an item is not implemented"))
+
+/** `GET /app`: the settings of the caller's app. */
+const getApp: Operation = (context) =>
+  Effect.succeed({ id: context.appId, name: context.appId, defaultCurrency: "EUR", measurementUnit: "mm", timeZone: "UTC" })
+
+export const orderWorkflows: Operations = {
+  ...quoteWorkflows,
+  ...partWorkflows,
+  "item.get": getItem,
+  "item.remove": removeItem,
+  "app.get": getApp
+}

@@ -1,0 +1,357 @@
+/**
+ * Parts (ticket models): the model file a part is made from, its model
+ * versions, post-processing services, machining strategies, parts from a
+ * catalogue, similar parts and the fields of a model version.
+ *
+ * Geometry, production times and prices are `null` until the model analysis
+ * and the pricing (a later issue) fill them; a part whose model changes gets
+ * them reset to `null` and a new model version.
+ */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { TicketModel } from "../../domain/resources/orders.ts"
+import { crudOperations, type RecordHooks } from "../crud.ts"
+import { EngineError } from "../EngineError.ts"
+import type { Operation, OperationContext, Operations } from "../Operation.ts"
+import { GLOBAL_APP, RecordRepository, type StoredRecord } from "../RecordRepository.ts"
+import { arrayOf, fileNameOf, listAll, numeric, objectOf, param, payloadOf, text } from "./common.ts"
+
+// ---------------------------------------------------------------------------
+// Catalogue configurations
+
+export interface FoundConfiguration {
+  readonly model: StoredRecord
+  readonly configuration: StoredRecord
+}
+
+/** The catalogue model (visible to the app) holding the configuration `configurationId`, and that configuration. */
+export const findConfiguration = (appId: string, configurationId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ data: StoredRecord }>`
+      SELECT data FROM engine_record
+      WHERE resource = 'catalogueModel' AND app_id IN (${appId}, ${GLOBAL_APP})
+        AND data->'configurations' @> ${JSON.stringify([{ id: configurationId }])}::jsonb
+      ORDER BY created_at LIMIT 1`
+    const model = rows[0]?.data
+    if (model === undefined) return undefined
+    const configuration = arrayOf(model.configurations)
+      .map(objectOf)
+      .find((candidate) => candidate !== undefined && candidate.id === configurationId)
+    return configuration === undefined ? undefined : ({ model, configuration } satisfies FoundConfiguration)
+  })
+
+// ---------------------------------------------------------------------------
+// Checks shared by part writes
+
+/** Each `productionParameterIds` entry must name a parameter field of the technology and one of its values. */
+const checkParameters = (context: OperationContext, technologyId: string, parameters: StoredRecord | undefined) =>
+  Effect.gen(function*() {
+    const entries = Object.entries(parameters ?? {})
+    if (entries.length === 0) return
+    const fields = yield* listAll("productionParameterField", context.appId, { technologyId })
+    for (const [name, valueId] of entries) {
+      const field = fields.find((candidate) => candidate.name === name)
+      if (field === undefined) {
+        return yield* EngineError.unknownReference(`productionParameterIds.${name}`, `production parameter field of ${technologyId}`, name)
+      }
+      const values = arrayOf(field.values).map(objectOf)
+      if (!values.some((value) => value?.id === valueId)) {
+        return yield* EngineError.unknownReference(`productionParameterIds.${name}`, `value of ${String(field.id)}`, String(valueId))
+      }
+    }
+  })
+
+/** Each service must exist for the app and apply to the technology; `field` names the list in errors. */
+export const checkServices = (
+  context: OperationContext,
+  technologyId: string,
+  serviceIds: ReadonlyArray<unknown>,
+  field: string
+) =>
+  Effect.gen(function*() {
+    const records = yield* RecordRepository
+    for (const [index, serviceId] of serviceIds.entries()) {
+      const service = yield* records.find("service", context.appId, String(serviceId))
+      if (service === undefined) return yield* EngineError.unknownReference(`${field}.${index}`, "service", String(serviceId))
+      if (!arrayOf(service.technologyIds).includes(technologyId)) {
+        return yield* EngineError.invalid(`${field}.${index}: service ${String(serviceId)} does not apply to technology ${technologyId}`)
+      }
+    }
+  })
+
+// ---------------------------------------------------------------------------
+// The part's model
+
+/** Whether two versions of a part name the same model (url, file name or catalogue configuration). */
+const sameModel = (a: StoredRecord, b: StoredRecord) => {
+  const endpointA = objectOf(a.modelEndpoint)
+  const endpointB = objectOf(b.modelEndpoint)
+  return (endpointA?.url ?? null) === (endpointB?.url ?? null)
+    && (endpointA?.fileName ?? null) === (endpointB?.fileName ?? null)
+    && (a.catalogueModelConfigurationId ?? null) === (b.catalogueModelConfigurationId ?? null)
+}
+
+/** The file name of a part's model: from its endpoint, or from the model of its catalogue configuration. */
+const modelFileName = (context: OperationContext, part: StoredRecord) =>
+  Effect.gen(function*() {
+    const endpoint = objectOf(part.modelEndpoint)
+    if (endpoint !== undefined) return fileNameOf(endpoint)
+    const configurationId = text(part, "catalogueModelConfigurationId") ?? ""
+    const found = yield* findConfiguration(context.appId, configurationId)
+    if (found === undefined) {
+      return yield* EngineError.unknownReference("catalogueModelConfigurationId", "catalogue model configuration", configurationId)
+    }
+    return fileNameOf(objectOf(found.model.modelEndpoint))
+  })
+
+const prepareTicketModel: NonNullable<RecordHooks["prepare"]> = (context, input, previous) =>
+  Effect.gen(function*() {
+    const technologyId = text(input, "technologyId") ?? ""
+    yield* checkParameters(context, technologyId, objectOf(input.productionParameterIds))
+    yield* checkServices(context, technologyId, arrayOf(input.serviceIds), "serviceIds")
+    if (previous !== undefined && sameModel(previous, input)) return input
+    // A new model: its analysis and price are not known yet.
+    return {
+      ...input,
+      fileName: yield* modelFileName(context, input),
+      geometry: null,
+      productionTimes: null,
+      unitPrice: null,
+      totalPrice: null
+    }
+  })
+
+export const partHooks: Readonly<Record<string, RecordHooks>> = { ticketModel: { prepare: prepareTicketModel } }
+
+// ---------------------------------------------------------------------------
+// Part operations
+
+const generic = crudOperations(TicketModel, { prepare: prepareTicketModel })
+
+const addVersion = (context: OperationContext, part: StoredRecord) =>
+  Effect.gen(function*() {
+    const records = yield* RecordRepository
+    const partId = String(part.id)
+    const existing = yield* listAll("modelVersion", context.appId, { ticketModelId: partId })
+    const version = existing.reduce((max, record) => Math.max(max, numeric(record, "version") ?? 0), 0) + 1
+    return yield* records.insert("modelVersion", context.appId, {
+      ticketModelId: partId,
+      version,
+      fileName: part.fileName ?? null,
+      modelEndpoint: part.modelEndpoint ?? null,
+      geometry: part.geometry ?? null
+    })
+  })
+
+/** Creates a part (through the generic create and its hook) and its first model version. */
+const createPart: Operation = (context, request) =>
+  Effect.gen(function*() {
+    const part = (yield* generic["ticketModel.create"]!(context, request)) as StoredRecord
+    yield* addVersion(context, part)
+    return part
+  })
+
+const replacePart: Operation = (context, request) =>
+  Effect.gen(function*() {
+    const records = yield* RecordRepository
+    const previous = yield* records.find("ticketModel", context.appId, param(request, "id"))
+    const part = (yield* generic["ticketModel.replace"]!(context, request)) as StoredRecord
+    if (previous !== undefined && !sameModel(previous, part)) yield* addVersion(context, part)
+    return part
+  })
+
+/** Deletes a part with its model versions and machining strategies. */
+const removePart: Operation = (context, request) =>
+  Effect.gen(function*() {
+    const records = yield* RecordRepository
+    const part = (yield* generic["ticketModel.remove"]!(context, request)) as StoredRecord
+    const partId = String(part.id)
+    for (const resource of ["modelVersion", "machiningStrategy"]) {
+      for (const record of yield* listAll(resource, context.appId, { ticketModelId: partId })) {
+        yield* records.remove(resource, context.appId, String(record.id))
+      }
+    }
+    return part
+  })
+
+/** `POST /ticket-model/from-catalogue`: all parts or none. */
+const fromCatalogue: Operation = (context, request) =>
+  Effect.gen(function*() {
+    const records = yield* RecordRepository
+    const sql = yield* SqlClient.SqlClient
+    const body = payloadOf(request)
+    const ticketId = text(body, "ticketId") ?? ""
+    if ((yield* records.find("ticket", context.appId, ticketId)) === undefined) {
+      return yield* EngineError.unknownReference("ticketId", "ticket", ticketId)
+    }
+    const requested = arrayOf(body.parts).map((part) => objectOf(part) ?? {})
+    const found = yield* Effect.forEach(requested, (part, index) =>
+      Effect.gen(function*() {
+        const configurationId = text(part, "catalogueModelConfigurationId") ?? ""
+        const match = yield* findConfiguration(context.appId, configurationId)
+        if (match === undefined) {
+          return yield* EngineError.unknownReference(
+            `parts.${index}.catalogueModelConfigurationId`,
+            "catalogue model configuration",
+            configurationId
+          )
+        }
+        return { ...match, configurationId, quantity: part.quantity }
+      }))
+    return yield* sql.withTransaction(Effect.forEach(found, ({ configuration, configurationId, model, quantity }) => {
+      const payload: Record<string, unknown> = {
+        ticketId,
+        name: text(configuration, "name") ?? text(model, "name"),
+        catalogueModelConfigurationId: configurationId,
+        technologyId: configuration.technologyId,
+        materialId: configuration.materialId,
+        quantity
+      }
+      if (configuration.colourId !== undefined) payload.colourId = configuration.colourId
+      if (configuration.productionParameterIds !== undefined) payload.productionParameterIds = configuration.productionParameterIds
+      return createPart(context, { payload })
+    }))
+  })
+
+// ---------------------------------------------------------------------------
+// Similarity
+
+/**
+ * The one place that says what makes two parts alike, until real shape
+ * analysis arrives: a scale-aware feature vector of the geometry. Size
+ * enters as logarithms (a part twice as large is a constant distance away,
+ * whatever its size), shape as the bounding box proportions (sorted edges
+ * over the longest) and the compactness (volume over surface area, relative
+ * to the box). Two parts' score is `1 / (1 + distance)`, in (0, 1].
+ */
+export const geometryFeatures = (geometry: StoredRecord): ReadonlyArray<number> => {
+  const volume = Math.max(numeric(geometry, "volume") ?? 0, 0)
+  const area = Math.max(numeric(geometry, "surfaceArea") ?? 0, 0)
+  const box = objectOf(geometry.boundingBox) ?? {}
+  const edges = [numeric(box, "x") ?? 0, numeric(box, "y") ?? 0, numeric(box, "z") ?? 0].sort((a, b) => b - a)
+  const longest = edges[0]! > 0 ? edges[0]! : 1
+  const compactness = area > 0 ? volume / area / (longest / 6) : 0
+  return [
+    Math.log1p(volume) / 3,
+    Math.log1p(area) / 2,
+    edges[1]! / longest,
+    edges[2]! / longest,
+    Math.min(compactness, 1)
+  ]
+}
+
+export const similarityScore = (a: StoredRecord, b: StoredRecord): number => {
+  const fa = geometryFeatures(a)
+  const fb = geometryFeatures(b)
+  const distance = Math.sqrt(fa.reduce((sum, value, index) => sum + (value - fb[index]!) ** 2, 0))
+  return 1 / (1 + distance)
+}
+
+const similarity: Operation = (context, request) =>
+  Effect.gen(function*() {
+    const records = yield* RecordRepository
+    const id = param(request, "id")
+    const part = yield* records.find("ticketModel", context.appId, id)
+    if (part === undefined) return yield* EngineError.notFound("ticketModel", id)
+    const geometry = objectOf(part.geometry)
+    if (geometry === undefined) {
+      return yield* EngineError.conflict(`part ${text(part, "name") ?? id} has no geometry yet: it cannot be compared`)
+    }
+    const limit = numeric(payloadOf(request), "limit") ?? 10
+    const others = (yield* listAll("ticketModel", context.appId)).flatMap((other) => {
+      const otherGeometry = objectOf(other.geometry)
+      return other.id === id || otherGeometry === undefined
+        ? []
+        : [{ ticketModelId: String(other.id), score: similarityScore(geometry, otherGeometry) }]
+    })
+    return others
+      .sort((a, b) => b.score - a.score || a.ticketModelId.localeCompare(b.ticketModelId))
+      .slice(0, limit)
+  })
+
+// ---------------------------------------------------------------------------
+// Machining strategies and post-processing
+
+const STRATEGY_KEYS = ["ticketModelId", "serviceId", "strategy", "toolIds", "stepover", "notes"] as const
+
+const strategyOf = (record: StoredRecord) =>
+  Object.fromEntries(STRATEGY_KEYS.filter((key) => record[key] !== undefined).map((key) => [key, record[key]]))
+
+const strategyId = (ticketModelId: string, serviceId: string) => `${ticketModelId}:${serviceId}`
+
+const getMachiningStrategy: Operation = (context, request) =>
+  Effect.gen(function*() {
+    const records = yield* RecordRepository
+    const id = strategyId(param(request, "ticketModelId"), param(request, "serviceId"))
+    const found = yield* records.find("machiningStrategy", context.appId, id)
+    return found === undefined ? null : strategyOf(found)
+  })
+
+const setMachiningStrategy: Operation = (context, request) =>
+  Effect.gen(function*() {
+    const records = yield* RecordRepository
+    const ticketModelId = param(request, "ticketModelId")
+    const serviceId = param(request, "serviceId")
+    if ((yield* records.find("ticketModel", context.appId, ticketModelId)) === undefined) {
+      return yield* EngineError.notFound("ticketModel", ticketModelId)
+    }
+    if ((yield* records.find("service", context.appId, serviceId)) === undefined) {
+      return yield* EngineError.unknownReference("serviceId", "service", serviceId)
+    }
+    const id = strategyId(ticketModelId, serviceId)
+    const data = { ...payloadOf(request), ticketModelId, serviceId }
+    const existing = yield* records.find("machiningStrategy", context.appId, id)
+    const stored = existing === undefined
+      ? yield* records.insert("machiningStrategy", context.appId, data, { id })
+      : yield* records.replace("machiningStrategy", context.appId, id, data)
+    return strategyOf(stored ?? data)
+  })
+
+const setPostProcessing: Operation = (context, request) =>
+  Effect.gen(function*() {
+    const records = yield* RecordRepository
+    const id = param(request, "ticketModelId")
+    const part = yield* records.find("ticketModel", context.appId, id)
+    if (part === undefined) return yield* EngineError.notFound("ticketModel", id)
+    const serviceIds = arrayOf(payloadOf(request).serviceIds)
+    yield* checkServices(context, text(part, "technologyId") ?? "", serviceIds, "serviceIds")
+    return (yield* records.replace("ticketModel", context.appId, id, { ...part, serviceIds })) ?? (yield* EngineError.notFound("ticketModel", id))
+  })
+
+// ---------------------------------------------------------------------------
+// Model versions
+
+/** A value at a dotted path of a record, if it is a string, a finite number or a boolean. */
+const valueAt = (record: StoredRecord, path: string): string | number | boolean | null => {
+  let current: unknown = record
+  for (const key of path.split(".")) {
+    const object = objectOf(current)
+    if (object === undefined || !Object.hasOwn(object, key)) return null
+    current = object[key]
+  }
+  if (typeof current === "string" || typeof current === "boolean") return current
+  return typeof current === "number" && Number.isFinite(current) ? current : null
+}
+
+const fieldsResolve: Operation = (context, request) =>
+  Effect.gen(function*() {
+    const records = yield* RecordRepository
+    const id = param(request, "id")
+    const version = yield* records.find("modelVersion", context.appId, id)
+    if (version === undefined) return yield* EngineError.notFound("modelVersion", id)
+    const fields = arrayOf(payloadOf(request).fields).map(String)
+    return { modelVersionId: id, values: Object.fromEntries(fields.map((field) => [field, valueAt(version, field)])) }
+  })
+
+export const partWorkflows: Operations = {
+  "ticketModel.create": createPart,
+  "ticketModel.replace": replacePart,
+  "ticketModel.remove": removePart,
+  "ticketModel.fromCatalogue": fromCatalogue,
+  "ticketModel.similarity": similarity,
+  "ticketModel.getMachiningStrategy": getMachiningStrategy,
+  "ticketModel.setMachiningStrategy": setMachiningStrategy,
+  "ticketModel.setPostProcessing": setPostProcessing,
+  "modelVersion.fieldsResolve": fieldsResolve
+}
