@@ -40,6 +40,9 @@ const dateQueryFields = <const F extends string>(field: F) => ({
   }))
 }) as { readonly [K in F | `${F}[from]` | `${F}[to]`]: Schema.optional<typeof IsoDateParam> }
 
+/** `createdAt` and `updatedAt`, each as one date or a `[from]`/`[to]` range: for every list query. */
+export const DateRangeQuery = { ...dateQueryFields("createdAt"), ...dateQueryFields("updatedAt") }
+
 export const defineResource = <
   const Name extends string,
   const Fields extends Schema.Struct.Fields,
@@ -77,8 +80,7 @@ export const defineResource = <
   const listQuery = Schema.Struct({
     ids: Schema.optional(Repeatable.annotate({ description: "Only these ids (repeatable)" })),
     ...filterFields,
-    ...dateQueryFields("createdAt"),
-    ...dateQueryFields("updatedAt"),
+    ...DateRangeQuery,
     limit: Schema.optional(PageLimit),
     offset: Schema.optional(PageOffset)
   })
@@ -129,18 +131,10 @@ export const DEFAULT_PAGE_SIZE = 100
 const DAY_MS = 86_400_000
 const isDateOnly = (text: string) => text.length === 10
 
-/** Turns a decoded list query into the engine's filter. */
-export const toRecordFilter = (
-  filters: ReadonlyArray<string>,
-  query: Readonly<Record<string, unknown>>
-): RecordFilter => {
-  const strings = (key: string) => query[key] as ReadonlyArray<string> | undefined
-  const text = (key: string) => query[key] as string | undefined
-  const equals = filters.flatMap((field) => {
-    const values = strings(field)
-    return values === undefined ? [] : [{ field, values }]
-  })
-  const dates = DATE_FIELDS.flatMap((field) => {
+/** The date conditions of a decoded list query (see DateRangeQuery). */
+export const toDateFilters = (query: Readonly<Record<string, unknown>>): RecordFilter["dates"] =>
+  DATE_FIELDS.flatMap((field) => {
+    const text = (key: string) => query[key] as string | undefined
     const on = text(field)
     const from = text(`${field}[from]`)
     const to = text(`${field}[to]`)
@@ -153,6 +147,18 @@ export const toRecordFilter = (
       to: to !== undefined ? end(to) : on !== undefined ? end(on) : undefined
     }]
   })
+
+/** Turns a decoded list query into the engine's filter. */
+export const toRecordFilter = (
+  filters: ReadonlyArray<string>,
+  query: Readonly<Record<string, unknown>>
+): RecordFilter => {
+  const strings = (key: string) => query[key] as ReadonlyArray<string> | undefined
+  const equals = filters.flatMap((field) => {
+    const values = strings(field)
+    return values === undefined ? [] : [{ field, values }]
+  })
+  const dates = toDateFilters(query)
   return {
     ids: strings("ids"),
     equals,

@@ -203,6 +203,11 @@ for (const backend of backends) {
         assert.sameDeepMembers(yield* ok("GET", "/v1/reel-group"), [created, other])
         assert.deepStrictEqual(yield* ok("GET", `/v1/reel-group?ids=${created.id}`), [created])
         assert.deepStrictEqual(yield* ok("GET", `/v1/reel-group?materialId=${materials.sla}`), [other])
+        const today = new Date().toISOString().slice(0, 10)
+        assert.sameDeepMembers(yield* ok("GET", `/v1/reel-group?createdAt=${today}`), [created, other])
+        assert.deepStrictEqual(yield* ok("GET", "/v1/reel-group?createdAt%5Bto%5D=2001-01-01"), [])
+        assert.strictEqual((yield* call("GET", "/v1/reel-group?updatedAt%5Bfrom%5D=soon")).status, 400)
+        assert.deepStrictEqual(yield* ok("GET", "/v1/service-job-production?createdAt%5Bto%5D=2001-01-01"), [])
 
         const updated = yield* ok("PUT", "/v1/reel-group", { id: created.id, name: "PLA black 1kg", materialId: materials.fdm })
         assert.strictEqual(updated.id, created.id)

@@ -5,7 +5,7 @@
  * records (one per part in a job), a timeline, merges and reassignments.
  */
 import { Schema } from "effect"
-import { defineResource } from "../Resource.ts"
+import { DateRangeQuery, defineResource } from "../Resource.ts"
 import { Dimensions, IsoDateTime, Location, Money, Name, NonNegative, Quantity, Ref, Text } from "./fields.ts"
 
 export const MachineGroup = defineResource({
@@ -76,7 +76,8 @@ export const ReelGroup = Schema.Struct({
 }).annotate({ title: "Reel group" })
 export const ReelGroupListQuery = Schema.Struct({
   ids: Schema.optional(Schema.ArrayEnsure(Schema.String)),
-  materialId: Schema.optional(Schema.ArrayEnsure(Schema.String))
+  materialId: Schema.optional(Schema.ArrayEnsure(Schema.String)),
+  ...DateRangeQuery
 })
 
 export const Reel = defineResource({
@@ -153,7 +154,8 @@ export const ServiceJobProduction = Schema.Struct({
 }).annotate({ title: "Service job production" })
 export const ServiceJobProductionQuery = Schema.Struct({
   serviceJobIds: Schema.optional(Schema.ArrayEnsure(Schema.String)),
-  state: Schema.optional(Schema.ArrayEnsure(ServiceJobState))
+  state: Schema.optional(Schema.ArrayEnsure(ServiceJobState)),
+  ...DateRangeQuery
 })
 /** `PUT /service-job/{id}/production/{ppsId}`: a PPS record's progress. */
 export const PpsProgress = Schema.Struct({

@@ -4,6 +4,7 @@
  * the text form of its number, taken from the engine's `engine_number`
  * sequence, and answered with the number.
  */
+import { toDateFilters } from "../../domain/Resource.ts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { Reel } from "../../domain/resources/production.ts"
@@ -63,7 +64,10 @@ const listReelGroups: Operation = (context, request) =>
     const query = request.query ?? {}
     const ids = query.ids === undefined ? undefined : strings(query.ids).map(reelGroupNumber)
     const materialIds = query.materialId === undefined ? {} : { materialId: strings(query.materialId) }
-    const groups = yield* listAll(REEL_GROUP, context.appId, materialIds, ids === undefined ? {} : { ids })
+    const groups = yield* listAll(REEL_GROUP, context.appId, materialIds, {
+      ...(ids === undefined ? {} : { ids }),
+      dates: toDateFilters(query)
+    })
     return groups.map(toReelGroup)
   })
 

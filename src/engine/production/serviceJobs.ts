@@ -5,6 +5,7 @@
  * `done` is kept for jobs closed by an operator (PUT of the record keeps the
  * state, so only the engine moves it).
  */
+import { toDateFilters } from "../../domain/Resource.ts"
 import { Effect } from "effect"
 import { ServiceJob } from "../../domain/resources/production.ts"
 import { crudOperations, type RecordHooks } from "../crud.ts"
@@ -295,7 +296,7 @@ const listProductions: Operation = (context, request) =>
     const query = request.query ?? {}
     const ids = query.serviceJobIds === undefined ? {} : { ids: strings(query.serviceJobIds) }
     const states = query.state === undefined ? {} : { state: strings(query.state) }
-    const jobs = yield* listAll(SERVICE_JOB, context.appId, states, ids)
+    const jobs = yield* listAll(SERVICE_JOB, context.appId, states, { ...ids, dates: toDateFilters(query) })
     if (jobs.length === 0) return []
     const pps = yield* listAll("pps", context.appId, { serviceJobId: jobs.map((job) => String(job.id)) })
     return jobs.map((job) => productionOf(job, pps.filter((record) => record.serviceJobId === job.id)))
