@@ -33,7 +33,7 @@ export class Engine extends Context.Service<Engine, {
               Effect.catchTag("SqlError", (error) =>
                 isOutage(error) ? Effect.fail(EngineError.storageUnavailable()) : Effect.die(error)),
               Effect.provideContext(services),
-              Effect.withSpan(`engine ${operation}`, { attributes: { "app.id": context.appId } })
+              Effect.withSpan(`engine ${operation}`, { attributes: { "app.id": context.appId } }, { captureStackTrace: false })
             )
           }
         })

@@ -88,7 +88,7 @@ export const MeterSql = Layer.effect(
             }
           })
         ),
-        Effect.withSpan("Meter.flush", { attributes: { "meter.batch_size": batch.length } })
+        Effect.withSpan("Meter.flush", { attributes: { "meter.batch_size": batch.length } }, { captureStackTrace: false })
       )
 
     /** Runs until the queue is ended and drained (at shutdown). */
@@ -125,7 +125,7 @@ export const MeterSql = Layer.effect(
             outcomes = batch.concat(outcomes).slice(-MAX_PENDING_OUTCOMES)
           }).pipe(Effect.andThen(Effect.logWarning("meter outcomes not written yet", error.reason._tag)))
         ),
-        Effect.withSpan("Meter.writeOutcomes", { attributes: { "meter.batch_size": batch.length } })
+        Effect.withSpan("Meter.writeOutcomes", { attributes: { "meter.batch_size": batch.length } }, { captureStackTrace: false })
       )
     }).pipe(
       // The batch has left the buffer: an interrupt at shutdown must wait for it, not drop it.

@@ -73,7 +73,7 @@ export const makeForward = (downstream: Downstream["Service"]) => {
         payload: request.payload
       }).pipe(
         Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })),
-        Effect.withSpan("Downstream.invoke", { attributes: { "downstream.operation": operation } })
+        Effect.withSpan("Downstream.invoke", { attributes: { "downstream.operation": operation } }, { captureStackTrace: false })
       )
       return result === null ? EMPTY_200 : yield* answer(result, scope.requestId)
     }).pipe(Effect.catch((error) => Effect.succeed(downstreamResponse(error))))
