@@ -1,5 +1,6 @@
 /** The public REST API, v1: every operation of the spec under /v1. */
 import { HttpApi, OpenApi } from "effect/http-api"
+import { EngineErrorBody } from "../domain/Errors.ts"
 import { CatalogueGroup, CatalogueModelGroup } from "./groups/catalogue.ts"
 import { CustomerGroup } from "./groups/customer.ts"
 import {
@@ -10,6 +11,7 @@ import {
   MachineGroupGroup, MachinesGroup, PpsGroup, ReelGroupGroup, ReelsGroup, ReportMetricsGroup, ServiceJobGroup,
   ServiceJobProductionGroup
 } from "./groups/production.ts"
+import { documentTransform } from "./openapi.ts"
 import {
   AppGroup, BlankGroup, ColourGroup, CurrencyGroup, MaterialGroup, MaterialSeriesGroup, ProductionParameterFieldGroup,
   QuotationFormGroup, QuotationFormRegionGroup, ServiceGroup, SupplierGroup, TechnologyGroup, UserGroup
@@ -29,6 +31,9 @@ export class PublicApi extends HttpApi.make("public-v1")
     title: "Manufacturing engine public API",
     version: "1.0.0",
     description: "Customers, orders, tickets and parts of a manufacturing quoting and production engine. " +
-      "Every call is authenticated with an Incoming Secret and metered."
+      "Every call is authenticated with an Incoming Secret and metered.",
+    servers: [{ url: "/", description: "This gateway (paths start with /v1)" }],
+    transform: documentTransform
   }))
+  .annotate(HttpApi.AdditionalSchemas, [EngineErrorBody])
 {}

@@ -53,6 +53,22 @@ export class NotAuthorized extends Schema.Error<NotAuthorized>("NotAuthorized")(
 }) {}
 
 /**
+ * The body of an engine error as the client sees it (documentation only: the
+ * body of the passthrough responses in the OpenAPI document).
+ */
+export const EngineErrorBody = Schema.Struct({
+  code: Schema.Int.annotate({ description: "The HTTP status of the response" }),
+  message: Schema.String.annotate({ description: "What went wrong, for a person" }),
+  type: Schema.String.annotate({ description: "A stable name of the kind of error, for a program" })
+}).annotate({
+  identifier: "EngineError",
+  title: "Engine error",
+  description: "An error from the engine, passed through unchanged with the `x-error-source` and " +
+    "`x-error-source-request-id` headers.",
+  examples: [{ code: 404, message: "No ticket with this id", type: "NotFound" }]
+})
+
+/**
  * A failure reported by the engine (embedded or remote). It reaches the client
  * unchanged: status, `{code, message, type}`, and the `x-error-source` and
  * `x-error-source-request-id` headers.

@@ -9,13 +9,15 @@ import {
 } from "../../domain/resources/orders.ts"
 import { ServiceJob } from "../../domain/resources/production.ts"
 import { IncomingSecretAuth } from "../Authorization.ts"
-import { COMMON_ERRORS, create, get, IdParam, list, lookup, remove, replace } from "../endpoints.ts"
+import { emptyOk } from "../openapi.ts"
+import { COMMON_ERRORS, create, get, IdParam, list, lookup, recordOf, remove, replace, tag } from "../endpoints.ts"
 
 const Id = IdParam.id
 
 export const ProjectGroup = HttpApiGroup.make("project")
   .add(lookup(Project), list(Project), create(Project), get(Project), replace(Project))
   .middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Project (order)", "Orders of a customer (Project 1–n Ticket); numbered P-000042, found by id, number or external reference."))
 
 export const TicketGroup = HttpApiGroup.make("ticket")
   .add(
@@ -24,7 +26,7 @@ export const TicketGroup = HttpApiGroup.make("ticket")
     replace(Ticket),
     HttpApiEndpoint.put("sendToProduction", "/ticket/:id/send-to-production", {
       params: IdParam,
-      success: Schema.Array(ServiceJob.record),
+      success: Schema.Array(recordOf(ServiceJob)),
       error: [...COMMON_ERRORS, NotFound]
     }).annotate(OpenApi.Summary, "Send a ticket to production").annotate(
       OpenApi.Description,
@@ -33,7 +35,7 @@ export const TicketGroup = HttpApiGroup.make("ticket")
     HttpApiEndpoint.post("quote", "/ticket/:ticketId/quote", {
       params: { ticketId: Id },
       payload: QuoteRequest,
-      success: TicketQuote.record,
+      success: recordOf(TicketQuote),
       error: [...COMMON_ERRORS, NotFound]
     }).annotate(OpenApi.Summary, "Create and send a quote").annotate(
       OpenApi.Description,
@@ -41,6 +43,7 @@ export const TicketGroup = HttpApiGroup.make("ticket")
     )
   )
   .middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Ticket", "Tickets of a project: their parts are priced into quotes and sent to production."))
 
 export const ItemGroup = HttpApiGroup.make("item")
   .add(
@@ -50,11 +53,12 @@ export const ItemGroup = HttpApiGroup.make("item")
     remove(Item).annotate(OpenApi.Description, "Not implemented: answers 501 with the standard error body."),
     HttpApiEndpoint.get("get", "/item/:partItemId", {
       params: { partItemId: Id },
-      success: Item.record,
+      success: recordOf(Item),
       error: COMMON_ERRORS
-    }).annotate(OpenApi.Summary, "Get an item").annotate(OpenApi.Description, "A missing id reads as 200 with an empty body.")
+    }).annotate(OpenApi.Summary, "Get an item").annotate(OpenApi.Transform, emptyOk)
   )
   .middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Item", "Extra lines of a ticket (a service, a fee) with a quantity and a unit price."))
 
 const TicketModelParams = { ticketModelId: Id }
 
@@ -67,7 +71,7 @@ export const TicketModelGroup = HttpApiGroup.make("ticketModel")
     remove(TicketModel),
     HttpApiEndpoint.post("fromCatalogue", "/ticket-model/from-catalogue", {
       payload: FromCatalogueRequest,
-      success: Schema.Array(TicketModel.record),
+      success: Schema.Array(recordOf(TicketModel)),
       error: [...COMMON_ERRORS, NotFound]
     }).annotate(OpenApi.Summary, "Create parts from a catalogue"),
     HttpApiEndpoint.post("similarity", "/ticket-model/:id/similarity", {
@@ -80,7 +84,8 @@ export const TicketModelGroup = HttpApiGroup.make("ticketModel")
       params: { ...TicketModelParams, serviceId: Id },
       success: MachiningStrategy,
       error: COMMON_ERRORS
-    }).annotate(OpenApi.Summary, "Get a machining strategy").annotate(OpenApi.Description, "None set reads as 200 with an empty body."),
+    }).annotate(OpenApi.Summary, "Get a machining strategy").annotate(OpenApi.Description, "None set reads as 200 with an empty body.")
+      .annotate(OpenApi.Transform, emptyOk),
     HttpApiEndpoint.put("setMachiningStrategy", "/ticket-model/:ticketModelId/machining-strategy/:serviceId", {
       params: { ...TicketModelParams, serviceId: Id },
       payload: MachiningStrategyInput,
@@ -90,15 +95,17 @@ export const TicketModelGroup = HttpApiGroup.make("ticketModel")
     HttpApiEndpoint.put("setPostProcessing", "/ticket-model/:ticketModelId/post-processing", {
       params: TicketModelParams,
       payload: PostProcessingRequest,
-      success: TicketModel.record,
+      success: recordOf(TicketModel),
       error: [...COMMON_ERRORS, NotFound]
     }).annotate(OpenApi.Summary, "Update a part's post-processing services")
   )
   .middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Part (ticket model)", "Parts of a ticket: a model file (or a catalogue configuration), technology, material, quantity; priced by the engine."))
 
 export const TicketQuoteGroup = HttpApiGroup.make("ticketQuote")
   .add(list(TicketQuote), get(TicketQuote), replace(TicketQuote))
   .middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Ticket quote", "Quotes of a ticket: priced lines, a total, a state and a validity."))
 
 export const ModelVersionGroup = HttpApiGroup.make("modelVersion")
   .add(
@@ -112,7 +119,10 @@ export const ModelVersionGroup = HttpApiGroup.make("modelVersion")
     }).annotate(OpenApi.Summary, "Resolve model fields of a version")
   )
   .middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Model version", "Every model file a part has had, with its geometry."))
 
 export const MeetingNoteGroup = HttpApiGroup.make("meetingNote").add(list(MeetingNote), create(MeetingNote)).middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Meeting note", "Notes of meetings with a customer, optionally about one project."))
 export const ProductionNoteGroup = HttpApiGroup.make("productionNote")
   .add(list(ProductionNote), create(ProductionNote)).middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Production note", "Notes about a ticket or a service job in production."))

@@ -8,13 +8,15 @@ import {
   ReelUpdate, ReportMetrics, ReportMetricsQuery, ServiceJob, ServiceJobProduction, ServiceJobProductionQuery
 } from "../../domain/resources/production.ts"
 import { IncomingSecretAuth } from "../Authorization.ts"
-import { COMMON_ERRORS, create, get, IdParam, list, remove, replace } from "../endpoints.ts"
+import { emptyOk } from "../openapi.ts"
+import { COMMON_ERRORS, create, get, IdParam, list, recordOf, remove, replace, tag } from "../endpoints.ts"
 
 const Id = IdParam.id
 
 export const MachineGroupGroup = HttpApiGroup.make("machineGroup")
   .add(list(MachineGroup), create(MachineGroup), get(MachineGroup), replace(MachineGroup), remove(MachineGroup))
   .middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Machine group", "Groups of machines of one technology, with a default hourly rate."))
 
 export const MachinesGroup = HttpApiGroup.make("machine")
   .add(
@@ -31,11 +33,12 @@ export const MachinesGroup = HttpApiGroup.make("machine")
     HttpApiEndpoint.put("assignReels", "/machine/:machineId/reels", {
       params: { machineId: Id },
       payload: MachineReelsRequest,
-      success: Machine.record,
+      success: recordOf(Machine),
       error: [...COMMON_ERRORS, NotFound]
     }).annotate(OpenApi.Summary, "Assign the reels of a machine")
   )
   .middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Machine", "Machines: technology, location, hourly rate, build volume and the reels they hold."))
 
 const ReelGroupIdParam = { id: Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(1)) }
 
@@ -48,30 +51,32 @@ export const ReelGroupGroup = HttpApiGroup.make("reelGroup")
     HttpApiEndpoint.post("create", "/reel-group", { payload: ReelGroupInput, success: ReelGroup, error: COMMON_ERRORS })
       .annotate(OpenApi.Summary, "Create a reel group"),
     HttpApiEndpoint.get("get", "/reel-group/:id", { params: ReelGroupIdParam, success: ReelGroup, error: COMMON_ERRORS })
-      .annotate(OpenApi.Summary, "Get a reel group")
+      .annotate(OpenApi.Summary, "Get a reel group").annotate(OpenApi.Transform, emptyOk)
   )
   .middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Reel group", "Reel groups (numeric ids): a material (and colour) kept on reels."))
 
 const LocationParams = { inventoryProductLocationId: Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(1)) }
 
 export const ReelsGroup = HttpApiGroup.make("reel")
   .add(
     list(Reel),
-    HttpApiEndpoint.put("replace", "/reel", { payload: ReelUpdate, success: Reel.record, error: [...COMMON_ERRORS, NotFound] })
+    HttpApiEndpoint.put("replace", "/reel", { payload: ReelUpdate, success: recordOf(Reel), error: [...COMMON_ERRORS, NotFound] })
       .annotate(OpenApi.Summary, "Update a reel; its id is in the body"),
     HttpApiEndpoint.get("listInGroup", "/inventory-product-location/:inventoryProductLocationId/reel", {
       params: LocationParams,
-      success: Schema.Array(Reel.record),
+      success: Schema.Array(recordOf(Reel)),
       error: COMMON_ERRORS
     }).annotate(OpenApi.Summary, "List the reels of a reel group"),
     HttpApiEndpoint.post("createInGroup", "/inventory-product-location/:inventoryProductLocationId/reel", {
       params: LocationParams,
       payload: NewReelsRequest,
-      success: Schema.Array(Reel.record),
+      success: Schema.Array(recordOf(Reel)),
       error: [...COMMON_ERRORS, NotFound]
     }).annotate(OpenApi.Summary, "Create reels in a reel group")
   )
   .middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Reel", "Reels of material in a reel group, with their remaining weight and machine."))
 
 export const ReportMetricsGroup = HttpApiGroup.make("reportMetrics")
   .add(
@@ -79,6 +84,7 @@ export const ReportMetricsGroup = HttpApiGroup.make("reportMetrics")
       .annotate(OpenApi.Summary, "Get report metrics for a period")
   )
   .middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Report metrics", "Quoting and production figures over a period."))
 
 export const ServiceJobGroup = HttpApiGroup.make("serviceJob")
   .add(
@@ -92,22 +98,23 @@ export const ServiceJobGroup = HttpApiGroup.make("serviceJob")
     HttpApiEndpoint.put("updateProduction", "/service-job/:id/production/:ppsId", {
       params: { ...IdParam, ppsId: Id },
       payload: PpsProgress,
-      success: Pps.record,
+      success: recordOf(Pps),
       error: [...COMMON_ERRORS, NotFound]
     }).annotate(OpenApi.Summary, "Update a service job production"),
     HttpApiEndpoint.post("reassignTicketModels", "/service-job/reassign-ticket-models", {
       payload: ReassignRequest,
-      success: Schema.Array(ServiceJob.record),
+      success: Schema.Array(recordOf(ServiceJob)),
       error: [...COMMON_ERRORS, NotFound]
     }).annotate(OpenApi.Summary, "Reassign ticket models between service jobs"),
-    HttpApiEndpoint.put("merge", "/service-job/merge", { payload: MergeRequest, success: ServiceJob.record, error: [...COMMON_ERRORS, NotFound] })
+    HttpApiEndpoint.put("merge", "/service-job/merge", { payload: MergeRequest, success: recordOf(ServiceJob), error: [...COMMON_ERRORS, NotFound] })
       .annotate(OpenApi.Summary, "Merge service jobs of the same technology"),
-    HttpApiEndpoint.put("startTimeline", "/service-job/:id/timeline/start", { params: IdParam, success: ServiceJob.record, error: [...COMMON_ERRORS, NotFound] })
+    HttpApiEndpoint.put("startTimeline", "/service-job/:id/timeline/start", { params: IdParam, success: recordOf(ServiceJob), error: [...COMMON_ERRORS, NotFound] })
       .annotate(OpenApi.Summary, "Start the timeline of a service job"),
-    HttpApiEndpoint.put("stopTimeline", "/service-job/:id/timeline/stop", { params: IdParam, success: ServiceJob.record, error: [...COMMON_ERRORS, NotFound] })
+    HttpApiEndpoint.put("stopTimeline", "/service-job/:id/timeline/stop", { params: IdParam, success: recordOf(ServiceJob), error: [...COMMON_ERRORS, NotFound] })
       .annotate(OpenApi.Summary, "Stop the timeline of a service job")
   )
   .middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Service job", "Jobs made from a ticket's parts when it is sent to production: timeline, merges, reassignments."))
 
 export const ServiceJobProductionGroup = HttpApiGroup.make("serviceJobProduction")
   .add(
@@ -118,6 +125,8 @@ export const ServiceJobProductionGroup = HttpApiGroup.make("serviceJobProduction
     }).annotate(OpenApi.Summary, "List service job productions")
   )
   .middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Service job production", "The production progress of service jobs, with their PPS records."))
 
 export const PpsGroup = HttpApiGroup.make("pps").add(list(Pps), get(Pps)).middleware(IncomingSecretAuth)
+  .annotateMerge(tag("PPS record", "One part in one service job: quantity, produced and scrapped."))
 

@@ -6,7 +6,7 @@ import {
   QuotationForm, QuotationFormRegion, Supplier, Technology, User
 } from "../../domain/resources/reference.ts"
 import { IncomingSecretAuth } from "../Authorization.ts"
-import { COMMON_ERRORS, create, get, list, remove, replace } from "../endpoints.ts"
+import { COMMON_ERRORS, create, get, list, remove, replace, tag } from "../endpoints.ts"
 
 
 export const AppGroup = HttpApiGroup.make("app")
@@ -15,30 +15,43 @@ export const AppGroup = HttpApiGroup.make("app")
       .annotate(OpenApi.Summary, "Get the app settings")
   )
   .middleware(IncomingSecretAuth)
+  .annotateMerge(tag("App", "The settings of the caller's app."))
 
 export const BlankGroup = HttpApiGroup.make("blank")
   .add(list(Blank), create(Blank), get(Blank)).middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Blank", "Stock blanks: material and dimensions."))
 export const ColourGroup = HttpApiGroup.make("colour").add(list(Colour), get(Colour)).middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Colour", "Colours (global reference data)."))
 export const CurrencyGroup = HttpApiGroup.make("currency").add(list(Currency), get(Currency)).middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Currency", "Currencies (global reference data)."))
 export const MaterialSeriesGroup = HttpApiGroup.make("materialSeries")
   .add(list(MaterialSeries), get(MaterialSeries), replace(MaterialSeries), remove(MaterialSeries))
   .middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Material series", "Series of materials of a technology."))
 export const MaterialGroup = HttpApiGroup.make("material")
   .add(list(Material), create(Material), get(Material), replace(Material), remove(Material))
   .middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Material", "Materials of a technology: density, price per kg, colours."))
 export const ProductionParameterFieldGroup = HttpApiGroup.make("productionParameterField")
   .add(list(ProductionParameterField)).middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Production parameter field", "Parameters of a technology (e.g. layer height) and their values: the keys of a part's `productionParameterIds`."))
 export const QuotationFormRegionGroup = HttpApiGroup.make("quotationFormRegion")
   .add(
     list(QuotationFormRegion), create(QuotationFormRegion), get(QuotationFormRegion),
     replace(QuotationFormRegion), remove(QuotationFormRegion)
   )
   .middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Quotation form region", "Regions of a quotation form: countries, currency and price factor."))
 export const QuotationFormGroup = HttpApiGroup.make("quotationForm")
   .add(list(QuotationForm), get(QuotationForm)).middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Quotation form", "Quotation forms of a technology (global reference data)."))
 export const ServiceGroup = HttpApiGroup.make("service")
   .add(list(PostProcessingService), get(PostProcessingService)).middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Post-processing service", "Post-processing services and their prices (global reference data)."))
 export const SupplierGroup = HttpApiGroup.make("supplier").add(list(Supplier), get(Supplier)).middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Supplier", "Suppliers of the app."))
 export const TechnologyGroup = HttpApiGroup.make("technology").add(list(Technology), get(Technology)).middleware(IncomingSecretAuth)
+  .annotateMerge(tag("Technology", "Manufacturing technologies: FDM, SLA, SLS, MJF, CNC milling (global reference data)."))
 export const UserGroup = HttpApiGroup.make("user").add(list(User), get(User)).middleware(IncomingSecretAuth)
+  .annotateMerge(tag("User", "Users of the app and their roles."))
 

@@ -22,4 +22,4 @@ export const Location = Schema.Struct({
 export const Email = Schema.String.check(
   Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: "expected an e-mail address" }),
   Schema.isMaxLength(320)
-)
+).annotate({ description: "An e-mail address", examples: ["buyer@example.com"] })

@@ -22,9 +22,10 @@ export const Currency = defineResource({
   path: "/currency",
   title: "Currency",
   fields: {
-    code: Schema.String.check(Schema.isPattern(/^[A-Z]{3}$/, { message: "an ISO 4217 code" })),
-    name: Name,
-    symbol: Text(5)
+    code: Schema.String.check(Schema.isPattern(/^[A-Z]{3}$/, { message: "an ISO 4217 code" }))
+      .annotate({ description: "ISO 4217 code", examples: ["EUR"] }),
+    name: Name.annotate({ examples: ["Euro"] }),
+    symbol: Text(5).annotate({ examples: ["€"] })
   },
   filters: ["code"],
   storage: { global: true }
@@ -37,6 +38,7 @@ export const Colour = defineResource({
   fields: {
     name: Name,
     hex: Schema.String.check(Schema.isPattern(/^#[0-9a-fA-F]{6}$/, { message: "a colour as #rrggbb" }))
+      .annotate({ description: "The colour as #rrggbb", examples: ["#1e90ff"] })
   },
   filters: ["name", "hex"],
   storage: { global: true }
@@ -96,7 +98,10 @@ export const QuotationFormRegion = defineResource({
   fields: {
     quotationFormId: Ref("quotation form"),
     name: Name,
-    countries: Schema.Array(Schema.String.check(Schema.isPattern(/^[A-Z]{2}$/, { message: "an ISO 3166-1 alpha-2 code" }))),
+    countries: Schema.Array(
+      Schema.String.check(Schema.isPattern(/^[A-Z]{2}$/, { message: "an ISO 3166-1 alpha-2 code" }))
+        .annotate({ description: "ISO 3166-1 alpha-2 code", examples: ["DE"] })
+    ),
     currencyId: Schema.optional(Ref("currency")),
     priceFactor: Schema.optional(Positive.annotate({ description: "Multiplies prices quoted in the region (default 1)" }))
   },

@@ -1,0 +1,235 @@
+/**
+ * The OpenAPI document at /openapi.json, as an integrator meets it: every
+ * operation documented (operationId, summary, tag, security, 401 with its
+ * exact body, passthrough errors, empty 200), `redocly lint` with the
+ * recommended ruleset free of errors, and a client generated from it
+ * (openapi-typescript + openapi-fetch), type-checked and run against the
+ * server. /docs renders the same document.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { execFile } from "node:child_process"
+import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { backends } from "../support/backends.ts"
+import { TestApp, TestClient } from "../support/TestApp.ts"
+
+const ROOT = resolve(import.meta.dirname, "../..")
+const BIN = join(ROOT, "node_modules/.bin")
+const METHODS = ["get", "put", "post", "delete", "patch"] as const
+
+interface Run {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs a command of the project (node_modules/.bin first on PATH); never fails, reports the exit code. */
+const run = (command: string, args: ReadonlyArray<string>, cwd: string) =>
+  Effect.promise(() =>
+    new Promise<Run>((done) => {
+      execFile(command, [...args], {
+        cwd,
+        env: { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ""}`, NO_COLOR: "1", REDOCLY_TELEMETRY: "off" },
+        maxBuffer: 64 * 1024 * 1024,
+        timeout: 120_000
+      }, (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
+        done({ code, stdout, stderr })
+      })
+    })
+  )
+
+/** A temporary directory that resolves the project's packages (node_modules linked in). */
+const workspace = Effect.acquireRelease(
+  Effect.promise(async () => {
+    const dir = await mkdtemp(join(tmpdir(), "openapi-"))
+    await symlink(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir")
+    return dir
+  }),
+  (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+)
+
+type Json = Record<string, any>
+
+const operationsOf = (document: Json) =>
+  Object.entries(document.paths as Json).flatMap(([path, item]) =>
+    METHODS.flatMap((method) => (item[method] === undefined ? [] : [{ path, method, operation: item[method] as Json }]))
+  )
+
+/** The smoke flow: typed calls of the generated client (checked by tsc before it runs). */
+const SMOKE = `
+import createClient from "openapi-fetch"
+import type { paths } from "./schema.ts"
+
+const [baseUrl, secret] = process.argv.slice(2) as [string, string]
+const client = createClient<paths>({ baseUrl, headers: { Authorization: secret } })
+const bearer = createClient<paths>({ baseUrl, headers: { Authorization: \`Bearer \${secret}\` } })
+const anonymous = createClient<paths>({ baseUrl })
+
+const created = await client.POST("/v1/customer", { body: { name: "Smoke Ltd", email: "smoke@example.com", externalReference: "SMOKE-1" } })
+if (created.data === undefined) throw new Error(\`create failed: \${created.response.status}\`)
+const id: string = created.data.id
+
+const read = await bearer.GET("/v1/customer/{id}", { params: { path: { id } } })
+const other = await client.POST("/v1/customer", { body: { name: "Other", email: "other@example.com" } })
+const listed = await client.GET("/v1/customer", { params: { query: { ids: [id, other.data?.id ?? ""] } } })
+const replaced = await client.PUT("/v1/customer/{id}", { params: { path: { id } }, body: { name: "Smoke Ltd (renamed)", email: "smoke@example.com" } })
+const missing = await client.GET("/v1/customer/{id}", { params: { path: { id: "does-not-exist" } } })
+const unauthorized = await anonymous.GET("/v1/customer")
+const invalid = await client.POST("/v1/customer", { body: { name: "", email: "smoke@example.com" } })
+
+console.log(JSON.stringify({
+  created: created.data,
+  read: { status: read.response.status, data: read.data },
+  listed: { status: listed.response.status, ids: (listed.data ?? []).map((customer) => customer.id).sort() },
+  replaced: { status: replaced.response.status, data: replaced.data },
+  missing: { status: missing.response.status, data: missing.data ?? null },
+  unauthorized: { status: unauthorized.response.status, error: unauthorized.error },
+  invalid: { status: invalid.response.status, error: invalid.error }
+}))
+`
+
+for (const backend of backends.slice(0, 1)) {
+  layer(TestApp(backend), { timeout: 180_000, excludeTestServices: true })(`OpenAPI document (${backend})`, (it) => {
+    const fetchDocument = Effect.gen(function*() {
+      const client = yield* TestClient
+      const reply = yield* client.call("GET", "/openapi.json")
+      assert.strictEqual(reply.status, 200)
+      return reply.json() as Json
+    })
+
+    it.effect("documents every operation: operationId, summary, tag, security and the standard responses", () =>
+      Effect.gen(function*() {
+        const document = yield* fetchDocument
+        assert.strictEqual(document.openapi, "3.1.0")
+        const operations = operationsOf(document)
+        assert.isAbove(operations.length, 100)
+        const tags = new Set((document.tags as Array<Json>).map((tag) => tag.name))
+        const ids = new Set<string>()
+        for (const { path, method, operation } of operations) {
+          const where = `${method.toUpperCase()} ${path}`
+          assert.match(operation.operationId, /^[a-zA-Z]+\.[a-zA-Z]+$/, where)
+          assert.isFalse(ids.has(operation.operationId), `duplicate operationId at ${where}`)
+          ids.add(operation.operationId)
+          assert.isString(operation.summary, where)
+          assert.lengthOf(operation.tags, 1, where)
+          assert.isTrue(tags.has(operation.tags[0]), `${where}: tag ${operation.tags[0]} is declared`)
+          assert.deepStrictEqual(operation.security, [{ IncomingSecret: [] }], where)
+
+          const unauthorized = operation.responses["401"]
+          assert.deepStrictEqual(unauthorized.content["application/json"].example, { code: 401, message: "Not Authorized" }, where)
+          assert.strictEqual(unauthorized.headers["www-authenticate"].schema.const, "Bearer realm=\"v1\"", where)
+          for (const status of ["400", "503"]) assert.property(operation.responses, status, where)
+          const passthrough = operation.responses.default
+          assert.containsAllKeys(passthrough.headers, ["x-error-source", "x-error-source-request-id"], where)
+          assert.strictEqual(passthrough.content["application/json"].schema.$ref, "#/components/schemas/EngineError", where)
+
+          const ok = operation.responses["200"]
+          assert.isString(ok.description, where)
+          const media = ok.content?.["application/json"]
+          if (media !== undefined) assert.isDefined(media.example, `${where}: 200 example`)
+          const body = operation.requestBody?.content?.["application/json"]
+          if (body !== undefined) assert.isDefined(body.example, `${where}: request example`)
+        }
+        // The operation ids are the group and endpoint identifiers the engine and the meter use.
+        for (const id of ["customer.list", "customer.create", "customer.get", "customer.replace", "project.lookup", "ticket.quote"]) {
+          assert.isTrue(ids.has(id), id)
+        }
+      }))
+
+    it.effect("documents the security scheme, the passthrough body and the empty 200", () =>
+      Effect.gen(function*() {
+        const document = yield* fetchDocument
+        const scheme = document.components.securitySchemes.IncomingSecret
+        assert.deepInclude(scheme, { type: "apiKey", in: "header", name: "Authorization" })
+        assert.include(scheme.description, "Bearer <SECRET>")
+        assert.deepStrictEqual(document.security, [{ IncomingSecret: [] }])
+        assert.deepInclude(document.components.schemas.EngineError, { required: ["code", "message", "type"] })
+        assert.include(document.info.description, "Empty 200")
+
+        const get = document.paths["/v1/customer/{id}"].get
+        assert.isTrue(get["x-empty-200"])
+        assert.include(get.responses["200"].description, "empty body")
+        assert.strictEqual(get.responses["200"].content["application/json"].schema.$ref, "#/components/schemas/Customer")
+        assert.isTrue(document.paths["/v1/project/lookup"].get["x-empty-200"])
+        assert.isUndefined(document.paths["/v1/customer"].post["x-empty-200"])
+        // Request and response schemas carry descriptions and examples.
+        const record = document.components.schemas.Customer
+        assert.isString(record.description)
+        assert.strictEqual(record.examples[0].email, "buyer@example.com")
+        const input = document.paths["/v1/customer"].post.requestBody.content["application/json"]
+        assert.isString(input.schema.description)
+        assert.strictEqual(input.example.email, "buyer@example.com")
+        // `/item/{partItemId}` is documented with the other item paths.
+        assert.containsAllKeys(document.paths["/v1/item/{id}"], ["get", "put", "delete"])
+      }))
+
+    it.effect("passes redocly lint with the recommended ruleset", () =>
+      Effect.gen(function*() {
+        const document = yield* fetchDocument
+        const dir = yield* workspace
+        yield* Effect.promise(() => writeFile(join(dir, "openapi.json"), JSON.stringify(document)))
+        const lint = yield* run(join(BIN, "redocly"), ["lint", "openapi.json", "--extends=recommended", "--format=json"], dir)
+        const report = JSON.parse(lint.stdout) as { totals: { errors: number; warnings: number }; problems: Array<Json> }
+        const errors = report.problems.filter((problem) => problem.severity === "error")
+        const warnings = report.problems.filter((problem) => problem.severity === "warn")
+        if (warnings.length > 0) {
+          console.info(`redocly lint: ${warnings.length} warning(s): ${[...new Set(warnings.map((w) => w.ruleId))].join(", ")}`)
+        }
+        assert.deepStrictEqual(errors.map((error) => `${error.ruleId}: ${error.message}`), [])
+        assert.strictEqual(report.totals.errors, 0)
+        assert.strictEqual(lint.code, 0, lint.stderr)
+      }))
+
+    it.effect("generates a typed client (openapi-typescript, openapi-fetch) that runs the customer flow", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const document = yield* fetchDocument
+        const dir = yield* workspace
+        const { value: secret } = yield* client.createSecret(`openapi-${Math.random().toString(36).slice(2)}`)
+        yield* Effect.promise(async () => {
+          await writeFile(join(dir, "openapi.json"), JSON.stringify(document))
+          await writeFile(join(dir, "package.json"), JSON.stringify({ type: "module", private: true }))
+          await writeFile(join(dir, "smoke.ts"), SMOKE)
+        })
+
+        const generate = yield* run(join(BIN, "openapi-typescript"), ["openapi.json", "--output", "schema.ts"], dir)
+        assert.strictEqual(generate.code, 0, generate.stderr)
+        const typecheck = yield* run(join(BIN, "tsc"), [
+          "--noEmit", "--strict", "--exactOptionalPropertyTypes", "--skipLibCheck", "--target", "es2022",
+          "--module", "nodenext", "--moduleResolution", "nodenext", "--allowImportingTsExtensions", "--types", "node",
+          "smoke.ts"
+        ], dir)
+        assert.strictEqual(typecheck.code, 0, typecheck.stdout + typecheck.stderr)
+
+        const smoke = yield* run(join(BIN, "node"), ["smoke.ts", client.baseUrl, secret], dir)
+        assert.strictEqual(smoke.code, 0, smoke.stderr)
+        const result = JSON.parse(smoke.stdout.trim().split("\n").at(-1) ?? "{}") as Json
+        const id = result.created.id as string
+        assert.strictEqual(result.created.name, "Smoke Ltd")
+        assert.deepStrictEqual(result.read, { status: 200, data: result.created })
+        assert.strictEqual(result.listed.status, 200)
+        assert.lengthOf(result.listed.ids, 2)
+        assert.include(result.listed.ids, id)
+        assert.strictEqual(result.replaced.status, 200)
+        assert.strictEqual(result.replaced.data.name, "Smoke Ltd (renamed)")
+        assert.notProperty(result.replaced.data, "externalReference")
+        assert.deepStrictEqual(result.missing, { status: 200, data: null })
+        assert.deepStrictEqual(result.unauthorized, { status: 401, error: { code: 401, message: "Not Authorized" } })
+        assert.strictEqual(result.invalid.status, 400)
+        assert.include(result.invalid.error.message, "name")
+      }))
+
+    it.effect("serves the interactive reference at /docs", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const reply = yield* client.call("GET", "/docs")
+        assert.strictEqual(reply.status, 200)
+        assert.include(reply.headers.get("content-type") ?? "", "text/html")
+        assert.include(reply.text, "Manufacturing engine public API")
+        assert.match(reply.text, /scalar/i)
+      }))
+  })
+}
