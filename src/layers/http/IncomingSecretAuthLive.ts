@@ -17,6 +17,9 @@ import { SecretStore } from "../../services/SecretStore.ts"
 import { clientAddress, presentedSecret } from "./CallerIdentity.ts"
 import { downstreamResponse, errorResponse, notAuthorized, schemaErrorToBadRequest } from "./ErrorResponses.ts"
 
+/** Spans on the request path: their names say where they are; a stack trace per call would cost more than the span. */
+const NO_STACK = { captureStackTrace: false } as const
+
 /** The response for a handler's failure, or `undefined` for a defect (left to the server: 500). */
 const failureResponse = (cause: Cause.Cause<unknown>): HttpServerResponse.HttpServerResponse | undefined => {
   const error = Cause.findErrorOption(cause)
@@ -47,7 +50,7 @@ export const IncomingSecretAuthLive = Layer.effect(
 
           const authenticated = yield* Effect.result(
             secrets.authenticate(presented.value, clientAddress(request, config.trustedProxies)).pipe(
-              Effect.withSpan("IncomingSecret.verify")
+              Effect.withSpan("IncomingSecret.verify", undefined, NO_STACK)
             )
           )
           if (authenticated._tag === "Failure") {
@@ -68,7 +71,7 @@ export const IncomingSecretAuthLive = Layer.effect(
             method: endpoint.method,
             route: endpoint.path,
             occurredAt: new Date()
-          }).pipe(Effect.withSpan("Meter.record")))
+          }).pipe(Effect.withSpan("Meter.record", undefined, NO_STACK)))
           if (recorded._tag === "Failure") {
             if (recorded.failure instanceof ServiceUnavailable) return errorResponse(recorded.failure)
             // Revoked or regenerated since this instance last looked.

@@ -12,6 +12,7 @@ import { PublicApi } from "../../api/PublicApi.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { AdminAuthLive, AdminHandlers } from "./AdminHandlers.ts"
 import { IncomingSecretAuthLive } from "./IncomingSecretAuthLive.ts"
+import { McpRoutes } from "./McpRoute.ts"
 import { PublicHandlers } from "./PublicHandlers.ts"
 import { SystemRoutes } from "./SystemRoutes.ts"
 
@@ -29,7 +30,8 @@ export const AllRoutes = Layer.mergeAll(
   PublicRoutes,
   AdminRoutes,
   HttpApiScalar.layer(PublicApi, { path: "/docs" }),
-  SystemRoutes
+  SystemRoutes,
+  McpRoutes
 )
 
 /** The HTTP server on HOST:PORT (127.0.0.1:8080 unless told otherwise). */

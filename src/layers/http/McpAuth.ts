@@ -1,0 +1,181 @@
+/**
+ * The request path of every /v1/mcp request, built from the same pieces as
+ * the REST middleware (IncomingSecretAuthLive): the presented secret and the
+ * client address (CallerIdentity), `SecretStore.authenticate`, the one 401
+ * (`notAuthorized`), `Meter.record` before the handler and `Meter.complete`
+ * after. Nothing reaches McpServer unauthenticated, server/discover included.
+ *
+ * The metered operation is read from the JSON-RPC body, after authentication:
+ * `mcp.<tool name>` for tools/call of one of the 9 tools, `mcp.<method>` for
+ * the other MCP methods, `mcp.batch` for a batch, `mcp.invalid` for anything
+ * else (unparsable body, unknown method or tool), `mcp.http-<verb>` for a
+ * request that is not a POST.
+ */
+import { Config, Effect, Exit } from "effect"
+import { Headers, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { randomUUID } from "node:crypto"
+import { CurrentCaller } from "../../api/Authorization.ts"
+import { TOOL_NAMES } from "../../api/mcp/tools.ts"
+import { ServiceUnavailable } from "../../domain/Errors.ts"
+import { AppConfig } from "../../services/AppConfig.ts"
+import { Meter } from "../../services/Meter.ts"
+import { SecretStore } from "../../services/SecretStore.ts"
+import { clientAddress, presentedSecret } from "./CallerIdentity.ts"
+import { errorResponse, notAuthorized } from "./ErrorResponses.ts"
+import { sessionless } from "./McpLegacy.ts"
+
+export const MCP_PATH = "/v1/mcp"
+
+/** The MCP methods a client may send (2025-11-25 and 2026-07-28); others are metered as `mcp.invalid`. */
+const MCP_METHODS: ReadonlySet<string> = new Set([
+  "initialize",
+  "ping",
+  "server/discover",
+  "tools/list",
+  "tools/call",
+  "resources/list",
+  "resources/read",
+  "resources/templates/list",
+  "resources/subscribe",
+  "resources/unsubscribe",
+  "prompts/list",
+  "prompts/get",
+  "completion/complete",
+  "logging/setLevel",
+  "subscriptions/listen",
+  "notifications/initialized",
+  "notifications/cancelled",
+  "notifications/progress",
+  "notifications/roots/list_changed"
+])
+
+/** The metered operation of an MCP request body. */
+export const mcpOperation = (body: unknown): string => {
+  if (Array.isArray(body)) return "mcp.batch"
+  if (typeof body !== "object" || body === null) return "mcp.invalid"
+  const { method, params } = body as { readonly method?: unknown; readonly params?: unknown }
+  if (typeof method !== "string" || !MCP_METHODS.has(method)) return "mcp.invalid"
+  if (method === "tools/call") {
+    const name = typeof params === "object" && params !== null ? (params as { readonly name?: unknown }).name : undefined
+    return typeof name === "string" && TOOL_NAMES.has(name) ? `mcp.${name}` : "mcp.invalid"
+  }
+  return `mcp.${method}`
+}
+
+const operationOf = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string> =>
+  request.method !== "POST"
+    ? Effect.succeed(`mcp.http-${request.method.toLowerCase()}`)
+    : request.text.pipe(
+      Effect.flatMap((text) => Effect.try(() => JSON.parse(text) as unknown)),
+      Effect.map(mcpOperation),
+      Effect.orElseSucceed(() => "mcp.invalid")
+    )
+
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"])
+
+/** The host name of a `Host` header or an origin's authority, without the port. */
+const hostName = (authority: string) => authority.startsWith("[") ? authority.slice(0, authority.indexOf("]") + 1) : authority.split(":")[0]!
+
+/**
+ * Origin validation (DNS rebinding protection). A request without `Origin`
+ * (any non-browser client) passes. A browser request passes when its origin
+ * is one of `allowedOrigins` (MCP_ALLOWED_ORIGINS), or when it is a loopback
+ * origin calling a loopback `Host` on the same host and port (a local
+ * browser tool talking to a local gateway). Anything else is refused: 403.
+ */
+export const originAllowed = (request: HttpServerRequest.HttpServerRequest, allowedOrigins: ReadonlyArray<string>): boolean => {
+  const origin = request.headers["origin"]
+  if (origin === undefined) return true
+  if (allowedOrigins.includes(origin)) return true
+  const host = request.headers["host"]
+  if (host === undefined) return false
+  let url: URL
+  try {
+    url = new URL(origin)
+  } catch {
+    return false
+  }
+  return (url.protocol === "http:" || url.protocol === "https:") && LOOPBACK.has(url.hostname) &&
+    LOOPBACK.has(hostName(host)) && url.host === host.toLowerCase()
+}
+
+/** The browser origins allowed besides same-host loopback ones: `MCP_ALLOWED_ORIGINS`, comma separated, exact. */
+const AllowedOrigins = Config.String("MCP_ALLOWED_ORIGINS").pipe(
+  Config.withDefault(""),
+  Config.map((value) => value.split(",").map((origin) => origin.trim()).filter((origin) => origin.length > 0))
+)
+
+const FORBIDDEN = HttpServerResponse.empty({ status: 403 })
+
+/** The request without its (validated) Origin header, the body read once and carried over. */
+const withoutOrigin = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.map(Effect.orElseSucceed(request.text, () => ""), (text) => {
+    const headers = new globalThis.Headers()
+    for (const [name, value] of Object.entries(Headers.removeMany(request.headers, ["origin", "content-length"]))) headers.set(name, value)
+    return HttpServerRequest.fromWeb(
+      new Request(new URL(request.url, "http://mcp.local"), {
+        method: request.method,
+        headers,
+        ...(request.method === "GET" || request.method === "HEAD" ? {} : { body: text })
+      })
+    )
+  })
+
+/** Authenticates and meters every request of the MCP routes it is provided to; provides the caller. */
+export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller }>()(Effect.gen(function*() {
+  const secrets = yield* SecretStore
+  const meter = yield* Meter
+  const config = yield* AppConfig
+  const allowedOrigins = yield* AllowedOrigins
+  return (httpEffect) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const startedAt = performance.now()
+      const presented = presentedSecret(request)
+      if (!presented.ok) return notAuthorized()
+
+      const authenticated = yield* Effect.result(
+        secrets.authenticate(presented.value, clientAddress(request, config.trustedProxies)).pipe(
+          Effect.withSpan("IncomingSecret.verify")
+        )
+      )
+      if (authenticated._tag === "Failure") {
+        if (authenticated.failure instanceof ServiceUnavailable) return errorResponse(authenticated.failure)
+        return notAuthorized()
+      }
+      const caller = authenticated.success
+      yield* Effect.annotateCurrentSpan({ "app.id": caller.appId, "secret.id": caller.secretId })
+
+      const requestId = randomUUID()
+      const operation = yield* operationOf(request)
+      yield* Effect.annotateCurrentSpan({ "mcp.operation": operation })
+      const recorded = yield* Effect.result(meter.record({
+        requestId,
+        appId: caller.appId,
+        secretId: caller.secretId,
+        secretHash: caller.secretHash,
+        operation,
+        method: request.method,
+        route: MCP_PATH,
+        occurredAt: new Date()
+      }).pipe(Effect.withSpan("Meter.record")))
+      if (recorded._tag === "Failure") {
+        if (recorded.failure instanceof ServiceUnavailable) return errorResponse(recorded.failure)
+        // Revoked or regenerated since this instance last looked.
+        secrets.forget(caller.secretId)
+        return notAuthorized()
+      }
+
+      // Origin is checked here (McpServer's own check knows exact origins only), then removed.
+      const handled = !originAllowed(request, allowedOrigins)
+        ? Effect.succeed(FORBIDDEN)
+        : request.headers["origin"] === undefined
+        ? sessionless(request, httpEffect)
+        : Effect.flatMap(withoutOrigin(request), (forwarded) =>
+          Effect.provideService(sessionless(forwarded, httpEffect), HttpServerRequest.HttpServerRequest, forwarded))
+      const exit = yield* Effect.exit(Effect.provideService(handled, CurrentCaller, { ...caller, requestId }))
+      meter.complete(requestId, Exit.isSuccess(exit) ? exit.value.status : 500, performance.now() - startedAt)
+      if (Exit.isFailure(exit)) return yield* exit
+      return HttpServerResponse.setHeader(exit.value, "x-request-id", requestId)
+    })
+}))
