@@ -1,13 +1,17 @@
 /**
  * How the engine says no. The gateway passes it to the client unchanged
- * (status, `{code, message, type}`), naming the engine as the source.
+ * (status, `{code, message, type}`), naming the engine as the source, or
+ * the part of the engine that failed when `source` says (e.g. the model
+ * fetcher, `model-fetcher`, for a model file that could not be downloaded).
  */
 import { Schema } from "effect"
 
 export class EngineError extends Schema.Error<EngineError>("EngineError")({
   status: Schema.Int,
   message: Schema.String,
-  type: Schema.String
+  type: Schema.String,
+  /** The source the gateway names (`x-error-source`); the engine's when absent. */
+  source: Schema.optional(Schema.String)
 }) {
   static notFound(resource: string, id: string) {
     return new EngineError({ status: 404, type: "NotFound", message: `${resource} ${id} not found` })

@@ -3,7 +3,8 @@
  *
  * - `POST /engine/v1/operations/:operation` with `{appId, request: {params?, query?, payload?}}`
  *   runs the operation for the app: 200 `{"result": ...}`, or the EngineError's
- *   status with `{code, message, type}`, `x-error-source: engine` and
+ *   status with `{code, message, type}`, `x-error-source: engine` (or the
+ *   EngineError's own `source`, e.g. `model-fetcher`) and
  *   `x-error-source-request-id` (the caller's `x-request-id`, or a fresh one).
  * - `GET /health`, `GET /ready`, as the gateway's.
  *
@@ -37,11 +38,11 @@ const decodeCall = HttpServerRequest.schemaBodyJson(EngineCall)
 /** A request id the caller may choose: printable, bounded; anything else gets a fresh one. */
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/
 
-const failure = (status: number, message: string, type: string, requestId: string) =>
+const failure = (status: number, message: string, type: string, requestId: string, source: string = ENGINE_SOURCE) =>
   HttpServerResponse.jsonUnsafe({ code: status, message, type }, {
     status,
     headers: {
-      "x-error-source": ENGINE_SOURCE,
+      "x-error-source": source,
       "x-error-source-request-id": requestId
     }
   })
@@ -86,7 +87,7 @@ export const EngineOperationRoute = (options: EngineRoutesOptions) => {
         Effect.flatMap((result) => HttpServerResponse.json({ result })),
         Effect.catchIf(
           (error): error is EngineError => error instanceof EngineError,
-          (error) => Effect.succeed(failure(error.status, error.message, error.type, requestId))
+          (error) => Effect.succeed(failure(error.status, error.message, error.type, requestId, error.source))
         ),
         Effect.catch(() => Effect.succeed(failure(500, "The engine's answer could not be encoded", "InternalError", requestId))),
         Effect.catchDefect((defect) =>

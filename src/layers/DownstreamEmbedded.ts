@@ -1,7 +1,8 @@
 /**
  * Downstream, embedded: the engine of src/engine in this process, over the
  * same storage. It fails exactly as a remote engine would, with a
- * DownstreamError whose source is `engine`, so the passthrough path is one.
+ * DownstreamError whose source is `engine` (or the EngineError's own
+ * source), so the passthrough path is one.
  */
 import { Effect, Layer } from "effect"
 import { DownstreamError } from "../domain/Errors.ts"
@@ -23,7 +24,7 @@ export const DownstreamEmbedded = Layer.effect(
               code: error.status,
               message: error.message,
               type: error.type,
-              source: ENGINE_SOURCE,
+              source: error.source ?? ENGINE_SOURCE,
               requestId: scope.requestId
             })
           )

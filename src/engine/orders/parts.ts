@@ -3,15 +3,22 @@
  * versions, post-processing services, machining strategies, parts from a
  * catalogue, similar parts and the fields of a model version.
  *
- * Geometry, production times and prices are `null` until the model analysis
- * and the pricing (a later issue) fill them; a part whose model changes gets
- * them reset to `null` and a new model version.
+ * A part with a `modelEndpoint` has its model file downloaded (ModelFetcher)
+ * and analysed when it is created or its model changes: `geometry` is the
+ * file's (docs/geometry.md), and so is its model version's. A file that
+ * cannot be read is a 422 saying what is wrong; a download that fails is the
+ * model fetcher's error. Parts from a catalogue configuration, and models
+ * on placeholder hosts (`*.example`), have `geometry: null`. Production times
+ * and prices are `null` until the pricing (a later issue) fills them; a part
+ * whose model changes gets them reset and a new model version.
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { TicketModel } from "../../domain/resources/orders.ts"
 import { crudOperations, type RecordHooks } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
+import { analyseModel } from "../geometry/model.ts"
+import { ModelFetcher } from "../geometry/ModelFetcher.ts"
 import type { Operation, OperationContext, Operations } from "../Operation.ts"
 import { GLOBAL_APP, RecordRepository, type StoredRecord } from "../RecordRepository.ts"
 import { arrayOf, fileNameOf, listAll, numeric, objectOf, param, payloadOf, text } from "./common.ts"
@@ -105,17 +112,42 @@ const modelFileName = (context: OperationContext, part: StoredRecord) =>
     return fileNameOf(objectOf(found.model.modelEndpoint))
   })
 
+/**
+ * The geometry of the model file at the endpoint's url: null when there is
+ * no url or its host is a placeholder; the fetcher's error when the download
+ * fails; a 422 naming the file and what is wrong when it cannot be read.
+ */
+const modelGeometry = (endpoint: StoredRecord | undefined, fileName: string | null) =>
+  Effect.gen(function*() {
+    const url = endpoint === undefined ? undefined : text(endpoint, "url")
+    if (url === undefined) return null
+    const fetcher = yield* ModelFetcher
+    const bytes = yield* fetcher.fetch(url)
+    if (bytes === undefined) return null
+    return yield* analyseModel(bytes, fileName).pipe(
+      Effect.mapError((error) =>
+        new EngineError({
+          status: 422,
+          type: "UnreadableModel",
+          message: `modelEndpoint: the model file ${fileName ?? url} cannot be read: ${error.reason}`
+        })
+      ),
+      Effect.withSpan("geometry analyse", { attributes: { "model.bytes": bytes.length } })
+    )
+  })
+
 const prepareTicketModel: NonNullable<RecordHooks["prepare"]> = (context, input, previous) =>
   Effect.gen(function*() {
     const technologyId = text(input, "technologyId") ?? ""
     yield* checkParameters(context, technologyId, objectOf(input.productionParameterIds))
     yield* checkServices(context, technologyId, arrayOf(input.serviceIds), "serviceIds")
     if (previous !== undefined && sameModel(previous, input)) return input
-    // A new model: its analysis and price are not known yet.
+    // A new model: its geometry from the file; its price is not known yet.
+    const fileName = yield* modelFileName(context, input)
     return {
       ...input,
-      fileName: yield* modelFileName(context, input),
-      geometry: null,
+      fileName,
+      geometry: yield* modelGeometry(objectOf(input.modelEndpoint), fileName),
       productionTimes: null,
       unitPrice: null,
       totalPrice: null

@@ -1,0 +1,235 @@
+/**
+ * Model files written from a mesh: binary and ASCII STL, OBJ, and a 3MF
+ * archive (stored or deflated ZIP). The tests and the benchmark use them to
+ * produce real files; shapes with known measures are here too.
+ */
+import { crc32, deflateRawSync } from "node:zlib"
+import type { Mesh } from "./mesh.ts"
+
+// ---------------------------------------------------------------------------
+// Shapes
+
+/** Triangles of quads [a, b, c, d] (counter-clockwise seen from outside). */
+const fromQuads = (positions: ReadonlyArray<number>, quads: ReadonlyArray<readonly [number, number, number, number]>): Mesh => ({
+  positions: Float64Array.from(positions),
+  triangles: Uint32Array.from(quads.flatMap(([a, b, c, d]) => [a, b, c, a, c, d]))
+})
+
+/** An axis-aligned box from (x0, y0, z0) of size x × y × z: 8 vertices, 12 triangles. */
+export const box = (x: number, y: number, z: number, x0 = 0, y0 = 0, z0 = 0): Mesh =>
+  fromQuads(
+    [
+      x0, y0, z0, x0 + x, y0, z0, x0 + x, y0 + y, z0, x0, y0 + y, z0,
+      x0, y0, z0 + z, x0 + x, y0, z0 + z, x0 + x, y0 + y, z0 + z, x0, y0 + y, z0 + z
+    ],
+    [[0, 3, 2, 1], [4, 5, 6, 7], [0, 1, 5, 4], [1, 2, 6, 5], [2, 3, 7, 6], [3, 0, 4, 7]]
+  )
+
+/**
+ * A cube of side `size` with a square hole of side `hole` through it along
+ * z, centred: volume size²·size − hole²·size, area 6·size² − 2·hole² + 4·hole·size.
+ * 16 vertices, 32 triangles.
+ */
+export const cubeWithHole = (size: number, hole: number, x0 = 0, y0 = 0, z0 = 0): Mesh => {
+  const a = (size - hole) / 2, b = a + hole
+  const ring = [[0, 0], [size, 0], [size, size], [0, size], [a, a], [b, a], [b, b], [a, b]] as const
+  const positions = [
+    ...ring.flatMap(([x, y]) => [x0 + x, y0 + y, z0]),
+    ...ring.flatMap(([x, y]) => [x0 + x, y0 + y, z0 + size])
+  ]
+  // Outer ring 0-3, inner ring 4-7 at the bottom; +8 at the top.
+  const quads: Array<[number, number, number, number]> = []
+  for (let k = 0; k < 4; k++) {
+    const o = k, on = (k + 1) % 4, i = 4 + k, inext = 4 + (k + 1) % 4
+    quads.push([8 + o, 8 + on, 8 + inext, 8 + i]) // top
+    quads.push([o, i, inext, on]) // bottom
+    quads.push([o, on, 8 + on, 8 + o]) // outer wall
+    quads.push([inext, i, 8 + i, 8 + inext]) // inner wall, facing the hole
+  }
+  return fromQuads(positions, quads)
+}
+
+/** A UV sphere with `segments` × `rings` quads (2·segments·(rings − 1) triangles), watertight. */
+export const sphere = (radius: number, segments: number, rings: number): Mesh => {
+  const positions: Array<number> = [0, 0, -radius]
+  for (let r = 1; r < rings; r++) {
+    const theta = Math.PI * r / rings - Math.PI / 2
+    for (let s = 0; s < segments; s++) {
+      const phi = 2 * Math.PI * s / segments
+      positions.push(radius * Math.cos(theta) * Math.cos(phi), radius * Math.cos(theta) * Math.sin(phi), radius * Math.sin(theta))
+    }
+  }
+  positions.push(0, 0, radius)
+  const top = positions.length / 3 - 1
+  const at = (r: number, s: number) => 1 + (r - 1) * segments + (s % segments)
+  const triangles: Array<number> = []
+  for (let s = 0; s < segments; s++) triangles.push(0, at(1, s + 1), at(1, s))
+  for (let r = 1; r < rings - 1; r++) {
+    for (let s = 0; s < segments; s++) {
+      triangles.push(at(r, s), at(r, s + 1), at(r + 1, s + 1), at(r, s), at(r + 1, s + 1), at(r + 1, s))
+    }
+  }
+  for (let s = 0; s < segments; s++) triangles.push(top, at(rings - 1, s), at(rings - 1, s + 1))
+  return { positions: Float64Array.from(positions), triangles: Uint32Array.from(triangles) }
+}
+
+// ---------------------------------------------------------------------------
+// Files
+
+const corner = (mesh: Mesh, triangle: number, k: number) => {
+  const v = mesh.triangles[3 * triangle + k]!
+  return [mesh.positions[3 * v]!, mesh.positions[3 * v + 1]!, mesh.positions[3 * v + 2]!] as const
+}
+
+export const binaryStl = (mesh: Mesh, header = "binary STL"): Uint8Array => {
+  const count = mesh.triangles.length / 3
+  const bytes = new Uint8Array(84 + 50 * count)
+  bytes.set(new TextEncoder().encode(header.slice(0, 80)))
+  const view = new DataView(bytes.buffer)
+  view.setUint32(80, count, true)
+  for (let t = 0; t < count; t++) {
+    for (let k = 0; k < 3; k++) {
+      const [x, y, z] = corner(mesh, t, k)
+      const offset = 84 + 50 * t + 12 + 12 * k
+      view.setFloat32(offset, x, true)
+      view.setFloat32(offset + 4, y, true)
+      view.setFloat32(offset + 8, z, true)
+    }
+  }
+  return bytes
+}
+
+export const asciiStl = (mesh: Mesh, name = "part"): string => {
+  const lines = [`solid ${name}`]
+  for (let t = 0; t < mesh.triangles.length / 3; t++) {
+    lines.push("  facet normal 0 0 0", "    outer loop")
+    for (let k = 0; k < 3; k++) lines.push(`      vertex ${corner(mesh, t, k).join(" ")}`)
+    lines.push("    endloop", "  endfacet")
+  }
+  lines.push(`endsolid ${name}`)
+  return lines.join("\n") + "\n"
+}
+
+/** OBJ with 1-based indices, or negative (relative) ones. */
+export const obj = (mesh: Mesh, options: { readonly relative?: boolean } = {}): string => {
+  const lines = ["# written by the tests", "o part"]
+  const vertexCount = mesh.positions.length / 3
+  for (let v = 0; v < vertexCount; v++) lines.push(`v ${mesh.positions[3 * v]} ${mesh.positions[3 * v + 1]} ${mesh.positions[3 * v + 2]}`)
+  for (let t = 0; t < mesh.triangles.length / 3; t++) {
+    const refs = [0, 1, 2].map((k) => {
+      const index = mesh.triangles[3 * t + k]!
+      return options.relative === true ? String(index - vertexCount) : `${index + 1}//1`
+    })
+    lines.push(`f ${refs.join(" ")}`)
+  }
+  return lines.join("\n") + "\n"
+}
+
+/** The `<mesh>` element of a 3MF object. */
+export const meshXml = (mesh: Mesh): string => {
+  const vertices: Array<string> = []
+  for (let v = 0; v < mesh.positions.length / 3; v++) {
+    vertices.push(`<vertex x="${mesh.positions[3 * v]}" y="${mesh.positions[3 * v + 1]}" z="${mesh.positions[3 * v + 2]}"/>`)
+  }
+  const triangles: Array<string> = []
+  for (let t = 0; t < mesh.triangles.length / 3; t++) {
+    triangles.push(`<triangle v1="${mesh.triangles[3 * t]}" v2="${mesh.triangles[3 * t + 1]}" v3="${mesh.triangles[3 * t + 2]}"/>`)
+  }
+  return `<mesh><vertices>${vertices.join("")}</vertices><triangles>${triangles.join("")}</triangles></mesh>`
+}
+
+/** A ZIP archive of the entries (deflated unless `stored`). */
+export const zip = (entries: ReadonlyArray<{ readonly name: string; readonly content: string | Uint8Array }>, stored = false): Uint8Array => {
+  const locals: Array<Uint8Array> = []
+  const centrals: Array<Uint8Array> = []
+  let offset = 0
+  for (const entry of entries) {
+    const name = new TextEncoder().encode(entry.name)
+    const content = typeof entry.content === "string" ? new TextEncoder().encode(entry.content) : entry.content
+    const data = stored ? content : new Uint8Array(deflateRawSync(content))
+    const crc = crc32(content)
+    const local = new Uint8Array(30 + name.length)
+    const lv = new DataView(local.buffer)
+    lv.setUint32(0, 0x04034b50, true)
+    lv.setUint16(4, 20, true)
+    lv.setUint16(8, stored ? 0 : 8, true)
+    lv.setUint32(14, crc, true)
+    lv.setUint32(18, data.length, true)
+    lv.setUint32(22, content.length, true)
+    lv.setUint16(26, name.length, true)
+    local.set(name, 30)
+    const central = new Uint8Array(46 + name.length)
+    const cv = new DataView(central.buffer)
+    cv.setUint32(0, 0x02014b50, true)
+    cv.setUint16(4, 20, true)
+    cv.setUint16(6, 20, true)
+    cv.setUint16(10, stored ? 0 : 8, true)
+    cv.setUint32(16, crc, true)
+    cv.setUint32(20, data.length, true)
+    cv.setUint32(24, content.length, true)
+    cv.setUint16(28, name.length, true)
+    cv.setUint32(42, offset, true)
+    central.set(name, 46)
+    locals.push(local, data)
+    centrals.push(central)
+    offset += local.length + data.length
+  }
+  const centralSize = centrals.reduce((sum, part) => sum + part.length, 0)
+  const end = new Uint8Array(22)
+  const ev = new DataView(end.buffer)
+  ev.setUint32(0, 0x06054b50, true)
+  ev.setUint16(8, entries.length, true)
+  ev.setUint16(10, entries.length, true)
+  ev.setUint32(12, centralSize, true)
+  ev.setUint32(16, offset, true)
+  const out = new Uint8Array(offset + centralSize + 22)
+  let at = 0
+  for (const part of [...locals, ...centrals, end]) {
+    out.set(part, at)
+    at += part.length
+  }
+  return out
+}
+
+export interface ThreeMfObject {
+  readonly id: number
+  readonly mesh?: Mesh
+  readonly components?: ReadonlyArray<{ readonly objectId: number; readonly transform?: string }>
+  readonly type?: string
+}
+
+/** A 3MF file: its objects and build items, in `unit`. */
+export const threeMf = (options: {
+  readonly unit?: string
+  readonly objects: ReadonlyArray<ThreeMfObject>
+  readonly items: ReadonlyArray<{ readonly objectId: number; readonly transform?: string }>
+  readonly stored?: boolean
+}): Uint8Array => {
+  const transform = (value: string | undefined) => (value === undefined ? "" : ` transform="${value}"`)
+  const objects = options.objects.map((object) => {
+    const content = object.mesh !== undefined
+      ? meshXml(object.mesh)
+      : `<components>${(object.components ?? []).map((c) => `<component objectid="${c.objectId}"${transform(c.transform)}/>`).join("")}</components>`
+    return `<object id="${object.id}" type="${object.type ?? "model"}">${content}</object>`
+  })
+  const items = options.items.map((item) => `<item objectid="${item.objectId}"${transform(item.transform)}/>`)
+  const model = `<?xml version="1.0" encoding="UTF-8"?>
+<model unit="${options.unit ?? "millimeter"}" xml:lang="en-US" xmlns="http://schemas.microsoft.com/3dmanufacturing/core/2015/02">
+<!-- written by the tests: <object id="99"/> in a comment is not an object -->
+<resources>${objects.join("\n")}</resources>
+<build>${items.join("")}</build>
+</model>`
+  return zip([
+    {
+      name: "[Content_Types].xml",
+      content:
+        `<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="model" ContentType="application/vnd.ms-package.3dmanufacturing-3dmodel+xml"/></Types>`
+    },
+    {
+      name: "_rels/.rels",
+      content:
+        `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Target="/3D/part.model" Id="rel0" Type="http://schemas.microsoft.com/3dmanufacturing/2013/01/3dmodel"/></Relationships>`
+    },
+    { name: "3D/part.model", content: model }
+  ], options.stored ?? false)
+}

@@ -1,0 +1,236 @@
+/**
+ * Parts from model files, through HTTP: a local file host serves real model
+ * files (written by src/engine/geometry/writers.ts); POST /ticket-model
+ * downloads and analyses them. An unreadable file is a 422 from the engine
+ * saying what is wrong; a download that fails (404, refused connection, too
+ * large, too slow, too many redirects, a refused URL) is an error whose
+ * `x-error-source` is `model-fetcher`. The engine's fetcher is allowed to
+ * reach 127.0.0.1 here (as MODEL_FETCH_ALLOW_PRIVATE=true would); the
+ * default fetcher's refusal of private addresses is checked directly.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Context, Duration, Effect, Layer } from "effect"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { defaultOptions, makeModelFetcher, MODEL_FETCHER_SOURCE, modelFetcherLayer } from "../../src/engine/geometry/ModelFetcher.ts"
+import { binaryStl, box, cubeWithHole, obj, threeMf } from "../../src/engine/geometry/writers.ts"
+import { backends } from "../support/backends.ts"
+import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
+
+const LIMIT = 64 * 1024
+
+const FILES: Readonly<Record<string, Uint8Array | string>> = {
+  "/models/cube.stl": binaryStl(box(10, 10, 10)),
+  "/models/holed.obj": obj(cubeWithHole(10, 4)),
+  "/models/inch-box.3mf": threeMf({ unit: "inch", objects: [{ id: 1, mesh: box(1, 2, 3) }], items: [{ objectId: 1, transform: "1 0 0 0 1 0 0 0 1 5 5 5" }] }),
+  "/download": binaryStl(box(2, 3, 4)),
+  "/models/login.stl": "<!DOCTYPE html><html><body>Please sign in</body></html>",
+  "/models/truncated.stl": binaryStl(box(1, 1, 1)).subarray(0, 300),
+  "/models/big.stl": new Uint8Array(LIMIT + 1)
+}
+
+/** The local file host: FILES, plus redirects, a stream without length, and a file that never ends. */
+class FileHost extends Context.Service<FileHost, { readonly url: string; readonly closedPort: number }>()("test/FileHost") {}
+
+const listen = (server: Server) =>
+  Effect.promise(() => new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port))))
+
+const FileHostLive = Layer.effect(
+  FileHost,
+  Effect.gen(function*() {
+    const server = createServer((request, response) => {
+      const path = (request.url ?? "/").split("?")[0]!
+      const file = FILES[path]
+      if (file !== undefined) {
+        const body = typeof file === "string" ? Buffer.from(file) : Buffer.from(file.buffer, file.byteOffset, file.length)
+        response.writeHead(200, { "content-type": "application/octet-stream", "content-length": body.length })
+        return response.end(body)
+      }
+      if (path === "/redirect") return response.writeHead(302, { location: "/models/cube.stl" }).end()
+      if (path.startsWith("/hop/")) {
+        const left = Number(path.slice(5))
+        return response.writeHead(307, { location: left > 0 ? `/hop/${left - 1}` : "/models/cube.stl" }).end()
+      }
+      if (path === "/stream.stl") {
+        // Chunked, no content-length: the limit applies while reading.
+        response.writeHead(200, { "content-type": "application/octet-stream" })
+        for (let i = 0; i < 8; i++) response.write(Buffer.alloc(LIMIT / 4))
+        return response.end()
+      }
+      if (path === "/slow.stl") {
+        response.writeHead(200, { "content-type": "application/octet-stream" })
+        return response.write(Buffer.alloc(84))
+      }
+      response.writeHead(404, { "content-type": "text/plain" }).end("not found")
+    })
+    const port = yield* listen(server)
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(() =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections()
+          server.close(() => resolve())
+        })
+      )
+    )
+    // A port where nothing listens: opened, then closed.
+    const spare = createServer()
+    const closedPort = yield* listen(spare)
+    yield* Effect.promise(() => new Promise<void>((resolve) => spare.close(() => resolve())))
+    return FileHost.of({ url: `http://127.0.0.1:${port}`, closedPort })
+  })
+)
+
+const fetcher = modelFetcherLayer({ allowPrivate: true, maxBytes: LIMIT, timeout: Duration.millis(1500), maxRedirects: 3 })
+
+const ok = (reply: Reply, what: string) => {
+  assert.strictEqual(reply.status, 200, `${what}: ${reply.status} ${reply.text}`)
+  return reply.json()
+}
+
+const failed = (reply: Reply, status: number, source: string, includes: string) => {
+  assert.strictEqual(reply.status, status, reply.text)
+  const body = reply.json()
+  assert.strictEqual(body.code, status)
+  assert.include(body.message, includes)
+  assert.strictEqual(reply.headers.get("x-error-source"), source)
+}
+
+const close = (actual: number, expected: number, what: string) =>
+  assert.isAtMost(Math.abs(actual - expected), 1e-9 * expected, `${what}: ${actual} vs ${expected}`)
+
+for (const backend of backends) {
+  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostLive), { timeout: 60_000, excludeTestServices: true })(
+    `Parts from model files over HTTP (${backend})`,
+    (it) => {
+      const setup = Effect.gen(function*() {
+        const client = yield* TestClient
+        const host = yield* FileHost
+        const appId = `geometry-${Math.random().toString(36).slice(2)}`
+        const { value } = yield* client.createSecret(appId)
+        const call = (method: string, path: string, body?: unknown) => client.call(method, `/v1${path}`, { secret: value, body })
+        const customer = ok(yield* call("POST", "/customer", { name: "Acme", email: "buyer@acme.example" }), "customer")
+        const project = ok(yield* call("POST", "/project", { customerId: customer.id, name: "Gearbox" }), "project")
+        const ticket = ok(yield* call("POST", "/ticket", { projectId: project.id, name: "Prototype run" }), "ticket")
+        const material = ok(yield* call("POST", "/material", { name: "PLA", technologyId: "fdm" }), "material")
+        const body = (modelEndpoint: Record<string, string>) => ({
+          ticketId: ticket.id,
+          modelEndpoint,
+          technologyId: "fdm",
+          materialId: material.id,
+          quantity: 1
+        })
+        const part = (modelEndpoint: Record<string, string>) => call("POST", "/ticket-model", body(modelEndpoint))
+        return { call, host, part, body }
+      })
+
+      it.effect("a binary STL: the part and its model version get the geometry", () =>
+        Effect.gen(function*() {
+          const { call, host, part } = yield* setup
+          const created = ok(yield* part({ url: `${host.url}/models/cube.stl` }), "create")
+          assert.strictEqual(created.fileName, "cube.stl")
+          assert.deepStrictEqual(created.geometry, {
+            volume: 1000,
+            surfaceArea: 600,
+            boundingBox: { x: 10, y: 10, z: 10 },
+            triangleCount: 12,
+            watertight: true
+          })
+          const [version] = ok(yield* call("GET", `/model-version?ticketModelId=${created.id}`), "versions")
+          assert.deepStrictEqual(version.geometry, created.geometry)
+          assert.deepStrictEqual(ok(yield* call("GET", `/ticket-model/${created.id}`), "get").geometry, created.geometry)
+        }))
+
+      it.effect("an OBJ with a hole and a 3MF in inches; the file name from fileName, the format from it too", () =>
+        Effect.gen(function*() {
+          const { host, part } = yield* setup
+          const holed = ok(yield* part({ url: `${host.url}/models/holed.obj` }), "obj").geometry
+          close(holed.volume, 840, "volume")
+          close(holed.surfaceArea, 728, "surfaceArea")
+          assert.strictEqual(holed.triangleCount, 32)
+          assert.isTrue(holed.watertight)
+          const inch = ok(yield* part({ url: `${host.url}/models/inch-box.3mf` }), "3mf").geometry
+          close(inch.volume, 6 * 25.4 ** 3, "volume")
+          close(inch.boundingBox.z, 3 * 25.4, "boundingBox.z")
+          const named = ok(yield* part({ url: `${host.url}/download?id=8`, fileName: "box.stl" }), "named")
+          assert.strictEqual(named.fileName, "box.stl")
+          assert.strictEqual(named.geometry.volume, 24)
+        }))
+
+      it.effect("redirects are followed, up to the limit", () =>
+        Effect.gen(function*() {
+          const { host, part } = yield* setup
+          assert.strictEqual(ok(yield* part({ url: `${host.url}/redirect`, fileName: "cube.stl" }), "redirect").geometry.volume, 1000)
+          assert.strictEqual(ok(yield* part({ url: `${host.url}/hop/2`, fileName: "cube.stl" }), "3 hops").geometry.volume, 1000)
+          failed(yield* part({ url: `${host.url}/hop/3`, fileName: "cube.stl" }), 502, MODEL_FETCHER_SOURCE, "more than 3 redirects")
+        }))
+
+      it.effect("a replace with a new model analyses it and adds a version; the same model keeps the geometry", () =>
+        Effect.gen(function*() {
+          const { body, call, host, part } = yield* setup
+          const created = ok(yield* part({ url: `${host.url}/models/cube.stl` }), "create")
+          const same = ok(yield* call("PUT", `/ticket-model/${created.id}`, { ...body({ url: `${host.url}/models/cube.stl` }), quantity: 3 }), "same")
+          assert.deepStrictEqual(same.geometry, created.geometry)
+          const replaced = ok(yield* call("PUT", `/ticket-model/${created.id}`, body({ url: `${host.url}/models/holed.obj` })), "replace")
+          assert.strictEqual(replaced.geometry.triangleCount, 32)
+          const versions = ok(yield* call("GET", `/model-version?ticketModelId=${created.id}`), "versions") as Array<any>
+          assert.deepStrictEqual(versions.map((version) => [version.version, version.geometry.triangleCount]).sort(), [[1, 12], [2, 32]])
+        }))
+
+      it.effect("an unreadable file is the engine's 422 saying what is wrong; no part is created", () =>
+        Effect.gen(function*() {
+          const { call, host, part } = yield* setup
+          failed(yield* part({ url: `${host.url}/models/login.stl` }), 422, "engine", "login.stl cannot be read: the file is an HTML page")
+          failed(yield* part({ url: `${host.url}/models/truncated.stl` }), 422, "engine", "header says 12 triangles")
+          failed(yield* part({ url: `${host.url}/download`, fileName: "box.3mf" }), 422, "engine", "box.3mf cannot be read: the file is not a ZIP archive")
+          assert.deepStrictEqual(ok(yield* call("GET", "/ticket-model"), "list"), [])
+        }))
+
+      it.effect("a failed download is the model fetcher's error: 404, refused connection, too large, too slow", () =>
+        Effect.gen(function*() {
+          const { host, part } = yield* setup
+          failed(yield* part({ url: `${host.url}/models/missing.stl` }), 502, MODEL_FETCHER_SOURCE, "answered 404")
+          failed(yield* part({ url: `http://127.0.0.1:${host.closedPort}/cube.stl` }), 502, MODEL_FETCHER_SOURCE, "ECONNREFUSED")
+          failed(yield* part({ url: `${host.url}/models/big.stl` }), 422, MODEL_FETCHER_SOURCE, "over the limit")
+          failed(yield* part({ url: `${host.url}/stream.stl` }), 422, MODEL_FETCHER_SOURCE, "over the limit")
+          failed(yield* part({ url: `${host.url}/slow.stl` }), 504, MODEL_FETCHER_SOURCE, "did not arrive within")
+          // Other schemes do not reach the engine: the gateway's schema refuses them (400); the fetcher too (below).
+          assert.strictEqual((yield* part({ url: "ftp://127.0.0.1/cube.stl" })).status, 400)
+        }))
+
+      it.effect("placeholder hosts (*.example) are not fetched: the part has no geometry yet", () =>
+        Effect.gen(function*() {
+          const { part } = yield* setup
+          const created = ok(yield* part({ url: "https://files.example/models/bracket.stl" }), "create")
+          assert.isNull(created.geometry)
+        }))
+    }
+  )
+}
+
+layer(FileHostLive, { excludeTestServices: true })("the default model fetcher", (it) => {
+  it.effect("refuses loopback addresses and names, and non-http schemes, with a 422 of the fetcher", () =>
+    Effect.gen(function*() {
+      const host = yield* FileHost
+      const fetcher = makeModelFetcher(defaultOptions)
+      const port = new URL(host.url).port
+      for (
+        const [url, includes] of [
+          [`${host.url}/models/cube.stl`, "127.0.0.1 is a private or reserved address"],
+          [`http://localhost:${port}/models/cube.stl`, "a private or reserved address"],
+          [`http://[::1]:${port}/models/cube.stl`, "::1 is a private or reserved address"],
+          ["http://169.254.169.254/latest/meta-data", "private or reserved"],
+          ["file:///etc/passwd", "only http and https"],
+          [`http://user:secret@127.0.0.1:${port}/models/cube.stl`, "credentials"],
+          ["not a url", "not a valid URL"]
+        ] as const
+      ) {
+        const error = yield* Effect.flip(fetcher.fetch(url))
+        assert.strictEqual(error.status, 422, `${url}: ${error.message}`)
+        assert.strictEqual(error.source, MODEL_FETCHER_SOURCE)
+        assert.include(error.message, includes)
+      }
+      assert.isUndefined(yield* fetcher.fetch("https://cdn.files.example/x.stl"))
+      const allowed = yield* makeModelFetcher({ ...defaultOptions, allowPrivate: true }).fetch(`${host.url}/models/cube.stl`)
+      assert.strictEqual(allowed?.length, 84 + 12 * 50)
+    }))
+})
