@@ -6,6 +6,11 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Suites start real servers and databases; two at a time suit a 2-core machine.
-    maxWorkers: 2
+    maxWorkers: 2,
+    env: {
+      // Parts at https://files.example/... are created without downloading
+      // (src/engine/geometry/ModelFetcher.ts); the geometry suites serve real files.
+      MODEL_FETCH_PLACEHOLDER_HOSTS: "example"
+    }
   }
 })

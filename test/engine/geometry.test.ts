@@ -229,13 +229,13 @@ describe("the fetcher's address check", () => {
     for (const address of ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8"]) assert.isFalse(isPrivateAddress(address), address)
   })
 
-  it("reads MODEL_FETCH_*: defaults, values, `none` for no placeholder hosts", () => {
+  it("reads MODEL_FETCH_*: defaults (no placeholder hosts), values, `none` for no placeholder hosts", () => {
     const read = (env: Record<string, string>) =>
       Effect.runSync(optionsFromConfig.pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(env))))
     const defaults = read({})
     assert.deepStrictEqual(
       [defaults.allowPrivate, defaults.maxBytes, Duration.toMillis(defaults.timeout), defaults.maxRedirects, defaults.placeholderHosts],
-      [false, 100 * 1024 * 1024, 20_000, 3, ["example"]]
+      [false, 100 * 1024 * 1024, 20_000, 3, []]
     )
     const set = read({
       MODEL_FETCH_ALLOW_PRIVATE: "true",

@@ -80,7 +80,13 @@ const FileHostLive = Layer.effect(
   })
 )
 
-const fetcher = modelFetcherLayer({ allowPrivate: true, maxBytes: LIMIT, timeout: Duration.millis(1500), maxRedirects: 3 })
+const fetcher = modelFetcherLayer({
+  allowPrivate: true,
+  maxBytes: LIMIT,
+  timeout: Duration.millis(1500),
+  maxRedirects: 3,
+  placeholderHosts: ["example"]
+})
 
 const ok = (reply: Reply, what: string) => {
   assert.strictEqual(reply.status, 200, `${what}: ${reply.status} ${reply.text}`)
@@ -229,7 +235,8 @@ layer(FileHostLive, { excludeTestServices: true })("the default model fetcher", 
         assert.strictEqual(error.source, MODEL_FETCHER_SOURCE)
         assert.include(error.message, includes)
       }
-      assert.isUndefined(yield* fetcher.fetch("https://cdn.files.example/x.stl"))
+      const withPlaceholders = makeModelFetcher({ ...defaultOptions, placeholderHosts: ["example"] })
+      assert.isUndefined(yield* withPlaceholders.fetch("https://cdn.files.example/x.stl"))
       const allowed = yield* makeModelFetcher({ ...defaultOptions, allowPrivate: true }).fetch(`${host.url}/models/cube.stl`)
       assert.strictEqual(allowed?.length, 84 + 12 * 50)
     }))

@@ -10,10 +10,10 @@
  * - at most MODEL_FETCH_MAX_BYTES (100 MiB), MODEL_FETCH_TIMEOUT (20 s) for
  *   the whole download, MODEL_FETCH_MAX_REDIRECTS (3) redirects.
  *
- * Hosts under MODEL_FETCH_PLACEHOLDER_HOSTS (default `example`: the TLD
- * RFC 2606 reserves for documentation, whose names never resolve; `none`
- * for no placeholders) are placeholders: nothing is fetched and the part
- * has no geometry yet.
+ * Hosts under MODEL_FETCH_PLACEHOLDER_HOSTS (comma-separated domains; none by
+ * default) are placeholders: nothing is fetched and the part has no geometry
+ * yet. The test configuration names `example` (the TLD RFC 2606 reserves for
+ * documentation) so suites about orders need no file host.
  *
  * A failed download is an EngineError whose source is `model-fetcher`.
  */
@@ -47,7 +47,7 @@ export const defaultOptions: ModelFetcherOptions = {
   maxBytes: 100 * 1024 * 1024,
   timeout: Duration.seconds(20),
   maxRedirects: 3,
-  placeholderHosts: ["example"]
+  placeholderHosts: []
 }
 
 /** The options from the environment (MODEL_FETCH_*), defaults for what is not set. */
