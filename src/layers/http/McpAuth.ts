@@ -1,9 +1,8 @@
 /**
- * The request path of every /v1/mcp request, built from the same pieces as
- * the REST middleware (IncomingSecretAuthLive): the presented secret and the
- * client address (CallerIdentity), `SecretStore.authenticate`, the one 401
- * (`notAuthorized`), `Meter.record` before the handler and `Meter.complete`
- * after. Nothing reaches McpServer unauthenticated, server/discover included.
+ * The request path of every /v1/mcp request: the same guard as the REST
+ * middleware (IncomingSecretGuard: the one 401, `Meter.record` before the
+ * handler, `Meter.complete` after), then the Origin check. Nothing reaches
+ * McpServer unauthenticated, server/discover included.
  *
  * The metered operation is read from the JSON-RPC body, after authentication:
  * `mcp.<tool name>` for tools/call of one of the 9 tools, `mcp.<method>` for
@@ -11,17 +10,14 @@
  * else (unparsable body, unknown method or tool), `mcp.http-<verb>` for a
  * request that is not a POST.
  */
-import { Config, Effect, Exit } from "effect"
+import { Config, Effect } from "effect"
 import { Headers, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { randomUUID } from "node:crypto"
 import { CurrentCaller } from "../../api/Authorization.ts"
 import { TOOL_NAMES } from "../../api/mcp/tools.ts"
-import { ServiceUnavailable } from "../../domain/Errors.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Meter } from "../../services/Meter.ts"
 import { SecretStore } from "../../services/SecretStore.ts"
-import { clientAddress, presentedSecret } from "./CallerIdentity.ts"
-import { errorResponse, notAuthorized } from "./ErrorResponses.ts"
+import { makeIncomingSecretGuard } from "./IncomingSecretGuard.ts"
 import { sessionless } from "./McpLegacy.ts"
 
 export const MCP_PATH = "/v1/mcp"
@@ -123,59 +119,21 @@ const withoutOrigin = (request: HttpServerRequest.HttpServerRequest) =>
 
 /** Authenticates and meters every request of the MCP routes it is provided to; provides the caller. */
 export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller }>()(Effect.gen(function*() {
-  const secrets = yield* SecretStore
-  const meter = yield* Meter
-  const config = yield* AppConfig
+  const guard = makeIncomingSecretGuard(yield* SecretStore, yield* Meter, yield* AppConfig)
   const allowedOrigins = yield* AllowedOrigins
   return (httpEffect) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      const startedAt = performance.now()
-      const presented = presentedSecret(request)
-      if (!presented.ok) return notAuthorized()
-
-      const authenticated = yield* Effect.result(
-        secrets.authenticate(presented.value, clientAddress(request, config.trustedProxies)).pipe(
-          Effect.withSpan("IncomingSecret.verify")
-        )
+      return yield* guard(
+        request,
+        { operation: operationOf(request), method: request.method, route: MCP_PATH },
+        // Origin is checked here (McpServer's own check knows exact origins only), then removed.
+        !originAllowed(request, allowedOrigins)
+          ? Effect.succeed(FORBIDDEN)
+          : request.headers["origin"] === undefined
+          ? sessionless(request, httpEffect)
+          : Effect.flatMap(withoutOrigin(request), (forwarded) =>
+            Effect.provideService(sessionless(forwarded, httpEffect), HttpServerRequest.HttpServerRequest, forwarded))
       )
-      if (authenticated._tag === "Failure") {
-        if (authenticated.failure instanceof ServiceUnavailable) return errorResponse(authenticated.failure)
-        return notAuthorized()
-      }
-      const caller = authenticated.success
-      yield* Effect.annotateCurrentSpan({ "app.id": caller.appId, "secret.id": caller.secretId })
-
-      const requestId = randomUUID()
-      const operation = yield* operationOf(request)
-      yield* Effect.annotateCurrentSpan({ "mcp.operation": operation })
-      const recorded = yield* Effect.result(meter.record({
-        requestId,
-        appId: caller.appId,
-        secretId: caller.secretId,
-        secretHash: caller.secretHash,
-        operation,
-        method: request.method,
-        route: MCP_PATH,
-        occurredAt: new Date()
-      }).pipe(Effect.withSpan("Meter.record")))
-      if (recorded._tag === "Failure") {
-        if (recorded.failure instanceof ServiceUnavailable) return errorResponse(recorded.failure)
-        // Revoked or regenerated since this instance last looked.
-        secrets.forget(caller.secretId)
-        return notAuthorized()
-      }
-
-      // Origin is checked here (McpServer's own check knows exact origins only), then removed.
-      const handled = !originAllowed(request, allowedOrigins)
-        ? Effect.succeed(FORBIDDEN)
-        : request.headers["origin"] === undefined
-        ? sessionless(request, httpEffect)
-        : Effect.flatMap(withoutOrigin(request), (forwarded) =>
-          Effect.provideService(sessionless(forwarded, httpEffect), HttpServerRequest.HttpServerRequest, forwarded))
-      const exit = yield* Effect.exit(Effect.provideService(handled, CurrentCaller, { ...caller, requestId }))
-      meter.complete(requestId, Exit.isSuccess(exit) ? exit.value.status : 500, performance.now() - startedAt)
-      if (Exit.isFailure(exit)) return yield* exit
-      return HttpServerResponse.setHeader(exit.value, "x-request-id", requestId)
     })
 }))
