@@ -11,9 +11,9 @@ import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect } from "effect"
 import { TOOL_SPECS } from "../../src/api/mcp/tools.ts"
-import { RecordRepository, type StoredRecord } from "../../src/engine/RecordRepository.ts"
 import { ADMIN_TOKEN, backends } from "../support/backends.ts"
 import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
+import { ok, patch } from "../support/http.ts"
 
 const MODERN = "2026-07-28"
 const LEGACY = "2025-11-25"
@@ -29,19 +29,7 @@ const TOOL_NAMES = [
   "update_part"
 ]
 
-/** Sets fields of a stored record directly: what pricing will set (parts have no price until then). */
-const patch = (resource: string, appId: string, id: string, changes: StoredRecord) =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const record = yield* records.find(resource, appId, id)
-    if (record === undefined) return yield* Effect.die(new Error(`${resource} ${id} missing`))
-    return yield* records.replace(resource, appId, id, { ...record, ...changes })
-  }).pipe(Effect.provide(RecordRepository.layer))
 
-const ok = (reply: Reply, what: string) => {
-  assert.strictEqual(reply.status, 200, `${what}: ${reply.status} ${reply.text}`)
-  return reply.json()
-}
 
 const meta = { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} }
 

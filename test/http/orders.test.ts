@@ -13,23 +13,11 @@ import {
   ItemGroup, MeetingNoteGroup, ModelVersionGroup, ProductionNoteGroup, ProjectGroup, TicketGroup, TicketModelGroup,
   TicketQuoteGroup
 } from "../../src/api/groups/orders.ts"
-import { RecordRepository, type StoredRecord } from "../../src/engine/RecordRepository.ts"
 import { backends } from "../support/backends.ts"
 import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
+import { coverage, ok, patch } from "../support/http.ts"
 
-/** Changes fields of a stored record directly (what the later analysis and pricing will set). */
-const patch = (resource: string, appId: string, id: string, changes: StoredRecord) =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const record = yield* records.find(resource, appId, id)
-    if (record === undefined) return yield* Effect.die(new Error(`${resource} ${id} missing`))
-    return yield* records.replace(resource, appId, id, { ...record, ...changes })
-  }).pipe(Effect.provide(RecordRepository.layer))
 
-const ok = (reply: Reply, what: string) => {
-  assert.strictEqual(reply.status, 200, `${what}: ${reply.status} ${reply.text}`)
-  return reply.json()
-}
 
 const engineError = (reply: Reply, status: number, includes: string) => {
   assert.strictEqual(reply.status, status, reply.text)
@@ -51,34 +39,6 @@ const geometry = (x: number, y: number, z: number) => ({
   triangleCount: 12,
   watertight: true
 })
-
-/** The endpoints of `groups`, to check that each had a successful call. */
-interface Described {
-  readonly identifier: string
-  readonly endpoints: Readonly<Record<string, { readonly identifier: string; readonly method: string; readonly path: string }>>
-}
-const coverage = (groups: ReadonlyArray<Described>, excluded: ReadonlyArray<string> = []) => {
-  const endpoints = groups.flatMap((group) =>
-    Object.values(group.endpoints).map((endpoint) => ({
-      id: `${group.identifier}.${endpoint.identifier}`,
-      method: endpoint.method,
-      pattern: new RegExp(`^/v1${endpoint.path.replace(/:[^/]+/g, "[^/]+")}$`),
-      params: endpoint.path.split(":").length
-    }))
-  ).filter((endpoint) => !excluded.includes(endpoint.id))
-  const answered = new Set<string>()
-  return {
-    /** Notes the operation a successful call reached (the literal path wins over a parameter: `/lookup` before `/:id`). */
-    record: (method: string, path: string, reply: Reply) => {
-      const bare = path.split("?")[0]!
-      const match = endpoints
-        .filter((endpoint) => endpoint.method === method && endpoint.pattern.test(bare))
-        .sort((a, b) => a.params - b.params)[0]
-      if (match !== undefined && reply.status < 300) answered.add(match.id)
-    },
-    missing: () => endpoints.map((endpoint) => endpoint.id).filter((id) => !answered.has(id))
-  }
-}
 
 for (const backend of backends) {
   layer(TestApp(backend), { timeout: 60_000, excludeTestServices: true })(`Orders over HTTP (${backend})`, (it) => {

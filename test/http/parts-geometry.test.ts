@@ -16,6 +16,7 @@ import { defaultOptions, makeModelFetcher, MODEL_FETCHER_SOURCE, modelFetcherLay
 import { binaryStl, box, cubeWithHole, obj, threeMf } from "../../src/engine/geometry/writers.ts"
 import { backends } from "../support/backends.ts"
 import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
+import { ok } from "../support/http.ts"
 
 const LIMIT = 64 * 1024
 
@@ -88,10 +89,6 @@ const fetcher = modelFetcherLayer({
   placeholderHosts: ["example"]
 })
 
-const ok = (reply: Reply, what: string) => {
-  assert.strictEqual(reply.status, 200, `${what}: ${reply.status} ${reply.text}`)
-  return reply.json()
-}
 
 const failed = (reply: Reply, status: number, source: string, includes: string) => {
   assert.strictEqual(reply.status, status, reply.text)

@@ -12,7 +12,8 @@ import {
 } from "../../src/api/groups/reference.ts"
 import { GLOBAL_APP, RecordRepository, type StoredRecord } from "../../src/engine/RecordRepository.ts"
 import { backends } from "../support/backends.ts"
-import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
+import { TestApp, TestClient } from "../support/TestApp.ts"
+import { coverage, ok } from "../support/http.ts"
 
 /** Inserts a record straight into the engine's store (resources without a create endpoint). */
 const insert = (resource: string, appId: string, data: StoredRecord, id?: string) =>
@@ -21,38 +22,6 @@ const insert = (resource: string, appId: string, data: StoredRecord, id?: string
     return yield* records.insert(resource, appId, data, { id })
   }).pipe(Effect.provide(RecordRepository.layer))
 
-const ok = (reply: Reply, what: string) => {
-  assert.strictEqual(reply.status, 200, `${what}: ${reply.status} ${reply.text}`)
-  return reply.json()
-}
-
-/** The endpoints of `groups`, to check that each had a successful call. */
-interface Described {
-  readonly identifier: string
-  readonly endpoints: Readonly<Record<string, { readonly identifier: string; readonly method: string; readonly path: string }>>
-}
-const coverage = (groups: ReadonlyArray<Described>, excluded: ReadonlyArray<string> = []) => {
-  const endpoints = groups.flatMap((group) =>
-    Object.values(group.endpoints).map((endpoint) => ({
-      id: `${group.identifier}.${endpoint.identifier}`,
-      method: endpoint.method,
-      pattern: new RegExp(`^/v1${endpoint.path.replace(/:[^/]+/g, "[^/]+")}$`),
-      params: endpoint.path.split(":").length
-    }))
-  ).filter((endpoint) => !excluded.includes(endpoint.id))
-  const answered = new Set<string>()
-  return {
-    /** Notes the operation a successful call reached (the literal path wins over a parameter: `/lookup` before `/:id`). */
-    record: (method: string, path: string, reply: Reply) => {
-      const bare = path.split("?")[0]!
-      const match = endpoints
-        .filter((endpoint) => endpoint.method === method && endpoint.pattern.test(bare))
-        .sort((a, b) => a.params - b.params)[0]
-      if (match !== undefined && reply.status < 300) answered.add(match.id)
-    },
-    missing: () => endpoints.map((endpoint) => endpoint.id).filter((id) => !answered.has(id))
-  }
-}
 
 for (const backend of backends) {
   layer(TestApp(backend), { timeout: 60_000, excludeTestServices: true })(`Reference data over HTTP (${backend})`, (it) => {
