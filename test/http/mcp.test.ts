@@ -279,17 +279,7 @@ for (const backend of backends) {
         const { appId, material, project, rest, secret, url } = yield* setup
         const client = new ModernClient({ name: "mcp-test", version: "1.0.0" }, { versionNegotiation: { mode: { pin: MODERN } } })
         yield* Effect.promise(() => client.connect(new ModernTransport(url, { requestInit: { headers: { authorization: `Bearer ${secret}` } } })))
-        try {
-          const tools = yield* Effect.promise(() => client.listTools())
-          assert.deepStrictEqual(tools.tools.map((tool) => tool.name), TOOL_NAMES)
-          const call = (name: string, args: Record<string, unknown>) =>
-            Effect.promise(() => client.callTool({ name, arguments: args }) as Promise<ToolResult>).pipe(
-              Effect.tap((result) => Effect.sync(() => assert.notStrictEqual(result.isError, true, `${name}: ${JSON.stringify(result.content)}`)))
-            )
-          yield* quotingFlow(call, { appId, material, project, rest })
-        } finally {
-          yield* Effect.promise(() => client.close())
-        }
+        yield* listAndQuote(client, { appId, material, project, rest })
         const metered = yield* usage(appId)
         for (const tool of ["create_ticket", "create_part", "list_parts", "create_ticket_quote", "send_ticket_to_production", "lookup_ticket"]) {
           assert.strictEqual(metered.get(`mcp.${tool}`), 1, tool)
@@ -303,20 +293,10 @@ for (const backend of backends) {
         const client = new LegacyClient({ name: "mcp-legacy-test", version: "1.0.0" })
         const transport = new LegacyTransport(url, { requestInit: { headers: { authorization: secret } } })
         yield* Effect.promise(() => client.connect(transport))
-        try {
-          assert.strictEqual(transport.protocolVersion, LEGACY)
-          assert.isUndefined(transport.sessionId)
-          assert.strictEqual(client.getServerVersion()?.name, "mfg-public-api")
-          const tools = yield* Effect.promise(() => client.listTools())
-          assert.deepStrictEqual(tools.tools.map((tool) => tool.name), TOOL_NAMES)
-          const call = (name: string, args: Record<string, unknown>) =>
-            Effect.promise(() => client.callTool({ name, arguments: args }) as Promise<ToolResult>).pipe(
-              Effect.tap((result) => Effect.sync(() => assert.notStrictEqual(result.isError, true, `${name}: ${JSON.stringify(result.content)}`)))
-            )
-          yield* quotingFlow(call, { appId, material, project, rest })
-        } finally {
-          yield* Effect.promise(() => client.close())
-        }
+        assert.strictEqual(transport.protocolVersion, LEGACY)
+        assert.isUndefined(transport.sessionId)
+        assert.strictEqual(client.getServerVersion()?.name, "mfg-public-api")
+        yield* listAndQuote(client, { appId, material, project, rest })
         const metered = yield* usage(appId)
         assert.strictEqual(metered.get("mcp.initialize"), 1)
         assert.strictEqual(metered.get("mcp.create_ticket"), 1)
@@ -358,6 +338,25 @@ for (const backend of backends) {
       }))
   })
 }
+
+/** What both official clients offer: list the tools, call one, close. */
+interface ToolClient {
+  readonly listTools: () => Promise<{ readonly tools: ReadonlyArray<{ readonly name: string }> }>
+  readonly callTool: (request: { name: string; arguments: Record<string, unknown> }) => Promise<unknown>
+  readonly close: () => Promise<void>
+}
+
+/** With a connected client: the 9 tools are listed, then the quoting flow runs through them; the client is closed. */
+const listAndQuote = (client: ToolClient, context: Parameters<typeof quotingFlow>[1]) =>
+  Effect.gen(function*() {
+    const tools = yield* Effect.promise(() => client.listTools())
+    assert.deepStrictEqual(tools.tools.map((tool) => tool.name), TOOL_NAMES)
+    const call = (name: string, args: Record<string, unknown>) =>
+      Effect.promise(() => client.callTool({ name, arguments: args }) as Promise<ToolResult>).pipe(
+        Effect.tap((result) => Effect.sync(() => assert.notStrictEqual(result.isError, true, `${name}: ${JSON.stringify(result.content)}`)))
+      )
+    yield* quotingFlow(call, context)
+  }).pipe(Effect.ensuring(Effect.promise(() => client.close())))
 
 /** create_ticket, create_part, list_parts, (price the part), create_ticket_quote, send_ticket_to_production. */
 const quotingFlow = (
