@@ -99,6 +99,10 @@ describe("OpenTelemetry traces", () => {
     for (const child of ["IncomingSecret.verify", "Meter.record", "Downstream.invoke"]) expect(names).toContain(child)
     const downstream = spans.find((span) => span.name === "Downstream.invoke")!
     expect(attribute(downstream, "downstream.operation")).toBe("customer.get")
+    // The engine's work, and its SQL, belong to the same trace, under the Downstream call.
+    const engine = spans.find((span) => span.name === "engine customer.get")
+    expect(engine?.parentSpanId, JSON.stringify(names)).toBe(downstream.spanId)
+    expect(spans.some((span) => span.parentSpanId === engine!.spanId), "a SQL span under the engine").toBe(true)
 
     const everything = received.join("\n")
     expect(everything).not.toContain(secret.value.split(".")[1])
