@@ -12,6 +12,7 @@ import type { Operation, Operations } from "./Operation.ts"
 import { arrayOf, objectOf, param, text } from "./orders/common.ts"
 import { partHooks, partWorkflows } from "./orders/parts.ts"
 import { quoteHooks, quoteWorkflows } from "./orders/quotes.ts"
+import { similarityWorkflows } from "./orders/similarity.ts"
 import { RecordRepository } from "./RecordRepository.ts"
 
 /** References inside a catalogue configuration, checked like a record's own. */
@@ -59,6 +60,7 @@ const getApp: Operation = (context) =>
 export const orderWorkflows: Operations = {
   ...quoteWorkflows,
   ...partWorkflows,
+  ...similarityWorkflows,
   "item.get": getItem,
   "item.remove": removeItem,
   "app.get": getApp
