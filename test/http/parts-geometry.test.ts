@@ -9,12 +9,11 @@
  * default fetcher's refusal of private addresses is checked directly.
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer } from "effect"
-import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
+import { Duration, Effect, Layer } from "effect"
 import { defaultOptions, makeModelFetcher, MODEL_FETCHER_SOURCE, modelFetcherLayer } from "../../src/engine/geometry/ModelFetcher.ts"
 import { binaryStl, box, cubeWithHole, obj, threeMf } from "../../src/engine/geometry/writers.ts"
 import { backends } from "../support/backends.ts"
+import { FileHost, FileHostLive } from "../support/fileHost.ts"
 import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
 import { ok } from "../support/http.ts"
 
@@ -30,56 +29,31 @@ const FILES: Readonly<Record<string, Uint8Array | string>> = {
   "/models/big.stl": new Uint8Array(LIMIT + 1)
 }
 
-/** The local file host: FILES, plus redirects, a stream without length, and a file that never ends. */
-class FileHost extends Context.Service<FileHost, { readonly url: string; readonly closedPort: number }>()("test/FileHost") {}
-
-const listen = (server: Server) =>
-  Effect.promise(() => new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port))))
-
-const FileHostLive = Layer.effect(
-  FileHost,
-  Effect.gen(function*() {
-    const server = createServer((request, response) => {
-      const path = (request.url ?? "/").split("?")[0]!
-      const file = FILES[path]
-      if (file !== undefined) {
-        const body = typeof file === "string" ? Buffer.from(file) : Buffer.from(file.buffer, file.byteOffset, file.length)
-        response.writeHead(200, { "content-type": "application/octet-stream", "content-length": body.length })
-        return response.end(body)
-      }
-      if (path === "/redirect") return response.writeHead(302, { location: "/models/cube.stl" }).end()
-      if (path.startsWith("/hop/")) {
-        const left = Number(path.slice(5))
-        return response.writeHead(307, { location: left > 0 ? `/hop/${left - 1}` : "/models/cube.stl" }).end()
-      }
-      if (path === "/stream.stl") {
-        // Chunked, no content-length: the limit applies while reading.
-        response.writeHead(200, { "content-type": "application/octet-stream" })
-        for (let i = 0; i < 8; i++) response.write(Buffer.alloc(LIMIT / 4))
-        return response.end()
-      }
-      if (path === "/slow.stl") {
-        response.writeHead(200, { "content-type": "application/octet-stream" })
-        return response.write(Buffer.alloc(84))
-      }
-      response.writeHead(404, { "content-type": "text/plain" }).end("not found")
-    })
-    const port = yield* listen(server)
-    yield* Effect.addFinalizer(() =>
-      Effect.promise(() =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections()
-          server.close(() => resolve())
-        })
-      )
-    )
-    // A port where nothing listens: opened, then closed.
-    const spare = createServer()
-    const closedPort = yield* listen(spare)
-    yield* Effect.promise(() => new Promise<void>((resolve) => spare.close(() => resolve())))
-    return FileHost.of({ url: `http://127.0.0.1:${port}`, closedPort })
-  })
-)
+/** FILES, plus redirects, a stream without length, and a file that never ends. */
+const FileHostWithFaults = FileHostLive(FILES, (path, _request, response) => {
+  if (path === "/redirect") {
+    response.writeHead(302, { location: "/models/cube.stl" }).end()
+    return true
+  }
+  if (path.startsWith("/hop/")) {
+    const left = Number(path.slice(5))
+    response.writeHead(307, { location: left > 0 ? `/hop/${left - 1}` : "/models/cube.stl" }).end()
+    return true
+  }
+  if (path === "/stream.stl") {
+    // Chunked, no content-length: the limit applies while reading.
+    response.writeHead(200, { "content-type": "application/octet-stream" })
+    for (let i = 0; i < 8; i++) response.write(Buffer.alloc(LIMIT / 4))
+    response.end()
+    return true
+  }
+  if (path === "/slow.stl") {
+    response.writeHead(200, { "content-type": "application/octet-stream" })
+    response.write(Buffer.alloc(84))
+    return true
+  }
+  return false
+})
 
 const fetcher = modelFetcherLayer({
   allowPrivate: true,
@@ -102,7 +76,7 @@ const close = (actual: number, expected: number, what: string) =>
   assert.isAtMost(Math.abs(actual - expected), 1e-9 * expected, `${what}: ${actual} vs ${expected}`)
 
 for (const backend of backends) {
-  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostLive), { timeout: 60_000, excludeTestServices: true })(
+  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostWithFaults), { timeout: 60_000, excludeTestServices: true })(
     `Parts from model files over HTTP (${backend})`,
     (it) => {
       const setup = Effect.gen(function*() {
@@ -210,7 +184,7 @@ for (const backend of backends) {
   )
 }
 
-layer(FileHostLive, { excludeTestServices: true })("the default model fetcher", (it) => {
+layer(FileHostWithFaults, { excludeTestServices: true })("the default model fetcher", (it) => {
   it.effect("refuses loopback addresses and names, and non-http schemes, with a 422 of the fetcher", () =>
     Effect.gen(function*() {
       const host = yield* FileHost
