@@ -9,14 +9,15 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { GLOBAL_APP } from "./RecordRepository.ts"
 
-type Values = ReadonlyArray<readonly [id: string, label: string]>
+/** A parameter value: its id, its label, and the magnitude the price calculation uses (docs/pricing.md). */
+type Values = ReadonlyArray<readonly [id: string, label: string, magnitude: number]>
 
 const field = (technologyId: string, name: string, label: string, values: Values, defaultValueId = values[0]![0]) => ({
   id: `${technologyId}-${name}`,
   technologyId,
   name,
   label,
-  values: values.map(([id, valueLabel]) => ({ id, label: valueLabel })),
+  values,
   defaultValueId
 })
 
@@ -28,18 +29,43 @@ const TECHNOLOGIES = [
   { id: "cnc-milling", name: "CNC milling", description: "Subtractive 3-axis and 5-axis milling" }
 ] as const
 
-const FIELDS = [
-  field("fdm", "layerHeight", "Layer height", [["fdm-lh-0.1", "0.1 mm"], ["fdm-lh-0.2", "0.2 mm"], ["fdm-lh-0.3", "0.3 mm"]], "fdm-lh-0.2"),
-  field("fdm", "infill", "Infill", [["fdm-infill-15", "15 %"], ["fdm-infill-30", "30 %"], ["fdm-infill-60", "60 %"], ["fdm-infill-100", "100 %"]], "fdm-infill-30"),
-  field("fdm", "walls", "Wall count", [["fdm-walls-2", "2"], ["fdm-walls-3", "3"], ["fdm-walls-4", "4"]]),
-  field("sla", "layerHeight", "Layer height", [["sla-lh-0.025", "25 µm"], ["sla-lh-0.05", "50 µm"], ["sla-lh-0.1", "100 µm"]], "sla-lh-0.05"),
-  field("sla", "surfaceFinish", "Surface finish", [["sla-finish-standard", "Standard"], ["sla-finish-polished", "Polished"]]),
-  field("sls", "layerHeight", "Layer height", [["sls-lh-0.1", "0.1 mm"], ["sls-lh-0.12", "0.12 mm"]]),
-  field("sls", "surfaceFinish", "Surface finish", [["sls-finish-raw", "Raw"], ["sls-finish-blasted", "Bead blasted"]]),
-  field("mjf", "surfaceFinish", "Surface finish", [["mjf-finish-raw", "Raw"], ["mjf-finish-blasted", "Bead blasted"], ["mjf-finish-dyed", "Dyed black"]]),
-  field("cnc-milling", "tolerance", "Tolerance", [["cnc-tol-0.1", "±0.1 mm"], ["cnc-tol-0.05", "±0.05 mm"], ["cnc-tol-0.01", "±0.01 mm"]]),
-  field("cnc-milling", "surfaceFinish", "Surface finish", [["cnc-finish-as-machined", "As machined (Ra 3.2)"], ["cnc-finish-fine", "Fine (Ra 1.6)"], ["cnc-finish-polished", "Polished (Ra 0.8)"]])
+/**
+ * Magnitudes: layer heights in mm, infill as a share, wall counts; surface
+ * finishes as seconds of finishing per cm² (additive) or a factor on the
+ * finishing passes (CNC); tolerances as a factor on the finishing passes.
+ */
+const PARAMETER_FIELDS = [
+  field("fdm", "layerHeight", "Layer height", [["fdm-lh-0.1", "0.1 mm", 0.1], ["fdm-lh-0.2", "0.2 mm", 0.2], ["fdm-lh-0.3", "0.3 mm", 0.3]], "fdm-lh-0.2"),
+  field("fdm", "infill", "Infill", [["fdm-infill-15", "15 %", 0.15], ["fdm-infill-30", "30 %", 0.3], ["fdm-infill-60", "60 %", 0.6], ["fdm-infill-100", "100 %", 1]], "fdm-infill-30"),
+  field("fdm", "walls", "Wall count", [["fdm-walls-2", "2", 2], ["fdm-walls-3", "3", 3], ["fdm-walls-4", "4", 4]]),
+  field("sla", "layerHeight", "Layer height", [["sla-lh-0.025", "25 µm", 0.025], ["sla-lh-0.05", "50 µm", 0.05], ["sla-lh-0.1", "100 µm", 0.1]], "sla-lh-0.05"),
+  field("sla", "surfaceFinish", "Surface finish", [["sla-finish-standard", "Standard", 0], ["sla-finish-polished", "Polished", 3]]),
+  field("sls", "layerHeight", "Layer height", [["sls-lh-0.1", "0.1 mm", 0.1], ["sls-lh-0.12", "0.12 mm", 0.12]]),
+  field("sls", "surfaceFinish", "Surface finish", [["sls-finish-raw", "Raw", 0], ["sls-finish-blasted", "Bead blasted", 0.3]]),
+  field("mjf", "surfaceFinish", "Surface finish", [["mjf-finish-raw", "Raw", 0], ["mjf-finish-blasted", "Bead blasted", 0.3], ["mjf-finish-dyed", "Dyed black", 1]]),
+  field("cnc-milling", "tolerance", "Tolerance", [["cnc-tol-0.1", "±0.1 mm", 1], ["cnc-tol-0.05", "±0.05 mm", 1.5], ["cnc-tol-0.01", "±0.01 mm", 3]]),
+  field("cnc-milling", "surfaceFinish", "Surface finish", [["cnc-finish-as-machined", "As machined (Ra 3.2)", 1], ["cnc-finish-fine", "Fine (Ra 1.6)", 1.6], ["cnc-finish-polished", "Polished (Ra 0.8)", 3]])
 ]
+
+/** The fields as records: values as `{id, label}` (magnitudes are the engine's own). */
+const FIELDS = PARAMETER_FIELDS.map(({ values, ...rest }) => ({ ...rest, values: values.map(([id, label]) => ({ id, label })) }))
+
+/**
+ * The magnitude of a part's production parameter: the chosen value's, or
+ * the field's default when the part chose none (or a value the field does
+ * not have: writes check values, so this is only a stored record's past).
+ * Undefined when the technology has no such field.
+ */
+export const parameterMagnitude = (
+  technologyId: string,
+  name: string,
+  chosen: Readonly<Record<string, unknown>> | undefined
+): number | undefined => {
+  const found = PARAMETER_FIELDS.find((candidate) => candidate.technologyId === technologyId && candidate.name === name)
+  if (found === undefined) return undefined
+  const byId = (id: unknown) => found.values.find(([valueId]) => valueId === id)?.[2]
+  return byId(chosen?.[name]) ?? byId(found.defaultValueId)
+}
 
 const QUOTATION_FORMS = TECHNOLOGIES.map((technology) => ({
   id: `form-${technology.id}`,

@@ -7,10 +7,10 @@
  * and analysed when it is created or its model changes: `geometry` is the
  * file's (docs/geometry.md), and so is its model version's. A file that
  * cannot be read is a 422 saying what is wrong; a download that fails is the
- * model fetcher's error. Parts from a catalogue configuration, and models
- * on placeholder hosts (`*.example`), have `geometry: null`. Production times
- * and prices are `null` until the pricing (a later issue) fills them; a part
- * whose model changes gets them reset and a new model version.
+ * model fetcher's error. A part from a catalogue configuration is made from
+ * its catalogue model's file. Models on placeholder hosts (`*.example`) have
+ * `geometry: null`, and so no price. Every write prices the part again
+ * (docs/pricing.md); a part whose model changes gets a new model version.
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -19,6 +19,7 @@ import { crudOperations, type RecordHooks } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import { analyseModel } from "../geometry/model.ts"
 import { ModelFetcher } from "../geometry/ModelFetcher.ts"
+import { pricePart } from "../pricing/pricePart.ts"
 import type { Operation, OperationContext, Operations } from "../Operation.ts"
 import { GLOBAL_APP, RecordRepository, type StoredRecord } from "../RecordRepository.ts"
 import { arrayOf, fileNameOf, listAll, numeric, objectOf, param, payloadOf, text } from "./common.ts"
@@ -99,17 +100,20 @@ const sameModel = (a: StoredRecord, b: StoredRecord) => {
     && (a.catalogueModelConfigurationId ?? null) === (b.catalogueModelConfigurationId ?? null)
 }
 
-/** The file name of a part's model: from its endpoint, or from the model of its catalogue configuration. */
-const modelFileName = (context: OperationContext, part: StoredRecord) =>
+/**
+ * Where a part's model file is: its own endpoint, or the endpoint of the
+ * catalogue model holding its configuration.
+ */
+const modelSource = (context: OperationContext, part: StoredRecord) =>
   Effect.gen(function*() {
     const endpoint = objectOf(part.modelEndpoint)
-    if (endpoint !== undefined) return fileNameOf(endpoint)
+    if (endpoint !== undefined) return endpoint
     const configurationId = text(part, "catalogueModelConfigurationId") ?? ""
     const found = yield* findConfiguration(context.appId, configurationId)
     if (found === undefined) {
       return yield* EngineError.unknownReference("catalogueModelConfigurationId", "catalogue model configuration", configurationId)
     }
-    return fileNameOf(objectOf(found.model.modelEndpoint))
+    return objectOf(found.model.modelEndpoint)
   })
 
 /**
@@ -136,22 +140,22 @@ const modelGeometry = (endpoint: StoredRecord | undefined, fileName: string | nu
     )
   })
 
+/**
+ * Completes a part before it is stored: a new model's file name and
+ * geometry (a replace with the same model keeps them), then the price
+ * calculation, on every write: new parameters, quantity, material or
+ * services give new production times and prices.
+ */
 const prepareTicketModel: NonNullable<RecordHooks["prepare"]> = (context, input, previous) =>
   Effect.gen(function*() {
     const technologyId = text(input, "technologyId") ?? ""
     yield* checkParameters(context, technologyId, objectOf(input.productionParameterIds))
     yield* checkServices(context, technologyId, arrayOf(input.serviceIds), "serviceIds")
-    if (previous !== undefined && sameModel(previous, input)) return input
-    // A new model: its geometry from the file; its price is not known yet.
-    const fileName = yield* modelFileName(context, input)
-    return {
-      ...input,
-      fileName,
-      geometry: yield* modelGeometry(objectOf(input.modelEndpoint), fileName),
-      productionTimes: null,
-      unitPrice: null,
-      totalPrice: null
-    }
+    if (previous !== undefined && sameModel(previous, input)) return yield* pricePart(context, input)
+    const endpoint = yield* modelSource(context, input)
+    const fileName = fileNameOf(endpoint)
+    const geometry = yield* modelGeometry(endpoint, fileName)
+    return yield* pricePart(context, { ...input, fileName, geometry })
   })
 
 export const partHooks: Readonly<Record<string, RecordHooks>> = { ticketModel: { prepare: prepareTicketModel } }
@@ -292,7 +296,8 @@ const setPostProcessing: Operation = (context, request) =>
     if (part === undefined) return yield* EngineError.notFound("ticketModel", id)
     const serviceIds = arrayOf(payloadOf(request).serviceIds)
     yield* checkServices(context, text(part, "technologyId") ?? "", serviceIds, "serviceIds")
-    return (yield* records.replace("ticketModel", context.appId, id, { ...part, serviceIds })) ?? (yield* EngineError.notFound("ticketModel", id))
+    const priced = yield* pricePart(context, { ...part, serviceIds })
+    return (yield* records.replace("ticketModel", context.appId, id, priced)) ?? (yield* EngineError.notFound("ticketModel", id))
   })
 
 // ---------------------------------------------------------------------------

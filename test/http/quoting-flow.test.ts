@@ -1,0 +1,199 @@
+/**
+ * The whole quoting flow through the HTTP surface, with real model files
+ * served from a local host: parts are analysed and priced (production
+ * times per service, unit and total prices), a PUT with new production
+ * parameters recalculates, the ticket is quoted from its parts' prices,
+ * the quote accepted, the ticket sent to production; the workflow refuses
+ * the moves its states do not allow, naming the state.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Duration, Effect, Layer } from "effect"
+import { modelFetcherLayer } from "../../src/engine/geometry/ModelFetcher.ts"
+import { binaryStl, box, cubeWithHole, obj, threeMf } from "../../src/engine/geometry/writers.ts"
+import { backends } from "../support/backends.ts"
+import { FileHost, FileHostLive } from "../support/fileHost.ts"
+import { ok } from "../support/http.ts"
+import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
+
+const FILES = {
+  "/models/cube.stl": binaryStl(box(20, 20, 20)),
+  "/models/housing.3mf": threeMf({ unit: "millimeter", objects: [{ id: 1, mesh: box(20, 30, 40) }], items: [{ objectId: 1 }] }),
+  "/models/holed.obj": obj(cubeWithHole(30, 10))
+}
+
+const fetcher = modelFetcherLayer({ allowPrivate: true, timeout: Duration.seconds(5), placeholderHosts: ["example"] })
+
+const refused = (reply: Reply, status: number, includes: string) => {
+  assert.strictEqual(reply.status, status, reply.text)
+  assert.include(reply.json().message, includes)
+}
+
+for (const backend of backends) {
+  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostLive(FILES)), {
+    timeout: 60_000,
+    excludeTestServices: true
+  })(`The quoting flow over HTTP (${backend})`, (it) => {
+    const setup = Effect.gen(function*() {
+      const client = yield* TestClient
+      const host = yield* FileHost
+      const appId = `quoting-${Math.random().toString(36).slice(2)}`
+      const { value } = yield* client.createSecret(appId)
+      const call = (method: string, path: string, body?: unknown) => client.call(method, `/v1${path}`, { secret: value, body })
+      const customer = ok(yield* call("POST", "/customer", { name: "Acme", email: "buyer@acme.example" }), "customer")
+      const project = ok(yield* call("POST", "/project", { customerId: customer.id, name: "Gearbox" }), "project")
+      const ticket = ok(yield* call("POST", "/ticket", { projectId: project.id, name: "Prototype run" }), "ticket")
+      const material = (name: string, technologyId: string) => Effect.map(call("POST", "/material", { name, technologyId }), (reply) => ok(reply, name))
+      return { call, host, project, ticket, material }
+    })
+
+    it.effect("parts are priced from their files; new parameters recalculate; the quote, acceptance and production follow", () =>
+      Effect.gen(function*() {
+        const { call, host, material, ticket } = yield* setup
+        const pla = yield* material("PLA", "fdm")
+        const aluminium = yield* material("Aluminium", "cnc-milling")
+        ok(yield* call("POST", "/machine-group", { name: "FDM farm", technologyId: "fdm", hourlyRate: 6 }), "machine group")
+
+        const printed = ok(
+          yield* call("POST", "/ticket-model", {
+            ticketId: ticket.id,
+            name: "Cube",
+            modelEndpoint: { url: `${host.url}/models/cube.stl` },
+            technologyId: "fdm",
+            materialId: pla.id,
+            quantity: 4,
+            productionParameterIds: { layerHeight: "fdm-lh-0.2", infill: "fdm-infill-30" },
+            serviceIds: ["sanding"]
+          }),
+          "fdm part"
+        )
+        assert.strictEqual(printed.geometry.volume, 8000)
+        const times = printed.productionTimes
+        assert.deepStrictEqual(times.services.map((service: any) => service.serviceId), ["fdm", "sanding"])
+        assert.deepStrictEqual(times.services[1], { serviceId: "sanding", cycleTime: 144, programmingTime: 0, setupTime: 300 })
+        assert.isAbove(times.services[0].cycleTime, 0)
+        assert.strictEqual(times.cycleTime, Math.round((times.services[0].cycleTime + 144) * 10) / 10)
+        assert.strictEqual(times.setupTime, 900)
+        assert.isAbove(printed.totalPrice, 0)
+        assert.strictEqual(printed.unitPrice, Math.round((printed.totalPrice / 4) * 100) / 100)
+        assert.deepStrictEqual(ok(yield* call("GET", `/ticket-model/${printed.id}`), "read").productionTimes, times)
+
+        // New production parameters: the PUT recalculates, and the next read returns the new times.
+        const { id: _id, fileName: _f, geometry: _g, productionTimes: _p, unitPrice: _u, totalPrice: _t, createdAt: _c, updatedAt: _m, ...body } =
+          printed
+        const finer = ok(
+          yield* call("PUT", `/ticket-model/${printed.id}`, { ...body, productionParameterIds: { layerHeight: "fdm-lh-0.1", infill: "fdm-infill-30" } }),
+          "replace"
+        )
+        assert.isAbove(finer.productionTimes.services[0].cycleTime, times.services[0].cycleTime * 1.9)
+        assert.isAbove(finer.totalPrice, printed.totalPrice)
+        assert.deepStrictEqual(ok(yield* call("GET", `/ticket-model/${printed.id}`), "reread").productionTimes, finer.productionTimes)
+        // More of the same part: the batch's setup spreads over more parts.
+        const more = ok(yield* call("PUT", `/ticket-model/${printed.id}`, { ...body, quantity: 40 }), "quantity")
+        assert.isBelow(more.unitPrice, printed.unitPrice)
+        assert.isAbove(more.totalPrice, printed.totalPrice)
+
+        const milled = ok(
+          yield* call("POST", "/ticket-model", {
+            ticketId: ticket.id,
+            name: "Housing",
+            modelEndpoint: { url: `${host.url}/models/housing.3mf` },
+            technologyId: "cnc-milling",
+            materialId: aluminium.id,
+            quantity: 2,
+            productionParameterIds: { tolerance: "cnc-tol-0.05" }
+          }),
+          "cnc part"
+        )
+        assert.strictEqual(milled.productionTimes.setupTime, 1200 + 120 * 6)
+        assert.strictEqual(milled.productionTimes.programmingTime, 1800 + 600 * 6)
+
+        const quote = ok(yield* call("POST", `/ticket/${ticket.id}/quote`, {}), "quote")
+        assert.deepStrictEqual(
+          quote.lines.map((line: any) => [line.ticketModelId, line.quantity, line.total]),
+          [[printed.id, 40, more.totalPrice], [milled.id, 2, milled.totalPrice]]
+        )
+        assert.strictEqual(quote.total, Math.round((more.totalPrice + milled.totalPrice) * 100) / 100)
+        assert.strictEqual(quote.state, "sent")
+        assert.strictEqual(ok(yield* call("GET", `/ticket/lookup?identifier=${ticket.id}`), "ticket").state, "quoted")
+
+        const { ticketId, currencyId, validUntil, lines } = quote
+        ok(yield* call("PUT", `/ticket-quote/${quote.id}`, { ticketId, currencyId, validUntil, lines, state: "accepted" }), "accept")
+        assert.strictEqual(ok(yield* call("GET", `/ticket/lookup?identifier=${ticket.id}`), "ticket").state, "accepted")
+
+        const jobs = ok(yield* call("PUT", `/ticket/${ticket.id}/send-to-production`), "production") as Array<any>
+        assert.sameMembers(jobs.map((job) => job.technologyId), ["fdm", "cnc-milling"])
+        assert.strictEqual(ok(yield* call("GET", `/ticket/lookup?identifier=${ticket.id}`), "ticket").state, "in_production")
+
+        // Refused moves name the state.
+        refused(yield* call("POST", `/ticket/${ticket.id}/quote`, {}), 409, "is in_production")
+        refused(yield* call("PUT", `/ticket/${ticket.id}/send-to-production`), 409, "is in_production")
+      }))
+
+    it.effect("a part from a catalogue configuration is made from its catalogue model's file, and priced", () =>
+      Effect.gen(function*() {
+        const { call, host, material, ticket } = yield* setup
+        const nylon = yield* material("PA12", "sls")
+        const catalogue = ok(yield* call("POST", "/catalogue", { name: "Spare parts" }), "catalogue")
+        const model = ok(
+          yield* call("POST", "/catalogue-model", {
+            catalogueId: catalogue.id,
+            name: "Holed block",
+            modelEndpoint: { url: `${host.url}/models/holed.obj` },
+            configurations: [{ name: "PA12 blasted", technologyId: "sls", materialId: nylon.id, productionParameterIds: { surfaceFinish: "sls-finish-blasted" } }]
+          }),
+          "catalogue model"
+        )
+        const [part] = ok(
+          yield* call("POST", "/ticket-model/from-catalogue", {
+            ticketId: ticket.id,
+            parts: [{ catalogueModelConfigurationId: model.configurations[0].id, quantity: 3 }]
+          }),
+          "from catalogue"
+        ) as Array<any>
+        assert.strictEqual(part.fileName, "holed.obj")
+        assert.isAbove(part.geometry.volume, 0)
+        assert.deepStrictEqual(part.productionTimes.services.map((service: any) => service.serviceId), ["sls"])
+        assert.isAbove(part.totalPrice, 0)
+      }))
+
+    it.effect("a part whose model is on a placeholder host has no geometry and no price: quoting it is a 409", () =>
+      Effect.gen(function*() {
+        const { call, material, ticket } = yield* setup
+        const pla = yield* material("PLA", "fdm")
+        const part = ok(
+          yield* call("POST", "/ticket-model", {
+            ticketId: ticket.id,
+            name: "Sketch",
+            modelEndpoint: { url: "https://files.example/models/sketch.stl" },
+            technologyId: "fdm",
+            materialId: pla.id,
+            quantity: 1
+          }),
+          "part"
+        )
+        for (const field of ["geometry", "productionTimes", "unitPrice", "totalPrice"]) assert.isNull(part[field], field)
+        refused(yield* call("POST", `/ticket/${ticket.id}/quote`, {}), 409, "part Sketch has no price yet")
+      }))
+
+    it.effect("the app's machine rate prices the part: a cheaper machine makes the next calculation cheaper", () =>
+      Effect.gen(function*() {
+        const { call, host, material, ticket } = yield* setup
+        const resin = yield* material("Resin", "sla")
+        const body = {
+          ticketId: ticket.id,
+          modelEndpoint: { url: `${host.url}/models/cube.stl` },
+          technologyId: "sla",
+          materialId: resin.id,
+          quantity: 1
+        }
+        const atDefault = ok(yield* call("POST", "/ticket-model", body), "default rate")
+        ok(
+          yield* call("POST", "/machine", { name: "Form 4", technologyId: "sla", location: { latitude: 48.1, longitude: 11.6 }, hourlyRate: 2 }),
+          "machine"
+        )
+        const cheaper = ok(yield* call("PUT", `/ticket-model/${atDefault.id}`, body), "repriced")
+        assert.deepStrictEqual(cheaper.productionTimes, atDefault.productionTimes)
+        assert.isBelow(cheaper.totalPrice, atDefault.totalPrice)
+      }))
+  })
+}
