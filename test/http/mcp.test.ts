@@ -324,7 +324,7 @@ for (const backend of backends) {
         assert.deepStrictEqual(ok(yield* rest("GET", `/ticket-model/${part.id}`), "get"), updated)
         const item = ok(yield* rest("POST", "/item", { ticketId: ticket.id, name: "Packaging", quantity: 2, unitPrice: 3 }), "item")
         assert.isDefined(item.id)
-        // The part has no price until pricing runs: create_ticket_quote is the engine's 409, as over REST.
+        // A part on a placeholder host has no geometry, so no price: create_ticket_quote is the engine's 409, as over REST.
         const unpriced = message(yield* mcp(modern("tools/call", { name: "create_ticket_quote", arguments: { ticketId: ticket.id } }))).result
         assert.isTrue(unpriced.isError)
         assert.deepStrictEqual(textJson(unpriced), (yield* rest("POST", `/ticket/${ticket.id}/quote`, {})).json())
