@@ -9,8 +9,8 @@ import { randomUUID } from "node:crypto"
 import type { RecordHooks } from "./crud.ts"
 import { EngineError } from "./EngineError.ts"
 import type { Operation, Operations } from "./Operation.ts"
-import { arrayOf, objectOf, param, text } from "./orders/common.ts"
-import { partHooks, partWorkflows } from "./orders/parts.ts"
+import { arrayOf, fileNameOf, objectOf, param, text } from "./orders/common.ts"
+import { modelGeometry, partHooks, partWorkflows } from "./orders/parts.ts"
 import { quoteHooks, quoteWorkflows } from "./orders/quotes.ts"
 import { similarityWorkflows } from "./orders/similarity.ts"
 import { RecordRepository } from "./RecordRepository.ts"
@@ -18,8 +18,11 @@ import { RecordRepository } from "./RecordRepository.ts"
 /** References inside a catalogue configuration, checked like a record's own. */
 const CONFIGURATION_REFERENCES = { technologyId: "technology", materialId: "material", colourId: "colour" } as const
 
-/** Gives each configuration without an id a new one (existing ids are kept) and checks its references. */
-const prepareCatalogueModel: NonNullable<RecordHooks["prepare"]> = (context, input) =>
+/**
+ * Gives each configuration without an id a new one (existing ids are kept),
+ * checks its references, and analyses the model file when it is new.
+ */
+const prepareCatalogueModel: NonNullable<RecordHooks["prepare"]> = (context, input, previous) =>
   Effect.gen(function*() {
     const records = yield* RecordRepository
     const configurations = arrayOf(input.configurations).map((value) => objectOf(value) ?? {})
@@ -32,9 +35,15 @@ const prepareCatalogueModel: NonNullable<RecordHooks["prepare"]> = (context, inp
         }
       }
     }
+    const endpoint = objectOf(input.modelEndpoint)
+    const previousEndpoint = objectOf(previous?.modelEndpoint)
+    const sameFile = previous !== undefined && previous.geometry !== undefined
+      && previousEndpoint?.url === endpoint?.url && previousEndpoint?.fileName === endpoint?.fileName
     return {
       ...input,
-      configurations: configurations.map((configuration) => ({ ...configuration, id: text(configuration, "id") ?? randomUUID() }))
+      configurations: configurations.map((configuration) => ({ ...configuration, id: text(configuration, "id") ?? randomUUID() })),
+      // Analysed once here, so every part made from the model shares it without a download.
+      geometry: sameFile ? previous.geometry : yield* modelGeometry(endpoint, fileNameOf(endpoint))
     }
   })
 

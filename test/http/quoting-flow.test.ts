@@ -129,7 +129,7 @@ for (const backend of backends) {
         refused(yield* call("PUT", `/ticket/${ticket.id}/send-to-production`), 409, "is in_production")
       }))
 
-    it.effect("a part from a catalogue configuration is made from its catalogue model's file, and priced", () =>
+    it.effect("a catalogue model is analysed when written; a part from one of its configurations shares its geometry, and is priced", () =>
       Effect.gen(function*() {
         const { call, host, material, ticket } = yield* setup
         const nylon = yield* material("PA12", "sls")
@@ -150,8 +150,10 @@ for (const backend of backends) {
           }),
           "from catalogue"
         ) as Array<any>
+        // 30 mm cube with a 10 mm square hole through it, analysed once when the catalogue model was written.
+        assert.strictEqual(model.geometry.volume, 30 ** 3 - 10 * 10 * 30)
         assert.strictEqual(part.fileName, "holed.obj")
-        assert.isAbove(part.geometry.volume, 0)
+        assert.deepStrictEqual(part.geometry, model.geometry)
         assert.deepStrictEqual(part.productionTimes.services.map((service: any) => service.serviceId), ["sls"])
         assert.isAbove(part.totalPrice, 0)
       }))

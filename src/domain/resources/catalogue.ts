@@ -7,18 +7,7 @@
 import { Schema } from "effect"
 import { defineResource } from "../Resource.ts"
 import { Name, Ref, Text } from "./fields.ts"
-
-export const ModelEndpoint = Schema.Struct({
-  url: Schema.String.check(
-    Schema.isPattern(/^https?:\/\/\S+$/, { message: "an http(s) URL the engine can download" }),
-    Schema.isMaxLength(4000)
-  ).annotate({ description: "An http(s) URL the engine can download", examples: ["https://files.example.com/models/bracket.stl"] }),
-  fileName: Schema.optional(
-    Schema.String.check(
-      Schema.isPattern(/^[^/\\]+\.(stl|STL|3mf|3MF|obj|OBJ)$/, { message: "a file name ending in .stl, .3mf or .obj" })
-    ).annotate({ description: "Required when the URL does not end in the file name", examples: ["bracket.stl"] })
-  )
-}).annotate({ description: "Where the engine downloads the model file" })
+import { Geometry, ModelEndpoint } from "./modelFiles.ts"
 
 export const ProductionParameterIds = Schema.Record(Schema.String, Schema.String).annotate({
   description: "Production parameter field name → value id (from GET /production-parameter-field?technologyId=)"
@@ -55,6 +44,11 @@ export const CatalogueModel = defineResource({
     name: Name,
     modelEndpoint: ModelEndpoint,
     configurations: Schema.Array(CatalogueConfiguration)
+  },
+  computed: {
+    geometry: Schema.NullOr(Geometry).annotate({
+      description: "From the model file, analysed when the catalogue model is written; parts made from it share it. Null for a placeholder host"
+    })
   },
   filters: ["catalogueId", "name"],
   storage: { references: { catalogueId: "catalogue" } }

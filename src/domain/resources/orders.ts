@@ -5,8 +5,9 @@
  */
 import { Schema } from "effect"
 import { defineResource } from "../Resource.ts"
-import { ModelEndpoint, ProductionParameterIds } from "./catalogue.ts"
+import { ProductionParameterIds } from "./catalogue.ts"
 import { IsoDateTime, Money, Name, NonNegative, Quantity, Ref, Text } from "./fields.ts"
+import { Geometry, ModelEndpoint } from "./modelFiles.ts"
 
 export const Project = defineResource({
   name: "project",
@@ -59,14 +60,6 @@ export const Item = defineResource({
   },
   filters: ["ticketId"],
   storage: { references: { ticketId: "ticket" } }
-})
-
-export const Geometry = Schema.Struct({
-  volume: NonNegative.annotate({ description: "mm³" }),
-  surfaceArea: NonNegative.annotate({ description: "mm²" }),
-  boundingBox: Schema.Struct({ x: NonNegative, y: NonNegative, z: NonNegative }).annotate({ description: "mm" }),
-  triangleCount: Schema.Int,
-  watertight: Schema.Boolean
 })
 
 export const ServiceTimes = Schema.Struct({

@@ -101,27 +101,11 @@ const sameModel = (a: StoredRecord, b: StoredRecord) => {
 }
 
 /**
- * Where a part's model file is: its own endpoint, or the endpoint of the
- * catalogue model holding its configuration.
- */
-const modelSource = (context: OperationContext, part: StoredRecord) =>
-  Effect.gen(function*() {
-    const endpoint = objectOf(part.modelEndpoint)
-    if (endpoint !== undefined) return endpoint
-    const configurationId = text(part, "catalogueModelConfigurationId") ?? ""
-    const found = yield* findConfiguration(context.appId, configurationId)
-    if (found === undefined) {
-      return yield* EngineError.unknownReference("catalogueModelConfigurationId", "catalogue model configuration", configurationId)
-    }
-    return objectOf(found.model.modelEndpoint)
-  })
-
-/**
  * The geometry of the model file at the endpoint's url: null when there is
  * no url or its host is a placeholder; the fetcher's error when the download
  * fails; a 422 naming the file and what is wrong when it cannot be read.
  */
-const modelGeometry = (endpoint: StoredRecord | undefined, fileName: string | null) =>
+export const modelGeometry = (endpoint: StoredRecord | undefined, fileName: string | null) =>
   Effect.gen(function*() {
     const url = endpoint === undefined ? undefined : text(endpoint, "url")
     if (url === undefined) return null
@@ -141,6 +125,29 @@ const modelGeometry = (endpoint: StoredRecord | undefined, fileName: string | nu
   })
 
 /**
+ * The file name and geometry of a part's model: its own file, downloaded and
+ * analysed; or its catalogue model's, analysed when that was written (a
+ * catalogue model stored before then is analysed now).
+ */
+const partModel = (context: OperationContext, part: StoredRecord) =>
+  Effect.gen(function*() {
+    const endpoint = objectOf(part.modelEndpoint)
+    if (endpoint !== undefined) {
+      const fileName = fileNameOf(endpoint)
+      return { fileName, geometry: yield* modelGeometry(endpoint, fileName) }
+    }
+    const configurationId = text(part, "catalogueModelConfigurationId") ?? ""
+    const found = yield* findConfiguration(context.appId, configurationId)
+    if (found === undefined) {
+      return yield* EngineError.unknownReference("catalogueModelConfigurationId", "catalogue model configuration", configurationId)
+    }
+    const catalogueEndpoint = objectOf(found.model.modelEndpoint)
+    const fileName = fileNameOf(catalogueEndpoint)
+    const geometry = found.model.geometry !== undefined ? found.model.geometry : yield* modelGeometry(catalogueEndpoint, fileName)
+    return { fileName, geometry }
+  })
+
+/**
  * Completes a part before it is stored: a new model's file name and
  * geometry (a replace with the same model keeps them), then the price
  * calculation, on every write: new parameters, quantity, material or
@@ -152,10 +159,7 @@ const prepareTicketModel: NonNullable<RecordHooks["prepare"]> = (context, input,
     yield* checkParameters(context, technologyId, objectOf(input.productionParameterIds))
     yield* checkServices(context, technologyId, arrayOf(input.serviceIds), "serviceIds")
     if (previous !== undefined && sameModel(previous, input)) return yield* pricePart(context, input)
-    const endpoint = yield* modelSource(context, input)
-    const fileName = fileNameOf(endpoint)
-    const geometry = yield* modelGeometry(endpoint, fileName)
-    return yield* pricePart(context, { ...input, fileName, geometry })
+    return yield* pricePart(context, { ...input, ...(yield* partModel(context, input)) })
   })
 
 export const partHooks: Readonly<Record<string, RecordHooks>> = { ticketModel: { prepare: prepareTicketModel } }

@@ -1,0 +1,27 @@
+/**
+ * Model files: where the engine downloads one (a part's or a catalogue
+ * model's `modelEndpoint`) and the geometry it reads from it
+ * (docs/geometry.md).
+ */
+import { Schema } from "effect"
+import { NonNegative } from "./fields.ts"
+
+export const ModelEndpoint = Schema.Struct({
+  url: Schema.String.check(
+    Schema.isPattern(/^https?:\/\/\S+$/, { message: "an http(s) URL the engine can download" }),
+    Schema.isMaxLength(4000)
+  ).annotate({ description: "An http(s) URL the engine can download", examples: ["https://files.example.com/models/bracket.stl"] }),
+  fileName: Schema.optional(
+    Schema.String.check(
+      Schema.isPattern(/^[^/\\]+\.(stl|STL|3mf|3MF|obj|OBJ)$/, { message: "a file name ending in .stl, .3mf or .obj" })
+    ).annotate({ description: "Required when the URL does not end in the file name", examples: ["bracket.stl"] })
+  )
+}).annotate({ description: "Where the engine downloads the model file" })
+
+export const Geometry = Schema.Struct({
+  volume: NonNegative.annotate({ description: "mm³" }),
+  surfaceArea: NonNegative.annotate({ description: "mm²" }),
+  boundingBox: Schema.Struct({ x: NonNegative, y: NonNegative, z: NonNegative }).annotate({ description: "mm" }),
+  triangleCount: Schema.Int,
+  watertight: Schema.Boolean
+})
