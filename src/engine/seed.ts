@@ -1,12 +1,21 @@
 /**
  * Demo records for one app, for the README walkthrough: customers,
- * suppliers, users, materials, machine groups and machines with locations.
+ * suppliers, users, materials, machine groups and machines with locations,
+ * reel groups with reels loaded on the FDM printers, and a catalogue whose
+ * models are analysed here (their files are generated, so the demo needs no
+ * download: parts made from them are priced at once).
  * Idempotent: each record carries a fixed `externalReference`, so running it
  * twice adds nothing. Resources whose schema has no such field keep it in
  * storage only, as the seed's key; reads do not show it.
  */
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
 import { DEFAULT_PAGE_SIZE } from "../domain/Resource.ts"
+import { analyseModelSync } from "./geometry/model.ts"
+import type { Mesh } from "./geometry/mesh.ts"
+import { binaryStl, box, cubeWithHole, sphere } from "./geometry/writers.ts"
+import { REEL_GROUP } from "./production/reels.ts"
 import { RecordRepository, type StoredRecord } from "./RecordRepository.ts"
 
 const CUSTOMERS = [
@@ -46,12 +55,68 @@ const MACHINES = [
   { externalReference: "demo-cnc-1", name: "DMG Mori CMX 50", technologyId: "cnc-milling", group: "demo-cnc-cell", location: { latitude: 48.7758, longitude: 9.1829 }, buildVolume: { x: 500, y: 450, z: 400 } }
 ]
 
+const REEL_GROUPS = [
+  { externalReference: "demo-pla-black", inventoryProductName: "PLA black 1 kg", material: "demo-pla", colourId: "black", reelWeight: 1000, supplier: "demo-polymers" },
+  { externalReference: "demo-pla-white", inventoryProductName: "PLA white 1 kg", material: "demo-pla", colourId: "white", reelWeight: 1000, supplier: "demo-polymers" }
+]
+
+/** Reels by group; the first of each group is loaded on a printer. */
+const REELS = [
+  { externalReference: "demo-reel-1", group: "demo-pla-black", remainingWeight: 820, lotNumber: "LOT-2026-11-A", machine: "demo-fdm-1" },
+  { externalReference: "demo-reel-2", group: "demo-pla-black", remainingWeight: 1000, lotNumber: "LOT-2026-11-A", machine: undefined },
+  { externalReference: "demo-reel-3", group: "demo-pla-white", remainingWeight: 430, lotNumber: "LOT-2026-10-C", machine: "demo-fdm-2" }
+]
+
+const CATALOGUES = [{ externalReference: "demo-catalogue", name: "Demo spare parts", description: "Generated models, analysed by the seed" }]
+
+/** Catalogue models: a generated mesh, a file name on a placeholder host (never downloaded), and configurations with fixed ids. */
+const CATALOGUE_MODELS: ReadonlyArray<{
+  readonly externalReference: string
+  readonly name: string
+  readonly fileName: string
+  readonly mesh: () => Mesh
+  readonly configurations: ReadonlyArray<{ readonly id: string; readonly name: string; readonly technologyId: string; readonly material: string; readonly productionParameterIds?: Readonly<Record<string, string>> }>
+}> = [
+  {
+    externalReference: "demo-bearing-block",
+    name: "Bearing block",
+    fileName: "bearing-block.stl",
+    mesh: () => cubeWithHole(40, 16),
+    configurations: [
+      { id: "demo-bearing-block-fdm", name: "Bearing block, PLA", technologyId: "fdm", material: "demo-pla", productionParameterIds: { layerHeight: "fdm-lh-0.2", infill: "fdm-infill-60" } },
+      { id: "demo-bearing-block-cnc", name: "Bearing block, aluminium", technologyId: "cnc-milling", material: "demo-alu", productionParameterIds: { tolerance: "cnc-tol-0.05" } }
+    ]
+  },
+  {
+    externalReference: "demo-spacer",
+    name: "Spacer plate",
+    fileName: "spacer-plate.stl",
+    mesh: () => box(60, 30, 4),
+    configurations: [
+      { id: "demo-spacer-mjf", name: "Spacer plate, PA12", technologyId: "mjf", material: "demo-pa12-mjf", productionParameterIds: { surfaceFinish: "mjf-finish-dyed" } }
+    ]
+  },
+  {
+    externalReference: "demo-knob",
+    name: "Knob",
+    fileName: "knob.stl",
+    mesh: () => sphere(15, 48, 24),
+    configurations: [
+      { id: "demo-knob-sla", name: "Knob, resin", technologyId: "sla", material: "demo-resin", productionParameterIds: { surfaceFinish: "sla-finish-polished" } }
+    ]
+  }
+]
+
 export const seedDemoData = (appId: string) =>
   Effect.gen(function*() {
     const records = yield* RecordRepository
 
     /** Inserts the records whose external reference the app does not have yet; answers all, by reference. */
-    const ensure = Effect.fnUntraced(function*(resource: string, wanted: ReadonlyArray<StoredRecord & { externalReference: string }>) {
+    const ensure = Effect.fnUntraced(function*(
+      resource: string,
+      wanted: ReadonlyArray<StoredRecord & { externalReference: string }>,
+      newId?: () => Effect.Effect<string, SqlError>
+    ) {
       const existing = yield* records.list(resource, appId, {
         equals: [{ field: "externalReference", values: wanted.map((record) => record.externalReference) }],
         dates: [],
@@ -62,7 +127,8 @@ export const seedDemoData = (appId: string) =>
       let added = 0
       for (const record of wanted) {
         if (byReference.has(record.externalReference)) continue
-        byReference.set(record.externalReference, yield* records.insert(resource, appId, record))
+        const options = newId === undefined ? undefined : { id: yield* newId() }
+        byReference.set(record.externalReference, yield* records.insert(resource, appId, record, options))
         added++
       }
       return { byReference, added }
@@ -81,7 +147,63 @@ export const seedDemoData = (appId: string) =>
         reelIds: []
       }))
     )
-    const summary = { customers, suppliers, users, materials, machineGroups: groups, machines }
+    const idOf = (found: { byReference: Map<string, StoredRecord> }, reference: string | undefined) =>
+      reference === undefined ? null : String(found.byReference.get(reference)!.id)
+
+    // Reel groups have numeric ids from the engine's sequence, as POST /reel-group gives them.
+    const sql = yield* SqlClient.SqlClient
+    const reelGroups = yield* ensure(
+      REEL_GROUP,
+      REEL_GROUPS.map(({ material, supplier, ...group }) => ({
+        ...group,
+        materialId: idOf(materials, material),
+        supplierId: idOf(suppliers, supplier)
+      })),
+      () => Effect.map(sql<{ n: string }>`SELECT nextval('engine_number')::text AS n`, ([row]) => row!.n)
+    )
+    const reels = yield* ensure(
+      "reel",
+      REELS.map(({ group, machine, ...reel }) => ({
+        ...reel,
+        reelGroupId: Number(idOf(reelGroups, group)),
+        machineId: idOf(machines, machine)
+      }))
+    )
+    // A machine lists the reels it holds.
+    for (const machine of machines.byReference.values()) {
+      const held = [...reels.byReference.values()].filter((reel) => reel.machineId === machine.id).map((reel) => String(reel.id))
+      if (held.length > 0 && held.some((id) => !(machine.reelIds as Array<string>).includes(id))) {
+        yield* records.replace("machine", appId, String(machine.id), { ...machine, reelIds: held })
+      }
+    }
+
+    const catalogues = yield* ensure("catalogue", CATALOGUES)
+    const catalogueModels = yield* ensure(
+      "catalogueModel",
+      CATALOGUE_MODELS.map(({ configurations, fileName, mesh, ...model }) => ({
+        ...model,
+        catalogueId: idOf(catalogues, "demo-catalogue"),
+        modelEndpoint: { url: `https://models.example/demo/${fileName}` },
+        configurations: configurations.map(({ material, ...configuration }) => ({
+          ...configuration,
+          materialId: idOf(materials, material)
+        })),
+        geometry: analyseModelSync(binaryStl(mesh()), fileName)
+      }))
+    )
+
+    const summary = {
+      customers,
+      suppliers,
+      users,
+      materials,
+      machineGroups: groups,
+      machines,
+      reelGroups,
+      reels,
+      catalogues,
+      catalogueModels
+    }
     return {
       appId,
       added: Object.fromEntries(Object.entries(summary).map(([name, result]) => [name, result.added])),

@@ -109,8 +109,8 @@ for (const backend of backends) {
 
         const quote = ok(yield* call("POST", `/ticket/${ticket.id}/quote`, {}), "quote")
         assert.deepStrictEqual(
-          quote.lines.map((line: any) => [line.ticketModelId, line.quantity, line.total]),
-          [[printed.id, 40, more.totalPrice], [milled.id, 2, milled.totalPrice]]
+          quote.lines.map((line: any) => [line.ticketModelId, line.quantity, line.unitPrice, line.total]),
+          [[printed.id, 40, more.unitPrice, more.totalPrice], [milled.id, 2, milled.unitPrice, milled.totalPrice]]
         )
         assert.strictEqual(quote.total, Math.round((more.totalPrice + milled.totalPrice) * 100) / 100)
         assert.strictEqual(quote.state, "sent")

@@ -17,8 +17,12 @@ import { arrayOf, cents, listAll, numeric, objectOf, param, payloadOf, text } fr
 const DAY_MS = 86_400_000
 const DEFAULT_VALID_DAYS = 30
 const DEFAULT_CURRENCY = "EUR"
-/** A line total may differ from quantity × unit price by rounding only. */
-const TOLERANCE = 0.005
+/**
+ * A line total may differ from quantity × unit price by the rounding of the
+ * unit price to cents only: half a cent per unit (a part's total carries its
+ * batch costs, its unit price is that total over the quantity, rounded).
+ */
+const tolerance = (quantity: number) => 0.005 * Math.max(1, quantity) + 1e-9
 
 /** States from which a ticket can no longer be quoted. */
 const CLOSED_FOR_QUOTES = new Set(["in_production", "completed", "cancelled"])
@@ -44,7 +48,7 @@ const prepareQuote: NonNullable<RecordHooks["prepare"]> = (context, input, previ
       const quantity = numeric(line, "quantity") ?? 0
       const unitPrice = numeric(line, "unitPrice") ?? 0
       const lineTotal = numeric(line, "total") ?? 0
-      if (Math.abs(quantity * unitPrice - lineTotal) > TOLERANCE) {
+      if (Math.abs(quantity * unitPrice - lineTotal) > tolerance(quantity)) {
         return yield* EngineError.invalid(
           `lines.${index}.total: ${lineTotal} is not quantity × unitPrice (${quantity} × ${unitPrice} = ${cents(quantity * unitPrice)})`
         )
@@ -82,14 +86,11 @@ const partLine = (part: StoredRecord) =>
     if (unitPrice === undefined || totalPrice === undefined) {
       return yield* EngineError.conflict(`part ${name} has no price yet`)
     }
-    const quantity = numeric(part, "quantity") ?? 1
-    // The part's total is what is charged; the unit price follows it when they disagree (batch costs).
-    const consistent = Math.abs(quantity * unitPrice - totalPrice) <= TOLERANCE
     return {
       description: description(text(part, "name") ?? text(part, "fileName") ?? name),
       ticketModelId: String(part.id),
-      quantity,
-      unitPrice: consistent ? unitPrice : totalPrice / quantity,
+      quantity: numeric(part, "quantity") ?? 1,
+      unitPrice,
       total: totalPrice
     }
   })
