@@ -11,6 +11,7 @@ import {
   MachineGroupGroup, MachinesGroup, PpsGroup, ReelGroupGroup, ReelsGroup, ReportMetricsGroup, ServiceJobGroup,
   ServiceJobProductionGroup
 } from "./groups/production.ts"
+import { withMcpEndpoint } from "./mcp/openapi.ts"
 import { documentTransform } from "./openapi.ts"
 import {
   AppGroup, BlankGroup, ColourGroup, CurrencyGroup, MaterialGroup, MaterialSeriesGroup, ProductionParameterFieldGroup,
@@ -32,8 +33,10 @@ export class PublicApi extends HttpApi.make("public-v1")
     version: "1.0.0",
     description: "Customers, orders, tickets and parts of a manufacturing quoting and production engine. " +
       "Every call is authenticated with an Incoming Secret and metered.",
+    // A commercial service: integrators use it under their service agreement.
+    license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     servers: [{ url: "/", description: "This gateway (paths start with /v1)" }],
-    transform: documentTransform
+    transform: (spec) => withMcpEndpoint(documentTransform(spec))
   }))
   .annotate(HttpApi.AdditionalSchemas, [EngineErrorBody])
 {}

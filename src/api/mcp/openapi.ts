@@ -1,0 +1,164 @@
+/**
+ * POST /v1/mcp in the OpenAPI document. The endpoint is served by effect/ai's
+ * McpServer, not by the HttpApi, so the HttpApi cannot describe it: its
+ * path item is derived here from Schemas of the JSON-RPC messages it takes
+ * (tool names from the tool table, protocol versions from McpServer's
+ * revisions) and added by the document transform. docs/mcp.md says the rest.
+ */
+import { Schema } from "effect"
+import { McpProtocol } from "effect/ai"
+import { TOOL_SPECS } from "./tools.ts"
+
+type Json = Record<string, unknown>
+
+/** The protocol revisions the endpoint serves, newest first. */
+export const MCP_PROTOCOLS = [McpProtocol.v2026_07_28, McpProtocol.v2025_11_25] as const
+
+export const MCP_OPERATION_ID = "mcp.post"
+export const MCP_TAG = "MCP"
+
+const JsonRpcId = Schema.Union([Schema.String, Schema.Int]).annotate({ description: "The request id, echoed in the answer" })
+const Meta = Schema.Record(Schema.String, Schema.Unknown).annotate({
+  description: "Per-request metadata: in 2026-07-28, the protocol version and client capabilities; optionally a W3C `traceparent`"
+})
+const ToolName = Schema.Literals(TOOL_SPECS.map((spec) => spec.name)).annotate({ description: "One of the 9 tools (GET the tool list with tools/list)" })
+
+const ToolCall = Schema.Struct({
+  jsonrpc: Schema.Literal("2.0"),
+  id: JsonRpcId,
+  method: Schema.Literal("tools/call"),
+  params: Schema.Struct({
+    name: ToolName,
+    arguments: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)).annotate({
+      description: "The REST endpoint's path parameters, query parameters and body fields in one object"
+    }),
+    _meta: Schema.optional(Meta)
+  })
+}).annotate({
+  title: "MCP tools/call",
+  examples: [{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "lookup_ticket", arguments: { identifier: "T-000042" } } }]
+})
+
+const OtherRequest = Schema.Struct({
+  jsonrpc: Schema.Literal("2.0"),
+  id: JsonRpcId,
+  method: Schema.Literals(["server/discover", "tools/list", "initialize", "ping"]),
+  params: Schema.optional(Schema.Record(Schema.String, Schema.Unknown))
+}).annotate({ title: "MCP request", examples: [{ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }] })
+
+const Notification = Schema.Struct({
+  jsonrpc: Schema.Literal("2.0"),
+  method: Schema.String.annotate({ description: "e.g. notifications/initialized; answered 202 with no body" }),
+  params: Schema.optional(Schema.Record(Schema.String, Schema.Unknown))
+}).annotate({ title: "MCP notification" })
+
+export const McpMessage = Schema.Union([ToolCall, OtherRequest, Notification]).annotate({
+  title: "MCP message",
+  description: "A JSON-RPC 2.0 request or notification of MCP 2026-07-28 (or 2025-11-25)"
+})
+
+export const McpAnswer = Schema.Union([
+  Schema.Struct({
+    jsonrpc: Schema.Literal("2.0"),
+    id: JsonRpcId,
+    result: Schema.Record(Schema.String, Schema.Unknown).annotate({
+      description: "For tools/call: `content` (the JSON as text), `structuredContent` (the REST response body) and `isError` " +
+        "(true for engine, downstream and argument errors, with the REST error body `{code, message, type}`)"
+    })
+  }).annotate({ title: "MCP result" }),
+  Schema.Struct({
+    jsonrpc: Schema.Literal("2.0"),
+    id: Schema.NullOr(JsonRpcId),
+    error: Schema.Struct({
+      code: Schema.Int.annotate({ description: "-32020 header mismatch, -32021 missing header, -32022 unsupported protocol version, -32601 unknown method, -32602 invalid params" }),
+      message: Schema.String,
+      data: Schema.optionalKey(Schema.Unknown.annotate({ description: "Details of the error, when the server has any" }))
+    })
+  }).annotate({ title: "MCP error" })
+])
+
+/** The JSON Schema of `schema`, its definitions moved into the document's components. */
+const jsonSchema = (schema: Schema.Top, schemas: Json): unknown => {
+  const document = Schema.toJsonSchemaDocument(schema)
+  for (const [name, definition] of Object.entries(document.definitions)) schemas[name] ??= definition
+  return JSON.parse(JSON.stringify(document.schema).replaceAll("#/$defs/", "#/components/schemas/"))
+}
+
+const header = (name: string, description: string, values?: ReadonlyArray<string>) => ({
+  name,
+  in: "header",
+  required: false,
+  description,
+  schema: values === undefined ? { type: "string" } : { type: "string", enum: values }
+})
+
+/**
+ * The path item of POST /v1/mcp; `schemas` receives the definitions it
+ * refers to. Engine and downstream errors of a tool are tool results
+ * (`isError: true`), so there is no passthrough error response here.
+ */
+export const mcpPathItem = (schemas: Json, security: ReadonlyArray<Json>, unauthorized: Json, unavailable: Json): Json => {
+  const versions = MCP_PROTOCOLS.map((protocol) => protocol.protocolVersion)
+  return {
+    post: {
+      operationId: MCP_OPERATION_ID,
+      tags: [MCP_TAG],
+      summary: "MCP endpoint (Streamable HTTP, stateless)",
+      description: "The 9 MCP tools, each one REST operation of /v1 with the same schemas, errors and metering " +
+        "(`mcp.<tool name>`). The same Incoming Secret and the same 401 as REST. GET and DELETE answer 405; " +
+        "a request with an `Origin` outside `MCP_ALLOWED_ORIGINS` answers 403. See docs/mcp.md.",
+      security,
+      parameters: [
+        header("MCP-Protocol-Version", "The protocol revision (required in 2026-07-28)", versions),
+        header("Mcp-Method", "2026-07-28: the body's `method` (a mismatch is -32020)"),
+        header("Mcp-Name", "2026-07-28, tools/call: the tool's name (a mismatch is -32020)")
+      ],
+      requestBody: {
+        required: true,
+        description: "One JSON-RPC message",
+        content: { "application/json": { schema: jsonSchema(McpMessage, schemas) } }
+      },
+      responses: {
+        "200": {
+          description: "The JSON-RPC answer (also for protocol errors other than an unknown method)",
+          content: { "application/json": { schema: jsonSchema(McpAnswer, schemas) } }
+        },
+        "202": { description: "A notification was accepted (no body)" },
+        "400": {
+          description: "A JSON-RPC error the request caused: invalid params (-32602), a header mismatch (-32020) or a missing header (-32021), an unsupported protocol version (-32022)",
+          content: { "application/json": { schema: jsonSchema(McpAnswer, schemas) } }
+        },
+        "401": unauthorized,
+        "403": { description: "The request's `Origin` is not allowed" },
+        "404": {
+          description: "Unknown method (-32601)",
+          content: { "application/json": { schema: jsonSchema(McpAnswer, schemas) } }
+        },
+        "405": { description: "GET and DELETE: there is no stream and no session" },
+        "406": { description: "The `Accept` header must allow `application/json` and `text/event-stream`" },
+        "503": unavailable
+      }
+    }
+  }
+}
+
+/**
+ * Document transform: adds POST /v1/mcp, with the security requirement, the
+ * exact 401 and the 503 the REST operations document, and its tag.
+ */
+export const withMcpEndpoint = (spec: Record<string, unknown>): Record<string, unknown> => {
+  const paths = spec.paths as Record<string, Record<string, Json>>
+  const rest = Object.values(paths).flatMap((item) => Object.values(item)).find((operation) => operation.security !== undefined)
+  const components = spec.components as Json
+  const schemas = components.schemas as Json
+  const responses = (rest?.responses ?? {}) as Json
+  const security = (rest?.security ?? []) as ReadonlyArray<Json>
+  paths["/v1/mcp"] = mcpPathItem(schemas, security, responses["401"] as Json, responses["503"] as Json) as Record<string, Json>
+  const tags = (spec.tags ?? []) as Array<Json>
+  tags.push({
+    name: MCP_TAG,
+    description: "The Model Context Protocol endpoint: the quoting operations as 9 tools for AI agents."
+  })
+  spec.tags = tags
+  return spec
+}
