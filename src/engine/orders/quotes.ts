@@ -8,7 +8,8 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import type { RecordHooks } from "../crud.ts"
+import { TicketQuote } from "../../domain/resources/orders.ts"
+import { crudOperations, type RecordHooks } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { Operation, OperationContext, Operations } from "../Operation.ts"
 import { RecordRepository, type StoredRecord } from "../RecordRepository.ts"
@@ -154,4 +155,16 @@ const quote: Operation = (context, request) =>
     }))
   })
 
-export const quoteWorkflows: Operations = { "ticket.quote": quote }
+const genericQuotes = crudOperations(TicketQuote, { prepare: prepareQuote })
+
+/**
+ * `PUT /ticket-quote/{id}`: the generic replace in one transaction, since
+ * accepting the quote (its prepare hook) also moves its ticket: both or neither.
+ */
+const replaceQuote: Operation = (context, request) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql.withTransaction(genericQuotes["ticketQuote.replace"]!(context, request))
+  })
+
+export const quoteWorkflows: Operations = { "ticket.quote": quote, "ticketQuote.replace": replaceQuote }
