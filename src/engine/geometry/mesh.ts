@@ -1,9 +1,12 @@
 /**
  * A triangle mesh and what the engine measures of it (docs/geometry.md):
  * volume by the divergence theorem, surface area, bounding box extents,
- * triangle count and watertightness. Millimetres throughout.
+ * triangle count and watertightness. Millimetres throughout. The analysis
+ * also draws the mesh's D2 shape distribution, which the part similarity
+ * compares (shapeDistribution.ts).
  */
 import { Data } from "effect"
+import { d2Distribution } from "./shapeDistribution.ts"
 
 /** Why a model file cannot be read; `reason` says what is wrong, for the caller. */
 export class ModelError extends Data.TaggedError("ModelError")<{ readonly reason: string }> {}
@@ -20,6 +23,15 @@ export interface Geometry {
   readonly boundingBox: { readonly x: number; readonly y: number; readonly z: number }
   readonly triangleCount: number
   readonly watertight: boolean
+}
+
+/**
+ * What the analysis stores with a part: the measures, and the D2 shape
+ * distribution (fractions of SAMPLE_PAIRS distances per bin), which is for
+ * the similarity ranking only and not part of the API's `geometry`.
+ */
+export interface AnalysedGeometry extends Geometry {
+  readonly shapeDistribution: ReadonlyArray<number>
 }
 
 /**
@@ -72,7 +84,7 @@ export const isWatertight = (vertexCount: number, triangles: Uint32Array): boole
  * each triangle; a mesh whose triangles all face inwards has it negative,
  * so its magnitude is reported.
  */
-export const analyse = (mesh: Mesh): Geometry => {
+export const analyse = (mesh: Mesh): AnalysedGeometry => {
   const p = mesh.positions
   const tris = mesh.triangles
   const triangleCount = tris.length / 3
@@ -86,6 +98,8 @@ export const analyse = (mesh: Mesh): Geometry => {
   let minX = Infinity, minY = Infinity, minZ = Infinity, maxX = -Infinity, maxY = -Infinity, maxZ = -Infinity
   let volume6 = 0
   let area2 = 0
+  // Running sums of the areas: the D2 sampling picks triangles by area from them.
+  const cumulativeArea = new Float64Array(triangleCount)
   for (let t = 0; t < triangleCount; t++) {
     const i0 = 3 * tris[3 * t]!, i1 = 3 * tris[3 * t + 1]!, i2 = 3 * tris[3 * t + 2]!
     const x0 = p[i0]!, y0 = p[i0 + 1]!, z0 = p[i0 + 2]!
@@ -114,6 +128,7 @@ export const analyse = (mesh: Mesh): Geometry => {
     const bx = x2 - x0, by = y2 - y0, bz = z2 - z0
     const cx = ay * bz - az * by, cy = az * bx - ax * bz, cz = ax * by - ay * bx
     area2 += Math.sqrt(cx * cx + cy * cy + cz * cz)
+    cumulativeArea[t] = area2
     // (v0 - o) · ((v1 - o) × (v2 - o)) = (v0 - o) · ((v1 - v0) × (v2 - v0))
     volume6 += (x0 - ox) * cx + (y0 - oy) * cy + (z0 - oz) * cz
   }
@@ -125,7 +140,8 @@ export const analyse = (mesh: Mesh): Geometry => {
     surfaceArea: area2 / 2,
     boundingBox: { x: maxX - minX, y: maxY - minY, z: maxZ - minZ },
     triangleCount,
-    watertight: isWatertight(vertexCount, tris)
+    watertight: isWatertight(vertexCount, tris),
+    shapeDistribution: d2Distribution(p, tris, cumulativeArea)
   }
 }
 

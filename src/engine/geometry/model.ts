@@ -1,10 +1,10 @@
 /**
  * A model file's geometry: the format from the file name's extension (else
  * from the content), checks that the content is that format, the mesh, and
- * its measures.
+ * its measures and shape distribution.
  */
 import { Effect } from "effect"
-import { analyse, type Geometry, type Mesh, ModelError } from "./mesh.ts"
+import { type AnalysedGeometry, analyse, type Mesh, ModelError } from "./mesh.ts"
 import { parseObj } from "./obj.ts"
 import { isBinaryStl, parseStl } from "./stl.ts"
 import { parse3mf } from "./threeMf.ts"
@@ -73,11 +73,11 @@ export const parseModel = (bytes: Uint8Array, fileName: string | null | undefine
 }
 
 /** The geometry of a model file, synchronously (throws ModelError). */
-export const analyseModelSync = (bytes: Uint8Array, fileName: string | null | undefined): Geometry =>
+export const analyseModelSync = (bytes: Uint8Array, fileName: string | null | undefined): AnalysedGeometry =>
   analyse(parseModel(bytes, fileName))
 
 /** The geometry of a model file, or a ModelError saying what is wrong with it. */
-export const analyseModel = (bytes: Uint8Array, fileName: string | null | undefined): Effect.Effect<Geometry, ModelError> =>
+export const analyseModel = (bytes: Uint8Array, fileName: string | null | undefined): Effect.Effect<AnalysedGeometry, ModelError> =>
   Effect.try({
     try: () => analyseModelSync(bytes, fileName),
     catch: (error) =>

@@ -5,6 +5,7 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { partShapes } from "./migrations/0005_part_shapes.ts"
 
 export const migrations = {
   "0001_incoming_secrets_and_metering": Effect.gen(function*() {
@@ -64,5 +65,6 @@ export const migrations = {
     yield* sql`CREATE SEQUENCE engine_number`
     yield* sql`CREATE INDEX engine_record_number ON engine_record (resource, (data->>'number'))`
     yield* sql`CREATE INDEX engine_record_external ON engine_record (resource, (data->>'externalReference'))`
-  })
+  }),
+  "0005_part_shapes": partShapes
 }
