@@ -2,17 +2,21 @@
  * Serves the engine on its own (`npm run engine`), over its internal HTTP API,
  * on the configured storage: PostgreSQL when DATABASE_URL is set, otherwise
  * embedded PGlite in DATA_DIR. A gateway reaches it with DOWNSTREAM_URL; see
- * docs/engine.md for the storage recipe.
+ * docs/engine.md for the storage recipe. Its telemetry is the gateway's
+ * (OTEL_* variables; `service.name` mfg-engine by default): a gateway's call
+ * continues the caller's trace here.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Layer } from "effect"
 import { StorageLive } from "../layers/storage/Storage.ts"
+import { telemetryFor } from "../layers/Telemetry.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { EngineServerLive } from "./server.ts"
 
 const Main = EngineServerLive.pipe(
   Layer.provideMerge(StorageLive("serve")),
-  Layer.provide(AppConfig.layer)
+  Layer.provide(AppConfig.layer),
+  Layer.provide(telemetryFor("mfg-engine"))
 )
 
 Layer.launch(Main).pipe(NodeRuntime.runMain)

@@ -1,8 +1,12 @@
 /**
  * Downstream over HTTP: a remote engine at DOWNSTREAM_URL (src/engine/server.ts
  * serves one). Each call is `POST {DOWNSTREAM_URL}/engine/v1/operations/{operation}`
- * with `{appId, request}`, the caller's `x-request-id` and the W3C
- * `traceparent` of the call (the HttpClient propagates the current span).
+ * with `{appId, request}`, the caller's `x-request-id` and the W3C trace
+ * context: with tracing on, the `traceparent` of the call's client span (the
+ * HttpClient propagates it, in the caller's trace); with tracing off, the
+ * caller's own `traceparent` (header or MCP `_meta`) unchanged, so a traced
+ * engine still joins the caller's trace. The caller's `tracestate` goes along
+ * either way.
  *
  * The engine's own failures pass through unchanged (status, `{code, message,
  * type}`, `x-error-source`, `x-error-source-request-id`). What goes wrong on
@@ -12,13 +16,15 @@
  * refuses the gateway's ENGINE_TOKEN is a misconfiguration, answered 502.
  */
 import { NodeHttpClient } from "@effect/platform-node"
-import { Config, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Config, Effect, Layer, Option, Redacted, References, Schema } from "effect"
+import { constTrue } from "effect/Function"
 import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import type { SqlClient } from "effect/sql"
 import { DownstreamError } from "../domain/Errors.ts"
 import { AppConfig, InvalidConfig } from "../services/AppConfig.ts"
 import { type CallScope, Downstream, type EngineRequest } from "../services/Downstream.ts"
 import { DownstreamEmbedded, ENGINE_SOURCE } from "./DownstreamEmbedded.ts"
+import { IncomingTraceContext } from "./telemetry/TraceContext.ts"
 
 /** The engine's internal API, relative to DOWNSTREAM_URL. */
 export const ENGINE_OPERATIONS_PATH = "/engine/v1/operations"
@@ -113,6 +119,19 @@ export const makeDownstreamHttp = (options: DownstreamHttpOptions) =>
       })
     )
     const timeoutMessage = `The engine did not answer within ${options.timeoutMs} ms`
+    // With tracing off the client makes no span (its no-op span would propagate a meaningless traceparent).
+    const tracing = yield* References.TracerEnabled
+
+    /** The caller's trace context on the engine call (see the module comment). */
+    const withTraceContext = (request: HttpClientRequest.HttpClientRequest) =>
+      Effect.withFiber((fiber) => {
+        const trace = fiber.getRef(IncomingTraceContext)
+        if (trace === undefined) return Effect.succeed(request)
+        const withParent = tracing ? request : HttpClientRequest.setHeader(request, "traceparent", trace.traceparent)
+        return Effect.succeed(
+          trace.tracestate === undefined ? withParent : HttpClientRequest.setHeader(withParent, "tracestate", trace.tracestate)
+        )
+      })
 
     const invoke = (operation: string, scope: CallScope, request: EngineRequest): Effect.Effect<unknown, DownstreamError> =>
       HttpClientRequest.post(`${base}${ENGINE_OPERATIONS_PATH}/${encodeURIComponent(operation)}`).pipe(
@@ -120,7 +139,10 @@ export const makeDownstreamHttp = (options: DownstreamHttpOptions) =>
         // The decoded request is plain data; a value JSON cannot carry is the gateway's bug.
         HttpClientRequest.bodyJson({ appId: scope.appId, request }),
         Effect.orDie,
-        Effect.flatMap(client.execute),
+        Effect.flatMap(withTraceContext),
+        Effect.flatMap((request) =>
+          tracing ? client.execute(request) : Effect.provideService(client.execute(request), HttpClient.TracerDisabledWhen, constTrue)
+        ),
         Effect.flatMap(readAnswer(operation, scope)),
         Effect.catchIf(
           (error): error is HttpClientError.HttpClientError => !(error instanceof DownstreamError),
@@ -140,7 +162,8 @@ export const makeDownstreamHttp = (options: DownstreamHttpOptions) =>
               Effect.andThen(Effect.fail(gatewayError(scope, 504, timeoutMessage)))
             )
         }),
-        Effect.withSpan(`downstream ${operation}`, { attributes: { "app.id": scope.appId } })
+        Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })),
+        Effect.withSpan(`downstream ${operation}`, { attributes: { "app.id": scope.appId } }, { captureStackTrace: false })
       )
 
     return Downstream.of({ invoke })

@@ -21,6 +21,7 @@ import { AppConfig } from "../services/AppConfig.ts"
 import { Meter } from "../services/Meter.ts"
 import { AuthenticationFailed } from "../services/SecretStore.ts"
 import { storageFailure } from "./storage/StorageErrors.ts"
+import { Instruments } from "./telemetry/Instruments.ts"
 
 interface Pending {
   readonly event: MeterEvent
@@ -45,6 +46,7 @@ export const MeterSql = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const config = yield* AppConfig
+    const instruments = yield* Instruments
     const queue = yield* Queue.unbounded<Pending, Cause.Done>()
     let outcomes: Array<Outcome> = []
 
@@ -66,10 +68,18 @@ export const MeterSql = Layer.effect(
         SELECT request_id, app_id, secret_id, operation, method, route, occurred_at FROM current
         RETURNING request_id`
 
+    /** The flush's size and latency, when an exporter wants them (`meter.flush.size`, `meter.flush.duration`). */
+    const measured = <A, E, R>(size: number, effect: Effect.Effect<A, E, R>) =>
+      !instruments.enabled ? effect : Effect.suspend(() => {
+        const startedAt = performance.now()
+        return Effect.ensuring(effect, Effect.sync(() => instruments.meterFlush(size, (performance.now() - startedAt) / 1000)))
+      })
+
     const flush = (batch: ReadonlyArray<Pending>) =>
       insertBatch(batch.map((p) => p.event)).pipe(
         Effect.catchTag("SqlError", storageFailure),
         Effect.exit,
+        (insert) => measured(batch.length, insert),
         Effect.flatMap((exit) =>
           Effect.sync(() => {
             if (Exit.isSuccess(exit)) {

@@ -153,12 +153,18 @@ const refusal = (options: ModelFetcherOptions, url: URL): string | undefined => 
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308])
 
+interface Downloaded {
+  readonly bytes: Uint8Array
+  /** The final answer's HTTP status (after redirects). */
+  readonly status: number
+}
+
 /** One download, following redirects; resumes once with the bytes or an EngineError. */
 const download = (options: ModelFetcherOptions, start: URL) =>
-  Effect.callback<Uint8Array, EngineError>((resume, signal) => {
+  Effect.callback<Downloaded, EngineError>((resume, signal) => {
     let done = false
     let current: Http.ClientRequest | undefined
-    const finish = (outcome: Effect.Effect<Uint8Array, EngineError>) => {
+    const finish = (outcome: Effect.Effect<Downloaded, EngineError>) => {
       if (done) return
       done = true
       clearTimeout(timer)
@@ -223,7 +229,7 @@ const download = (options: ModelFetcherOptions, start: URL) =>
         response.on("end", () => {
           if (!response.complete) return fail(502, "ModelDownloadFailed", `${shown(url)}: the connection closed before the end of the file`)
           const bytes = Buffer.concat(chunks, size)
-          finish(Effect.succeed(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length)))
+          finish(Effect.succeed({ bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length), status }))
         })
         response.on("error", (error) => fail(502, "ModelDownloadFailed", `${shown(url)}: ${error.message}`))
       })
@@ -246,6 +252,27 @@ const download = (options: ModelFetcherOptions, start: URL) =>
     get(url, 0)
   })
 
+/**
+ * The download in its span, `model download`: the host, never the whole URL
+ * (its path or query may carry a signature or token); the final status and
+ * the size on success; a failure fails the span with the EngineError, whose
+ * type is also `error.type`.
+ */
+const tracedDownload = (options: ModelFetcherOptions, url: URL): Effect.Effect<Uint8Array, EngineError> =>
+  download(options, url).pipe(
+    Effect.tap(({ bytes, status }) => Effect.annotateCurrentSpan({ "http.response.status_code": status, "model.bytes": bytes.length })),
+    Effect.map(({ bytes }) => bytes),
+    Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.type": error.type })),
+    Effect.withSpan("model download", {
+      kind: "client",
+      attributes: {
+        "url.scheme": url.protocol.replace(/:$/, ""),
+        "server.address": url.hostname,
+        ...(url.port === "" ? {} : { "server.port": Number(url.port) })
+      }
+    }, { captureStackTrace: false })
+  )
+
 /** A fetcher with fixed options. */
 export const makeModelFetcher = (options: ModelFetcherOptions): ModelFetcherShape => ({
   fetch: (raw) =>
@@ -257,8 +284,8 @@ export const makeModelFetcher = (options: ModelFetcherOptions): ModelFetcherShap
         return Effect.fail(fetchError(422, "ModelUrlRefused", "modelEndpoint.url is not a valid URL"))
       }
       if (isPlaceholder(options, url.hostname)) return Effect.succeed(undefined)
-      return download(options, url)
-    }).pipe(Effect.withSpan("model-fetcher fetch"))
+      return tracedDownload(options, url)
+    })
 })
 
 /** The fetcher configured by MODEL_FETCH_* (read on every fetch, so the environment in effect applies). */

@@ -2,7 +2,8 @@
  * The request path of every /v1 call: authenticate the Incoming Secret,
  * record the call durably, run the handler, and shape the response.
  *
- * Every authentication failure, whatever its cause, answers the one 401.
+ * Every authentication failure, whatever its cause, answers the one 401
+ * (the cause is counted in `auth.failures` and logged, never answered).
  * A storage outage is not an authentication failure: it answers 503.
  */
 import { Cause, Effect, Layer, Option } from "effect"
@@ -13,6 +14,7 @@ import { BadRequest, DownstreamError, NotFound, ServiceUnavailable } from "../..
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Meter } from "../../services/Meter.ts"
 import { SecretStore } from "../../services/SecretStore.ts"
+import { Instruments } from "../telemetry/Instruments.ts"
 import { downstreamResponse, errorResponse, schemaErrorToBadRequest } from "./ErrorResponses.ts"
 import { makeIncomingSecretGuard } from "./IncomingSecretGuard.ts"
 
@@ -32,7 +34,7 @@ const failureResponse = (cause: Cause.Cause<unknown>): HttpServerResponse.HttpSe
 export const IncomingSecretAuthLive = Layer.effect(
   IncomingSecretAuth,
   Effect.gen(function*() {
-    const guard = makeIncomingSecretGuard(yield* SecretStore, yield* Meter, yield* AppConfig)
+    const guard = makeIncomingSecretGuard(yield* SecretStore, yield* Meter, yield* AppConfig, yield* Instruments)
     return IncomingSecretAuth.of((handler, { endpoint, group }) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest

@@ -7,8 +7,16 @@
  *   Meter.record (durable before the handler) ──── secret changed meanwhile: 401
  *   handler, with the caller provided
  *   Meter.complete (status, duration), x-request-id on the response
+ *
+ * Telemetry on the way: the cause of a 401 is counted (`auth.failures`) and
+ * written to the request's facts for the log line, never to the response;
+ * a downstream error (`x-error-source` on the response) is counted by source;
+ * the caller's trace context (the `traceparent` header, or MCP `_meta`) is
+ * handed to what the handler calls (IncomingTraceContext), and an MCP call
+ * runs in its own server span, which continues a `_meta` trace when the HTTP
+ * request brought none.
  */
-import { type Cause, Effect, Exit } from "effect"
+import { type Cause, Effect, Exit, References } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { HttpServerResponse } from "effect/http"
 import { randomUUID } from "node:crypto"
@@ -17,76 +25,160 @@ import { ServiceUnavailable } from "../../domain/Errors.ts"
 import type { AppConfig } from "../../services/AppConfig.ts"
 import type { Meter } from "../../services/Meter.ts"
 import type { SecretStore } from "../../services/SecretStore.ts"
+import { NO_INSTRUMENTS, type TelemetryInstruments } from "../telemetry/Instruments.ts"
+import { activeSpan } from "../telemetry/JsonLog.ts"
+import { CurrentRequestFacts, type RequestFacts } from "../telemetry/RequestTelemetry.ts"
+import { type IncomingTrace, IncomingTraceContext, parentSpanOf, traceFromHeaders } from "../telemetry/TraceContext.ts"
 import { clientAddress, presentedSecret } from "./CallerIdentity.ts"
 import { errorResponse, notAuthorized } from "./ErrorResponses.ts"
 
 /** Spans on the request path: their names say where they are; a stack trace per call would cost more than the span. */
 const NO_STACK = { captureStackTrace: false } as const
 
+/** What a call is, once its body is read (MCP). */
+export interface CallDetails {
+  /** `<group>.<endpoint>`, `mcp.<tool>`... */
+  readonly operation: string
+  /** The MCP tool of a `tools/call`, for the request log. */
+  readonly tool?: string | undefined
+  /** A span of its own for the call (MCP: `tools/call create_ticket`), with its attributes. */
+  readonly span?: { readonly name: string; readonly attributes: Readonly<Record<string, unknown>> } | undefined
+  /** The trace context the body carries (MCP `_meta`), continued when the HTTP request has no `traceparent`. */
+  readonly trace?: IncomingTrace | undefined
+}
+
 /** What a call is metered as. */
 export interface MeteredCall {
   /** `<group>.<endpoint>`; an Effect when only the request body says it (read once authenticated). */
-  readonly operation: string | Effect.Effect<string>
+  readonly operation: string | Effect.Effect<CallDetails>
   readonly method: string
   readonly route: string
 }
 
+/**
+ * Runs `effect` in the call's own server span: a child of the caller's span
+ * from `_meta` (linked to the HTTP server span) when `continued`, else of
+ * the HTTP server span. Notes the span's ids for the log line. Nothing when
+ * tracing is off.
+ */
+const inCallSpan = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  span: NonNullable<CallDetails["span"]>,
+  continued: IncomingTrace | undefined,
+  facts: RequestFacts | undefined
+): Effect.Effect<A, E, R> =>
+  Effect.withFiber((fiber) => {
+    if (!fiber.getRef(References.TracerEnabled)) return effect
+    const transport = activeSpan(fiber.context)
+    const noted = facts === undefined ? effect : Effect.withFiber((inner) => {
+      const own = activeSpan(inner.context)
+      if (own !== undefined) {
+        facts.traceId = own.traceId
+        facts.spanId = own.spanId
+      }
+      return effect
+    })
+    return noted.pipe(Effect.withSpan(span.name, {
+      kind: "server",
+      attributes: span.attributes,
+      ...(continued === undefined
+        ? {}
+        : { parent: parentSpanOf(continued), links: transport === undefined ? [] : [{ span: transport, attributes: {} }] })
+    }, NO_STACK))
+  })
+
 export const makeIncomingSecretGuard = (
   secrets: SecretStore["Service"],
   meter: Meter["Service"],
-  config: AppConfig["Service"]
-) =>
-/**
- * Runs `handler` for an authenticated, metered call. `failureResponse` turns
- * a failure of the handler into its response (undefined: a defect, left to
- * the server as a 500).
- */
-<E, R>(
-  request: HttpServerRequest.HttpServerRequest,
-  call: MeteredCall,
-  handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
-  failureResponse: (cause: Cause.Cause<E>) => HttpServerResponse.HttpServerResponse | undefined = () => undefined
-): Effect.Effect<HttpServerResponse.HttpServerResponse, E, Exclude<R, CurrentCaller>> =>
-  Effect.gen(function*() {
-    const startedAt = performance.now()
-    const presented = presentedSecret(request)
-    if (!presented.ok) return notAuthorized()
+  config: AppConfig["Service"],
+  instruments: TelemetryInstruments = NO_INSTRUMENTS
+) => {
+  /** The one 401, whatever the cause; the cause goes to the metric and the log line only. */
+  const refused = (facts: RequestFacts | undefined, cause: string) => {
+    instruments.authFailure(cause)
+    if (facts !== undefined) facts.authFailure = cause
+    return notAuthorized()
+  }
 
-    const authenticated = yield* Effect.result(
-      secrets.authenticate(presented.value, clientAddress(request, config.trustedProxies)).pipe(
-        Effect.withSpan("IncomingSecret.verify", undefined, NO_STACK)
+  /**
+   * Runs `handler` for an authenticated, metered call. `failureResponse` turns
+   * a failure of the handler into its response (undefined: a defect, left to
+   * the server as a 500).
+   */
+  return <E, R>(
+    request: HttpServerRequest.HttpServerRequest,
+    call: MeteredCall,
+    handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+    failureResponse: (cause: Cause.Cause<E>) => HttpServerResponse.HttpServerResponse | undefined = () => undefined
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, Exclude<R, CurrentCaller>> =>
+    Effect.gen(function*() {
+      const startedAt = performance.now()
+      const facts = yield* CurrentRequestFacts
+      if (facts !== undefined) facts.route = call.route
+      const presented = presentedSecret(request)
+      if (!presented.ok) return refused(facts, presented.cause)
+
+      const authenticated = yield* Effect.result(
+        secrets.authenticate(presented.value, clientAddress(request, config.trustedProxies)).pipe(
+          Effect.withSpan("IncomingSecret.verify", undefined, NO_STACK)
+        )
       )
-    )
-    if (authenticated._tag === "Failure") {
-      if (authenticated.failure instanceof ServiceUnavailable) return errorResponse(authenticated.failure)
-      return notAuthorized()
-    }
-    const caller = authenticated.success
-    const operation = typeof call.operation === "string" ? call.operation : yield* call.operation
-    // Who called and what, on the request's server span: ids only, never the secret's value.
-    yield* Effect.annotateCurrentSpan({ "app.id": caller.appId, "secret.id": caller.secretId, "operation": operation })
+      if (authenticated._tag === "Failure") {
+        if (authenticated.failure instanceof ServiceUnavailable) return errorResponse(authenticated.failure)
+        return refused(facts, authenticated.failure.cause)
+      }
+      const caller = authenticated.success
+      const details: CallDetails = typeof call.operation === "string" ? { operation: call.operation } : yield* call.operation
+      const operation = details.operation
+      // Who called and what, on the request's server span: ids only, never the secret's value.
+      yield* Effect.annotateCurrentSpan({ "app.id": caller.appId, "secret.id": caller.secretId, "operation": operation })
+      if (facts !== undefined) {
+        facts.appId = caller.appId
+        facts.secretId = caller.secretId
+        facts.operation = operation
+        facts.tool = details.tool
+      }
 
-    const requestId = randomUUID()
-    const recorded = yield* Effect.result(meter.record({
-      requestId,
-      appId: caller.appId,
-      secretId: caller.secretId,
-      secretHash: caller.secretHash,
-      operation,
-      method: call.method,
-      route: call.route,
-      occurredAt: new Date()
-    }).pipe(Effect.withSpan("Meter.record", undefined, NO_STACK)))
-    if (recorded._tag === "Failure") {
-      if (recorded.failure instanceof ServiceUnavailable) return errorResponse(recorded.failure)
-      // Revoked or regenerated since this instance last looked.
-      secrets.forget(caller.secretId)
-      return notAuthorized()
-    }
+      const requestId = randomUUID()
+      const metered = Effect.gen(function*() {
+        const recorded = yield* Effect.result(meter.record({
+          requestId,
+          appId: caller.appId,
+          secretId: caller.secretId,
+          secretHash: caller.secretHash,
+          operation,
+          method: call.method,
+          route: call.route,
+          occurredAt: new Date()
+        }).pipe(Effect.withSpan("Meter.record", undefined, NO_STACK)))
+        if (recorded._tag === "Failure") {
+          if (recorded.failure instanceof ServiceUnavailable) return errorResponse(recorded.failure)
+          // Revoked or regenerated since this instance last looked.
+          secrets.forget(caller.secretId)
+          return refused(facts, recorded.failure.cause)
+        }
+        if (facts !== undefined) facts.requestId = requestId
 
-    const exit = yield* Effect.exit(Effect.provideService(handler, CurrentCaller, { ...caller, requestId }))
-    const response = Exit.isSuccess(exit) ? exit.value : failureResponse(exit.cause)
-    meter.complete(requestId, response?.status ?? 500, performance.now() - startedAt)
-    if (response === undefined) return yield* exit
-    return HttpServerResponse.setHeader(response, "x-request-id", requestId)
-  }) as Effect.Effect<HttpServerResponse.HttpServerResponse, E, Exclude<R, CurrentCaller>>
+        const exit = yield* Effect.exit(Effect.provideService(handler, CurrentCaller, { ...caller, requestId }))
+        const response = Exit.isSuccess(exit) ? exit.value : failureResponse(exit.cause)
+        const status = response?.status ?? 500
+        meter.complete(requestId, status, performance.now() - startedAt)
+        if (response === undefined) return yield* exit
+        // A downstream failure passed through (REST); MCP tools note theirs where they call Downstream.
+        const errorSource = response.headers["x-error-source"]
+        if (errorSource !== undefined) {
+          instruments.downstreamError(errorSource, status)
+          if (facts !== undefined) facts.errorSource = errorSource
+        }
+        return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+      })
+
+      // The caller's trace context, for what the handler calls; usually there is none, and nothing is provided.
+      const headerTrace = request.headers["traceparent"] === undefined ? undefined : traceFromHeaders(request.headers)
+      const bodyTrace = headerTrace === undefined ? details.trace : undefined
+      if (facts !== undefined && bodyTrace !== undefined) facts.trace = bodyTrace
+      const trace = headerTrace ?? bodyTrace
+      const traced = trace === undefined ? metered : Effect.provideService(metered, IncomingTraceContext, trace)
+      return yield* (details.span === undefined ? traced : inCallSpan(traced, details.span, bodyTrace, facts))
+    }) as Effect.Effect<HttpServerResponse.HttpServerResponse, E, Exclude<R, CurrentCaller>>
+}

@@ -9,6 +9,12 @@
  * the other MCP methods, `mcp.batch` for a batch, `mcp.invalid` for anything
  * else (unparsable body, unknown method or tool), `mcp.http-<verb>` for a
  * request that is not a POST.
+ *
+ * Telemetry: with tracing on, a single MCP request runs in its own server
+ * span (`tools/call <tool>` or the method), which continues the trace of
+ * `params._meta.traceparent` when the HTTP request has no `traceparent`
+ * header (MCP 2026-07-28, "OpenTelemetry trace context"), linked to the HTTP
+ * server span; the tool goes to the request log line.
  */
 import { Config, Effect } from "effect"
 import { Headers, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -17,7 +23,9 @@ import { TOOL_NAMES } from "../../api/mcp/tools.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Meter } from "../../services/Meter.ts"
 import { SecretStore } from "../../services/SecretStore.ts"
-import { makeIncomingSecretGuard } from "./IncomingSecretGuard.ts"
+import { Instruments } from "../telemetry/Instruments.ts"
+import { traceFromMcpParams } from "../telemetry/TraceContext.ts"
+import { type CallDetails, makeIncomingSecretGuard } from "./IncomingSecretGuard.ts"
 import { sessionless } from "./McpLegacy.ts"
 
 export const MCP_PATH = "/v1/mcp"
@@ -45,26 +53,44 @@ const MCP_METHODS: ReadonlySet<string> = new Set([
   "notifications/roots/list_changed"
 ])
 
-/** The metered operation of an MCP request body. */
-export const mcpOperation = (body: unknown): string => {
-  if (Array.isArray(body)) return "mcp.batch"
-  if (typeof body !== "object" || body === null) return "mcp.invalid"
-  const { method, params } = body as { readonly method?: unknown; readonly params?: unknown }
-  if (typeof method !== "string" || !MCP_METHODS.has(method)) return "mcp.invalid"
+/** A JSON-RPC request's id, as a span attribute (string or number; anything else is left out). */
+const requestIdOf = (id: unknown) => typeof id === "string" || typeof id === "number" ? { "jsonrpc.request.id": String(id) } : {}
+
+/**
+ * What an MCP request body is: its metered operation; for a single request,
+ * the MCP server span (`<method>` or `tools/call <tool>`, with the MCP
+ * semantic conventions' attributes), the tool, and a trace context carried in
+ * `params._meta` (`traceparent`, `tracestate`).
+ */
+export const mcpCall = (body: unknown): CallDetails => {
+  if (Array.isArray(body)) return { operation: "mcp.batch" }
+  if (typeof body !== "object" || body === null) return { operation: "mcp.invalid" }
+  const { id, method, params } = body as { readonly id?: unknown; readonly method?: unknown; readonly params?: unknown }
+  if (typeof method !== "string" || !MCP_METHODS.has(method)) return { operation: "mcp.invalid" }
+  const trace = traceFromMcpParams(params)
   if (method === "tools/call") {
     const name = typeof params === "object" && params !== null ? (params as { readonly name?: unknown }).name : undefined
-    return typeof name === "string" && TOOL_NAMES.has(name) ? `mcp.${name}` : "mcp.invalid"
+    if (typeof name !== "string" || !TOOL_NAMES.has(name)) return { operation: "mcp.invalid", trace }
+    return {
+      operation: `mcp.${name}`,
+      tool: name,
+      span: { name: `tools/call ${name}`, attributes: { "mcp.method.name": method, "gen_ai.tool.name": name, ...requestIdOf(id) } },
+      trace
+    }
   }
-  return `mcp.${method}`
+  return { operation: `mcp.${method}`, span: { name: method, attributes: { "mcp.method.name": method, ...requestIdOf(id) } }, trace }
 }
 
-const operationOf = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string> =>
+/** The metered operation of an MCP request body. */
+export const mcpOperation = (body: unknown): string => mcpCall(body).operation
+
+const callOf = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<CallDetails> =>
   request.method !== "POST"
-    ? Effect.succeed(`mcp.http-${request.method.toLowerCase()}`)
+    ? Effect.succeed({ operation: `mcp.http-${request.method.toLowerCase()}` })
     : request.text.pipe(
       Effect.flatMap((text) => Effect.try(() => JSON.parse(text) as unknown)),
-      Effect.map(mcpOperation),
-      Effect.orElseSucceed(() => "mcp.invalid")
+      Effect.map(mcpCall),
+      Effect.orElseSucceed((): CallDetails => ({ operation: "mcp.invalid" }))
     )
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"])
@@ -119,14 +145,14 @@ const withoutOrigin = (request: HttpServerRequest.HttpServerRequest) =>
 
 /** Authenticates and meters every request of the MCP routes it is provided to; provides the caller. */
 export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller }>()(Effect.gen(function*() {
-  const guard = makeIncomingSecretGuard(yield* SecretStore, yield* Meter, yield* AppConfig)
+  const guard = makeIncomingSecretGuard(yield* SecretStore, yield* Meter, yield* AppConfig, yield* Instruments)
   const allowedOrigins = yield* AllowedOrigins
   return (httpEffect) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       return yield* guard(
         request,
-        { operation: operationOf(request), method: request.method, route: MCP_PATH },
+        { operation: callOf(request), method: request.method, route: MCP_PATH },
         // Origin is checked here (McpServer's own check knows exact origins only), then removed.
         !originAllowed(request, allowedOrigins)
           ? Effect.succeed(FORBIDDEN)

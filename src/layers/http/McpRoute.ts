@@ -12,12 +12,24 @@ import { Effect, Layer } from "effect"
 import { McpProtocol, McpServer } from "effect/ai"
 import { CurrentCaller } from "../../api/Authorization.ts"
 import { downstreamFailure, McpToolkit, McpTools } from "../../api/mcp/tools.ts"
+import type { DownstreamError } from "../../domain/Errors.ts"
 import { Downstream } from "../../services/Downstream.ts"
+import { Instruments } from "../telemetry/Instruments.ts"
+import { CurrentRequestFacts } from "../telemetry/RequestTelemetry.ts"
 import { McpAuth, MCP_PATH } from "./McpAuth.ts"
 
 /** The handlers of the 9 tools: decode the arguments, invoke the REST operation, check the answer. */
 const McpToolHandlers = McpToolkit.toLayer(Effect.gen(function*() {
   const downstream = yield* Downstream
+  const instruments = yield* Instruments
+  /** A failed Downstream call: on its span, in the `downstream.errors` metric and the request's log line. */
+  const noteFailure = (error: DownstreamError) =>
+    Effect.withFiber((fiber) => {
+      instruments.downstreamError(error.source, error.status)
+      const facts = fiber.getRef(CurrentRequestFacts)
+      if (facts !== undefined) facts.errorSource = error.source
+      return Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })
+    })
   return Object.fromEntries(McpTools.map((derived) => [
     derived.spec.name,
     (args: unknown) =>
@@ -26,8 +38,11 @@ const McpToolHandlers = McpToolkit.toLayer(Effect.gen(function*() {
         const caller = yield* CurrentCaller
         const scope = { appId: caller.appId, requestId: caller.requestId }
         const answer = yield* downstream.invoke(derived.spec.operation, scope, request).pipe(
+          Effect.tapError(noteFailure),
           Effect.mapError(downstreamFailure),
-          Effect.withSpan("Downstream.invoke", { attributes: { "downstream.operation": derived.spec.operation } })
+          Effect.withSpan("Downstream.invoke", { attributes: { "downstream.operation": derived.spec.operation } }, {
+            captureStackTrace: false
+          })
         )
         if (answer === null && derived.spec.nullable !== true) {
           return yield* Effect.fail({ code: 404, message: "No such record", type: "NotFound" })

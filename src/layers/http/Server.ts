@@ -10,6 +10,8 @@ import { createServer } from "node:http"
 import { AdminApi } from "../../api/AdminApi.ts"
 import { PublicApi } from "../../api/PublicApi.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
+import { Instruments } from "../telemetry/Instruments.ts"
+import { RequestLogEnabled, requestTelemetry } from "../telemetry/RequestTelemetry.ts"
 import { AdminAuthLive, AdminHandlers } from "./AdminHandlers.ts"
 import { IncomingSecretAuthLive } from "./IncomingSecretAuthLive.ts"
 import { McpRoutes } from "./McpRoute.ts"
@@ -34,10 +36,17 @@ export const AllRoutes = Layer.mergeAll(
   McpRoutes
 )
 
-/** The HTTP server on HOST:PORT (127.0.0.1:8080 unless told otherwise). */
+/**
+ * The HTTP server on HOST:PORT (127.0.0.1:8080 unless told otherwise), with
+ * the request log line and duration metric (RequestTelemetry) unless both are off.
+ */
 export const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* AppConfig
-  return HttpRouter.serve(AllRoutes, { disableLogger: true }).pipe(
+  const middleware = requestTelemetry({ log: yield* RequestLogEnabled, instruments: yield* Instruments })
+  // A router-wide middleware (every route, and unknown paths): cheaper than a server middleware, which
+  // takes every request off the server's single-frame fast path.
+  const routes = middleware === undefined ? AllRoutes : Layer.merge(AllRoutes, HttpRouter.middleware(middleware, { global: true }))
+  return HttpRouter.serve(routes, { disableLogger: true }).pipe(
     Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
   )
 }))

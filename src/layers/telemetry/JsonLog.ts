@@ -1,0 +1,99 @@
+/**
+ * Structured logs: one JSON object per line on stdout, for the request log
+ * (RequestTelemetry) and for every Effect log of the process (the logger
+ * TelemetryLive installs), with the same keys: `time`, `level`, `msg`, the
+ * trace and span ids when a span is active, then the line's own fields.
+ *
+ * Lines are buffered and written once per turn of the event loop (and at
+ * exit), so a busy server makes one write per batch of requests rather than
+ * one system call per line.
+ */
+import { Cause, Context, Logger, References, Tracer } from "effect"
+import { writeSync } from "node:fs"
+
+/** Past this many buffered characters the buffer is written at once. */
+const FLUSH_AT = 64 * 1024
+
+let buffered = ""
+let scheduled = false
+
+const flush = () => {
+  scheduled = false
+  if (buffered.length === 0) return
+  const chunk = buffered
+  buffered = ""
+  process.stdout.write(chunk)
+}
+
+// A process that exits (SIGTERM, a failed start) writes what it still holds.
+process.once("exit", () => {
+  if (buffered.length === 0) return
+  const chunk = buffered
+  buffered = ""
+  try {
+    writeSync(1, chunk)
+  } catch {
+    // stdout closed: nothing left to write to.
+  }
+})
+
+/** Writes one line (a serialized JSON object, without its newline). */
+export const writeLine = (json: string): void => {
+  buffered += json + "\n"
+  if (buffered.length >= FLUSH_AT) return flush()
+  if (!scheduled) {
+    scheduled = true
+    setImmediate(flush)
+  }
+}
+
+/** The level of a log line: the Effect log level's name, upper case. */
+export type Level = "TRACE" | "DEBUG" | "INFO" | "WARN" | "ERROR" | "FATAL"
+
+const asText = (part: unknown): string => {
+  if (typeof part === "string") return part
+  if (part instanceof Error) return part.message
+  try {
+    return JSON.stringify(part) ?? String(part)
+  } catch {
+    return String(part)
+  }
+}
+
+/** The active span of a fiber, if tracing made one (not a no-op span, not the caller's external one). */
+export const activeSpan = (context: Context.Context<never>): Tracer.Span | undefined => {
+  const span = Context.getOrUndefined(context, Tracer.ParentSpan)
+  return span !== undefined && span._tag === "Span" && span.traceId !== "noop" ? span : undefined
+}
+
+/**
+ * The logger of every `Effect.log*`: one JSON line each. Annotations become
+ * fields (`Effect.annotateLogs`); a cause is rendered as text in `cause`.
+ */
+export const jsonLogger = Logger.make<unknown, void>(({ cause, date, fiber, logLevel, message }) => {
+  const parts = Array.isArray(message) ? message : [message]
+  const line: Record<string, unknown> = {
+    time: date.toISOString(),
+    level: logLevel.toUpperCase(),
+    msg: parts.map(asText).join(" ")
+  }
+  const span = activeSpan(fiber.context)
+  if (span !== undefined) {
+    line.traceId = span.traceId
+    line.spanId = span.spanId
+  }
+  for (const [key, value] of Object.entries(fiber.getRef(References.CurrentLogAnnotations))) {
+    if (!(key in line)) line[key] = value
+  }
+  if (cause.reasons.length > 0) line.cause = Cause.pretty(cause)
+  let json: string
+  try {
+    json = JSON.stringify(line)
+  } catch {
+    json = JSON.stringify({ time: line.time, level: line.level, msg: String(line.msg) })
+  }
+  writeLine(json)
+})
+
+/** Replaces the default logger with the JSON one. */
+export const JsonLoggerLive = Logger.layer([jsonLogger])
