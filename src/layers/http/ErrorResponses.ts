@@ -71,7 +71,10 @@ export const schemaErrorToBadRequest = (error: HttpApiError.HttpApiSchemaError):
         : `Invalid ${where}: ${first?.message ?? "unreadable"}`
     )
   }
-  const name = first.path.map((key) => (typeof key === "object" ? String(key.key) : String(key))).join(".")
+  const segments = first.path.map((key) => (typeof key === "object" ? String(key.key) : String(key)))
+  // A body field is named by its path (`lines.0.quantity`); a parameter by its name, even when
+  // the fault is in one of its repeated values (`?state=done&state=nope` names "state", not "state.1").
+  const name = error.kind === "Payload" || error.kind === "Body" ? segments.join(".") : segments[0]!
   switch (problemKind(error.cause.issue)) {
     case "missing":
       return BadRequest.of(`Missing required ${where} "${name}"`, "MissingField")

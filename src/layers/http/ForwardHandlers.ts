@@ -5,14 +5,18 @@
  * An engine answer of `null` is the spec's empty 200. A downstream failure is
  * passed through unchanged; an answer that does not match the schema is the
  * engine's fault: 502, naming it.
+ *
+ * Input that the schemas accept but storage cannot hold (a NUL character, an
+ * unpaired UTF-16 surrogate: PostgreSQL's text and jsonb refuse both) is a
+ * 400 naming the field here, before the engine turns it into a storage error.
  */
 import { Effect, Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { CurrentCaller } from "../../api/Authorization.ts"
-import { DownstreamError } from "../../domain/Errors.ts"
+import { BadRequest, DownstreamError } from "../../domain/Errors.ts"
 import { Downstream, type EngineRequest } from "../../services/Downstream.ts"
-import { downstreamResponse } from "./ErrorResponses.ts"
+import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
 
 /** The spec's answer for a missing id: 200 with an empty body. */
 const EMPTY_200 = HttpServerResponse.uint8Array(new Uint8Array(0), { status: 200, contentType: "application/json" })
@@ -39,6 +43,9 @@ const answerFor = (operation: string, endpoint: HttpApiEndpoint.Top): Answer => 
   const encode = Schema.encodeEffect(codec)
   return (answer, requestId) =>
     decode(answer).pipe(
+      // The engine answers JSON; the embedded one hands over its objects, where an optional
+      // field may be `undefined` (JSON would drop it): judge what a remote engine would send.
+      Effect.catch((error) => isJsonValue(answer) ? Effect.fail(error) : decode(asJson(answer))),
       Effect.flatMap(encode),
       Effect.map((json) => HttpServerResponse.jsonUnsafe(json)),
       Effect.mapError(() =>
@@ -54,6 +61,63 @@ const answerFor = (operation: string, endpoint: HttpApiEndpoint.Top): Answer => 
     )
 }
 
+/** Whether a value is exactly what JSON can carry (no `undefined`, functions or non-finite numbers). */
+const isJsonValue = (value: unknown): boolean => {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return true
+  if (typeof value === "number") return Number.isFinite(value)
+  if (Array.isArray(value)) return value.every(isJsonValue)
+  if (typeof value === "object") return Object.values(value).every(isJsonValue)
+  return false
+}
+
+const asJson = (value: unknown): unknown => {
+  const text = JSON.stringify(value)
+  return text === undefined ? null : JSON.parse(text)
+}
+
+/** NUL, or a surrogate without its pair. */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+/** The path of the first string (value or key) in `value` that storage cannot hold. */
+const unstorablePath = (value: unknown, path: ReadonlyArray<string | number> = []): ReadonlyArray<string | number> | undefined => {
+  if (typeof value === "string") return UNSTORABLE.test(value) ? path : undefined
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const found = unstorablePath(item, [...path, index])
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      if (UNSTORABLE.test(key)) return [...path, key]
+      const found = unstorablePath(item, [...path, key])
+      if (found !== undefined) return found
+    }
+  }
+  return undefined
+}
+
+const PARTS = [["params", "path parameter"], ["query", "query parameter"], ["payload", "field"]] as const
+
+/**
+ * The 400 for input holding a string PostgreSQL cannot store (NUL, an unpaired
+ * surrogate), naming the field or parameter; undefined when there is none.
+ * A parameter is named by its key, a body field by its path (`lines.0.description`).
+ */
+export const unstorableInput = (request: EngineRequest): BadRequest | undefined => {
+  for (const [part, where] of PARTS) {
+    const path = unstorablePath(request[part])
+    if (path === undefined) continue
+    const name = part === "payload" ? path.join(".") : String(path[0] ?? "")
+    const what = "contains a NUL character or an unpaired UTF-16 surrogate, which cannot be stored"
+    return name.length === 0
+      ? BadRequest.of(`The request body ${what}`)
+      : BadRequest.of(`Invalid value for ${where} "${name}": ${what}`)
+  }
+  return undefined
+}
+
 /** The one handler of every forwarded endpoint, given the Downstream. */
 export const makeForward = (downstream: Downstream["Service"]) => {
   const answers = new WeakMap<HttpApiEndpoint.Top, Answer>()
@@ -67,11 +131,14 @@ export const makeForward = (downstream: Downstream["Service"]) => {
       }
       const caller = yield* CurrentCaller
       const scope = { appId: caller.appId, requestId: caller.requestId }
-      const result = yield* downstream.invoke(operation, scope, {
+      const input: EngineRequest = {
         params: request.params as EngineRequest["params"],
         query: request.query as EngineRequest["query"],
         payload: request.payload
-      }).pipe(
+      }
+      const unstorable = unstorableInput(input)
+      if (unstorable !== undefined) return errorResponse(unstorable)
+      const result = yield* downstream.invoke(operation, scope, input).pipe(
         Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })),
         Effect.withSpan("Downstream.invoke", { attributes: { "downstream.operation": operation } }, { captureStackTrace: false })
       )

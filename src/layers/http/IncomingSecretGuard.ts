@@ -87,6 +87,17 @@ const inCallSpan = <A, E, R>(
     }, NO_STACK))
   })
 
+/**
+ * The HttpApi answers a body in a media type it does not read with a plain
+ * text 415 of its own; every error of the API has the standard body.
+ */
+const standardBody = (response: HttpServerResponse.HttpServerResponse, request: HttpServerRequest.HttpServerRequest) =>
+  response.status !== 415 ? response : errorResponse({
+    code: 415,
+    message: `Unsupported content-type: ${request.headers["content-type"] ?? "none"}; send the body as application/json`,
+    type: "UnsupportedMediaType"
+  })
+
 export const makeIncomingSecretGuard = (
   secrets: SecretStore["Service"],
   meter: Meter["Service"],
@@ -160,7 +171,7 @@ export const makeIncomingSecretGuard = (
         if (facts !== undefined) facts.requestId = requestId
 
         const exit = yield* Effect.exit(Effect.provideService(handler, CurrentCaller, { ...caller, requestId }))
-        const response = Exit.isSuccess(exit) ? exit.value : failureResponse(exit.cause)
+        const response = Exit.isSuccess(exit) ? standardBody(exit.value, request) : failureResponse(exit.cause)
         const status = response?.status ?? 500
         meter.complete(requestId, status, performance.now() - startedAt)
         if (response === undefined) return yield* exit

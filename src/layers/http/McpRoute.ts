@@ -16,6 +16,7 @@ import type { DownstreamError } from "../../domain/Errors.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { Instruments } from "../telemetry/Instruments.ts"
 import { CurrentRequestFacts } from "../telemetry/RequestTelemetry.ts"
+import { unstorableInput } from "./ForwardHandlers.ts"
 import { McpAuth, MCP_PATH } from "./McpAuth.ts"
 
 /** The handlers of the 9 tools: decode the arguments, invoke the REST operation, check the answer. */
@@ -35,6 +36,11 @@ const McpToolHandlers = McpToolkit.toLayer(Effect.gen(function*() {
     (args: unknown) =>
       Effect.gen(function*() {
         const request = yield* derived.decodeArguments(args)
+        // What storage cannot hold is an invalid argument naming the field, as over REST.
+        const unstorable = unstorableInput(request)
+        if (unstorable !== undefined) {
+          return yield* Effect.fail({ code: unstorable.code, message: unstorable.message, type: unstorable.type })
+        }
         const caller = yield* CurrentCaller
         const scope = { appId: caller.appId, requestId: caller.requestId }
         const answer = yield* downstream.invoke(derived.spec.operation, scope, request).pipe(

@@ -37,6 +37,13 @@ export const AllRoutes = Layer.mergeAll(
 )
 
 /**
+ * The router's limits: a path parameter may be as long as any schema allows
+ * (find-my-way stops matching at 100 characters by default, which answered a
+ * long id with a 404 instead of the schema's 400 naming it).
+ */
+export const ROUTER_CONFIG = { maxParamLength: 8_192 } as const
+
+/**
  * The HTTP server on HOST:PORT (127.0.0.1:8080 unless told otherwise), with
  * the request log line and duration metric (RequestTelemetry) unless both are off.
  */
@@ -46,7 +53,7 @@ export const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
   // A router-wide middleware (every route, and unknown paths): cheaper than a server middleware, which
   // takes every request off the server's single-frame fast path.
   const routes = middleware === undefined ? AllRoutes : Layer.merge(AllRoutes, HttpRouter.middleware(middleware, { global: true }))
-  return HttpRouter.serve(routes, { disableLogger: true }).pipe(
+  return HttpRouter.serve(routes, { disableLogger: true, routerConfig: ROUTER_CONFIG }).pipe(
     Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
   )
 }))
