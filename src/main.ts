@@ -4,6 +4,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Layer } from "effect"
+import { ModelFetcherLive } from "./engine/geometry/ModelFetcher.ts"
 import { ServicesLive } from "./layers/AppLayers.ts"
 import { HttpServerLive } from "./layers/http/Server.ts"
 import { StorageLive } from "./layers/storage/Storage.ts"
@@ -14,7 +15,9 @@ const Main = HttpServerLive.pipe(
   Layer.provide(ServicesLive),
   Layer.provideMerge(StorageLive("serve")),
   Layer.provide(AppConfig.layer),
-  Layer.provide(TelemetryLive)
+  Layer.provide(TelemetryLive),
+  // MODEL_FETCH_* read once at start: an invalid value stops the start, naming it.
+  Layer.provide(ModelFetcherLive)
 )
 
 Layer.launch(Main).pipe(NodeRuntime.runMain)

@@ -8,6 +8,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Layer } from "effect"
+import { ModelFetcherLive } from "./geometry/ModelFetcher.ts"
 import { StorageLive } from "../layers/storage/Storage.ts"
 import { telemetryFor } from "../layers/Telemetry.ts"
 import { AppConfig } from "../services/AppConfig.ts"
@@ -16,7 +17,9 @@ import { EngineServerLive } from "./server.ts"
 const Main = EngineServerLive.pipe(
   Layer.provideMerge(StorageLive("serve")),
   Layer.provide(AppConfig.layer),
-  Layer.provide(telemetryFor("mfg-engine"))
+  Layer.provide(telemetryFor("mfg-engine")),
+  // MODEL_FETCH_* read once at start: an invalid value stops the start, naming it.
+  Layer.provide(ModelFetcherLive)
 )
 
 Layer.launch(Main).pipe(NodeRuntime.runMain)

@@ -9,8 +9,9 @@
  * handlers do.
  */
 import { Effect, Layer } from "effect"
-import { McpProtocol, McpServer } from "effect/ai"
+import { McpServer } from "effect/ai"
 import { CurrentCaller } from "../../api/Authorization.ts"
+import { MCP_PROTOCOLS } from "../../api/mcp/openapi.ts"
 import { downstreamFailure, McpToolkit, McpTools } from "../../api/mcp/tools.ts"
 import type { DownstreamError } from "../../domain/Errors.ts"
 import { Downstream } from "../../services/Downstream.ts"
@@ -81,7 +82,7 @@ export const McpRoutes = McpServer.layerHttp({
     "Each tool is one operation of the public REST API v1 (same input fields, same answer). " +
     "Quoting flow: create_ticket, create_part, list_parts, create_ticket_quote, send_ticket_to_production.",
   path: MCP_PATH,
-  protocols: [McpProtocol.v2026_07_28, McpProtocol.v2025_11_25],
+  protocols: [...MCP_PROTOCOLS],
   cacheHints: { discover: CACHE, tools: CACHE },
   registrations: ToolRegistrations
 }).pipe(Layer.provide(McpAuth.layer))
