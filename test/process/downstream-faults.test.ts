@@ -22,6 +22,7 @@ import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { freePort, startNodeServer } from "../support/processes.ts"
+import { type Answer, isOk, sleep, timedClient } from "../support/timedClient.ts"
 
 type NodeServer = Awaited<ReturnType<typeof startNodeServer>>
 
@@ -38,19 +39,7 @@ const PHASE_MS = 1_000
 /** The slow phases: each loop completes at least one timed-out call that started and ended inside. */
 const SLOW_PHASE_MS = 4 * TIMEOUT_MS
 
-interface Answer {
-  readonly startedAt: number
-  readonly endedAt: number
-  readonly status: number | undefined
-  readonly requestId: string | null
-  readonly errorSource: string | null
-  readonly errorSourceRequestId: string | null
-  readonly body: string
-  readonly error?: string
-}
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-const isOk = (answer: Answer) => answer.status !== undefined && answer.status >= 200 && answer.status < 300
 
 /** A server on `port` that the phase controls; `close` ends it and every connection it holds. */
 const listen = async (port: number, onConnection: (socket: Net.Socket) => void) => {
@@ -132,29 +121,9 @@ describe("The engine down, slow, then back, under load", () => {
 
       const epoch = Date.now()
       const now = () => Date.now() - epoch
-      const call = async (method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Answer> => {
-        const startedAt = now()
-        try {
-          const response = await fetch(`${gateway.base}${path}`, {
-            method,
-            headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-            ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-            signal: AbortSignal.timeout(TIMEOUT_MS * 10)
-          })
-          const text = await response.text()
-          return {
-            startedAt,
-            endedAt: now(),
-            status: response.status,
-            requestId: response.headers.get("x-request-id"),
-            errorSource: response.headers.get("x-error-source"),
-            errorSourceRequestId: response.headers.get("x-error-source-request-id"),
-            body: text
-          }
-        } catch (error) {
-          return { startedAt, endedAt: now(), status: undefined, requestId: null, errorSource: null, errorSourceRequestId: null, body: "", error: String(error) }
-        }
-      }
+      const timed = timedClient(gateway.base, epoch, TIMEOUT_MS * 10)
+      const call = (method: string, path: string, headers: Record<string, string>, body?: unknown) =>
+        timed({ method, path, headers, body })
 
       const { secret, customerId } = yield* Effect.promise(async () => {
         const issued = await call("POST", "/api/v1/secret", { "x-admin-token": ADMIN_TOKEN }, { appId: APP_ID, ipAddresses: ["0.0.0.0/0"] })

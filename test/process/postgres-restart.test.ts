@@ -23,6 +23,7 @@ import {
   startPrivatePostgres,
   startService
 } from "../support/processes.ts"
+import { type Answer, type Call, isOk, sleep, timedClient } from "../support/timedClient.ts"
 
 const ADMIN_TOKEN = "postgres-restart-drill-admin-token"
 const APP_ID = "drill"
@@ -45,59 +46,7 @@ const unavailable = privatePostgresUnavailable()
 // ---------------------------------------------------------------------------
 // The client side: loops of reads, every answer recorded with its timing.
 
-interface Answer {
-  /** ms since the drill started */
-  readonly startedAt: number
-  readonly endedAt: number
-  /** undefined: no HTTP answer (connection error or the client's timeout) */
-  readonly status: number | undefined
-  readonly requestId: string | null
-  readonly errorSource: string | null
-  readonly body: string
-  readonly error?: string
-}
-
-interface Call {
-  readonly method: string
-  readonly path: string
-  readonly headers?: Record<string, string>
-  readonly body?: unknown
-}
-
-const makeClient = (base: string, epoch: number) => async (call: Call): Promise<Answer> => {
-  const startedAt = Date.now() - epoch
-  try {
-    const response = await fetch(`${base}${call.path}`, {
-      method: call.method,
-      headers: { ...call.headers, ...(call.body === undefined ? {} : { "content-type": "application/json" }) },
-      ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS)
-    })
-    const body = await response.text()
-    return {
-      startedAt,
-      endedAt: Date.now() - epoch,
-      status: response.status,
-      requestId: response.headers.get("x-request-id"),
-      errorSource: response.headers.get("x-error-source"),
-      body
-    }
-  } catch (error) {
-    return {
-      startedAt,
-      endedAt: Date.now() - epoch,
-      status: undefined,
-      requestId: null,
-      errorSource: null,
-      body: "",
-      error: String(error)
-    }
-  }
-}
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
-const isOk = (answer: Answer) => answer.status !== undefined && answer.status >= 200 && answer.status < 300
+const makeClient = (base: string, epoch: number) => timedClient(base, epoch, REQUEST_TIMEOUT_MS)
 
 /** The 503 of a storage outage: the gateway's own, or the embedded engine's passed through. */
 const assertStorageUnavailable = (answer: Answer, what: string) => {
