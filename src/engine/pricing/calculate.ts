@@ -6,7 +6,7 @@
  * docs/pricing.md writes the model down; `rates.ts` holds its constants.
  */
 import { parameterMagnitude } from "../referenceData.ts"
-import { CNC, ENGINEERING_RATE, FDM, LABOUR_RATE, MJF, type PowderBed, SLA, SLS } from "./rates.ts"
+import { CNC, ENGINEERING_RATE, FDM, LABOUR_RATE, MJF, type NestedBuild, SLA, SLS } from "./rates.ts"
 
 export interface PartGeometry {
   /** mm³ */
@@ -102,33 +102,22 @@ const fdm = (input: PricingInput): Manufacturing => {
   }
 }
 
-/** SLA: the layer count of the part's height, shared with the parts nested beside it on the platform; plus finishing per cm². */
-const sla = (input: PricingInput): Manufacturing => {
+/**
+ * SLA, SLS and MJF: the layers of the part's height (its build height), each
+ * shared with the parts nested beside it (its footprint's share of the packed
+ * build area); plus finishing per cm² from the surface finish.
+ */
+const nestedBuild = (build: NestedBuild) => (input: PricingInput): Manufacturing => {
   const { geometry } = input
-  const layerHeight = magnitude(input, "layerHeight", 0.05)
+  const layerHeight = magnitude(input, "layerHeight", build.layerHeight)
   const footprint = geometry.boundingBox.x * geometry.boundingBox.y
-  const platformShare = Math.min(1, footprint / (SLA.platformArea * SLA.packingShare))
+  const share = Math.min(1, footprint / (build.buildArea * build.packingShare))
   const finishing = magnitude(input, "surfaceFinish", 0) * areaCm2(geometry)
   return {
-    cycleTime: layerCount(geometry.boundingBox.z, layerHeight) * SLA.layerTime * platformShare + finishing,
-    setupTime: SLA.setupTime,
-    programmingTime: SLA.programmingTime,
-    materialGrams: grams(geometry.volume * (1 + SLA.supportShare), input.material.density)
-  }
-}
-
-/** SLS and MJF: the build height's layers, shared by the packing share of the chamber the part's footprint takes. */
-const powderBed = (bed: PowderBed) => (input: PricingInput): Manufacturing => {
-  const { geometry } = input
-  const layerHeight = magnitude(input, "layerHeight", bed.layerHeight)
-  const footprint = geometry.boundingBox.x * geometry.boundingBox.y
-  const chamberShare = Math.min(1, footprint / (bed.chamberArea * bed.packingShare))
-  const finishing = magnitude(input, "surfaceFinish", 0) * areaCm2(geometry)
-  return {
-    cycleTime: layerCount(geometry.boundingBox.z, layerHeight) * bed.layerTime * chamberShare + finishing,
-    setupTime: bed.setupTime,
-    programmingTime: bed.programmingTime,
-    materialGrams: grams(geometry.volume * (1 + bed.wasteShare), input.material.density)
+    cycleTime: layerCount(geometry.boundingBox.z, layerHeight) * build.layerTime * share + finishing,
+    setupTime: build.setupTime,
+    programmingTime: build.programmingTime,
+    materialGrams: grams(geometry.volume * (1 + build.wasteShare), input.material.density)
   }
 }
 
@@ -162,9 +151,9 @@ const cncMilling = (input: PricingInput): Manufacturing => {
 
 const MANUFACTURING: Readonly<Record<string, (input: PricingInput) => Manufacturing>> = {
   fdm,
-  sla,
-  sls: powderBed(SLS),
-  mjf: powderBed(MJF),
+  sla: nestedBuild(SLA),
+  sls: nestedBuild(SLS),
+  mjf: nestedBuild(MJF),
   "cnc-milling": cncMilling
 }
 

@@ -32,41 +32,40 @@ export const FDM = {
   programmingTime: 300
 } as const
 
-export const SLA = {
-  /** Peel, recoat and exposure per layer, s. */
-  layerTime: 9,
-  /** Usable build platform, mm² (145 × 145). */
-  platformArea: 145 * 145,
-  /** Share of the platform that parts' footprints can fill. */
-  packingShare: 0.6,
-  /** Supports and rafts, as a share of the part's own resin. */
-  supportShare: 0.1,
-  /** Vat and platform preparation, washing and curing per batch, s. */
-  setupTime: 900,
-  /** Orientation and support generation per batch, s. */
-  programmingTime: 600
-} as const
-
-/** Powder bed fusion (SLS, MJF): parts are nested in the build chamber. */
-export interface PowderBed {
-  /** Chamber footprint, mm². */
-  readonly chamberArea: number
+/**
+ * A layered build that nests parts side by side (SLA on its platform, SLS
+ * and MJF in their chambers): every layer takes the same time, shared by the
+ * parts whose footprints fill the build area.
+ */
+export interface NestedBuild {
+  /** Platform or chamber footprint, mm². */
+  readonly buildArea: number
   /** Layer height when the part's parameters give none, mm. */
   readonly layerHeight: number
-  /** Recoat and fusion per layer, s. */
+  /** Recoat and exposure (SLA) or fusion (SLS, MJF) per layer, s. */
   readonly layerTime: number
-  /** Share of the chamber footprint that parts' footprints fill when nested. */
+  /** Share of the build area that parts' footprints fill when nested. */
   readonly packingShare: number
-  /** Powder that is not reused (refresh), as a share of the part's own material. */
+  /** Material beyond the part's own, as a share of it: SLA supports, powder not refreshed. */
   readonly wasteShare: number
-  /** Unpacking and depowdering per batch, s. */
+  /** SLA: vat and platform preparation, washing and curing; SLS, MJF: unpacking and depowdering; per batch, s. */
   readonly setupTime: number
-  /** Nesting per batch, s. */
+  /** SLA: orientation and supports; SLS, MJF: nesting; per batch, s. */
   readonly programmingTime: number
 }
 
-export const SLS: PowderBed = {
-  chamberArea: 340 * 340,
+export const SLA: NestedBuild = {
+  buildArea: 145 * 145,
+  layerHeight: 0.05,
+  layerTime: 9,
+  packingShare: 0.6,
+  wasteShare: 0.1,
+  setupTime: 900,
+  programmingTime: 600
+}
+
+export const SLS: NestedBuild = {
+  buildArea: 340 * 340,
   layerHeight: 0.1,
   layerTime: 12,
   packingShare: 0.5,
@@ -75,8 +74,8 @@ export const SLS: PowderBed = {
   programmingTime: 300
 }
 
-export const MJF: PowderBed = {
-  chamberArea: 380 * 284,
+export const MJF: NestedBuild = {
+  buildArea: 380 * 284,
   layerHeight: 0.08,
   layerTime: 7,
   packingShare: 0.5,
