@@ -5,6 +5,16 @@ declare module "autocannon" {
     on(event: "response", listener: (statusCode: number, bytes: number, durationMs: number) => void): unknown
   }
 
+  /** One request of a sequence that each connection sends in turn, cycling. */
+  interface AutocannonRequest {
+    readonly method?: string
+    readonly path?: string
+    readonly headers?: Readonly<Record<string, string>>
+    readonly body?: string
+    /** Called with every response to this request, whatever its status. */
+    readonly onResponse?: (status: number, body: string) => void
+  }
+
   interface AutocannonOptions {
     readonly url: string
     readonly connections?: number
@@ -12,6 +22,9 @@ declare module "autocannon" {
     readonly duration?: number
     readonly method?: string
     readonly headers?: Readonly<Record<string, string>>
+    readonly body?: string
+    /** Requests sent in turn by every connection instead of `method`, `headers` and `body`. */
+    readonly requests?: ReadonlyArray<AutocannonRequest>
     /** Seconds without a response before a request counts as a timeout. */
     readonly timeout?: number
     /** A response whose body fails this counts as a mismatch. */
@@ -54,6 +67,6 @@ declare module "autocannon" {
 
   function autocannon(options: AutocannonOptions): Promise<AutocannonResult>
 
-  export type { AutocannonClient, AutocannonOptions, AutocannonResult }
+  export type { AutocannonClient, AutocannonOptions, AutocannonRequest, AutocannonResult }
   export default autocannon
 }

@@ -4,7 +4,7 @@
  * 200), stopped with SIGTERM (SIGKILL if they do not go).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import * as Path from "node:path"
 
@@ -40,6 +40,14 @@ export interface Server {
   readonly cpuSeconds: () => number | undefined
   /** Peak resident set size in MiB (VmHWM), while the process runs (Linux only). */
   readonly peakRssMiB: () => number | undefined
+  /** Resident set size right now in MiB (VmRSS; Linux only). */
+  readonly rssMiB: () => number | undefined
+  /**
+   * Starts the peak (VmHWM) again from the current RSS, so that peakRssMiB
+   * covers what follows (Linux 4.0+, `/proc/<pid>/clear_refs`); false when
+   * the kernel does not allow it.
+   */
+  readonly resetPeakRss: () => boolean
   readonly stop: () => Promise<void>
 }
 
@@ -72,12 +80,22 @@ const waitForExit = (child: ChildProcess, timeoutMs: number): Promise<boolean> =
       })
     })
 
-const readPeakRss = (pid: number): number | undefined => {
+const readStatusMiB = (pid: number, field: "VmHWM" | "VmRSS"): number | undefined => {
   try {
-    const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))
+    const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))
     return match === null ? undefined : Number(match[1]) / 1024
   } catch {
     return undefined
+  }
+}
+
+const resetPeakRss = (pid: number): boolean => {
+  try {
+    // "5" resets the peak resident set size to the current one (proc(5)).
+    writeFileSync(`/proc/${pid}/clear_refs`, "5")
+    return true
+  } catch {
+    return false
   }
 }
 
@@ -89,7 +107,7 @@ const CLOCK_TICKS = (() => {
   }
 })()
 
-const readCpuSeconds = (pid: number): number | undefined => {
+const readCpuSeconds = (pid: number | string): number | undefined => {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
     // The fields after the command name (which may hold spaces), from field 3 on: utime is 14, stime 15.
@@ -98,6 +116,47 @@ const readCpuSeconds = (pid: number): number | undefined => {
   } catch {
     return undefined
   }
+}
+
+/**
+ * CPU time (user + system) used so far by each PostgreSQL backend connected
+ * to `database` (its process title names it; Linux only), in seconds by pid.
+ * Server-wide work (WAL writer, checkpointer) is not included.
+ */
+export const postgresCpuSnapshot = (database: string): ReadonlyMap<string, number> | undefined => {
+  const title = ` ${database} `
+  try {
+    const snapshot = new Map<string, number>()
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue
+      try {
+        if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() !== "postgres") continue
+        if (!readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(title)) continue
+      } catch {
+        continue
+      }
+      const seconds = readCpuSeconds(entry)
+      if (seconds !== undefined) snapshot.set(entry, seconds)
+    }
+    return snapshot
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The CPU time the backends used between two snapshots: what each backend
+ * alive at the end used since the first (all of it for a new one). A backend
+ * that exited in between is missed (pools keep theirs open under load).
+ */
+export const postgresCpuBetween = (
+  before: ReadonlyMap<string, number> | undefined,
+  after: ReadonlyMap<string, number> | undefined
+): number | undefined => {
+  if (before === undefined || after === undefined) return undefined
+  let total = 0
+  for (const [pid, seconds] of after) total += seconds - (before.get(pid) ?? 0)
+  return total
 }
 
 /** Every server started and not yet stopped, so an interrupted benchmark can stop them. */
@@ -135,7 +194,9 @@ export const startServer = async (spec: ServerSpec): Promise<Server> => {
     pid,
     output: () => output,
     cpuSeconds: () => (exited(child) ? undefined : readCpuSeconds(pid)),
-    peakRssMiB: () => (exited(child) ? undefined : readPeakRss(pid)),
+    peakRssMiB: () => (exited(child) ? undefined : readStatusMiB(pid, "VmHWM")),
+    rssMiB: () => (exited(child) ? undefined : readStatusMiB(pid, "VmRSS")),
+    resetPeakRss: () => !exited(child) && resetPeakRss(pid),
     stop: () => {
       stopped ??= (async () => {
         if (!exited(child)) {

@@ -1,0 +1,261 @@
+/**
+ * The benchmark suite: every scenario of bench/scenarios.ts at 1, 32 and 256
+ * connections, against the baselines, in one run and one table.
+ *
+ *   node bench/suite.ts [--duration 4] [--warmup 1] [--rounds 2] [--connections 1,32,256]
+ *                       [--scenarios read,401,mcp,part,tracing] [--storage postgres|pglite] [--profile]
+ *
+ * Starts each process once (the service, the two baselines, the fixture host
+ * and, for `tracing`, a second service exporting spans), loads each target
+ * for a few seconds (not measured), then measures round after round: per scenario and number of connections, each target in turn
+ * (a warm-up, then the measurement). The table shows the median of the
+ * rounds, the ratios and their goals; bench/results/latest.json has it all.
+ * Responses with another status or body than expected are counted in the
+ * table's `errors`; a wrong setup (a check before the load fails) aborts.
+ * See bench/README.md.
+ */
+import { cpus, loadavg } from "node:os"
+import * as Path from "node:path"
+import { parseArgs } from "node:util"
+import { runLoad } from "./load.ts"
+import { listOf, positiveNumber, usageError } from "./options.ts"
+import { countRows, createBenchDatabase, type BenchDatabase } from "./postgres.ts"
+import { buildScenarios, checkScenario, prepareService, SCENARIO_IDS, type Scenario, type SuiteTargets } from "./scenarios.ts"
+import { freePort, NODE, type Server, startServer, stopAll } from "./servers.ts"
+import { fixed, thousands } from "./stats.ts"
+import { type Cell, renderResult, summarize, writeResult } from "./suite-report.ts"
+import { BenchmarkInvalid, removeDataDirs, startBaselines, startService, type Storage } from "./targets.ts"
+
+// ---------------------------------------------------------------- options
+
+const USAGE = "usage: node bench/suite.ts [--duration S] [--warmup S] [--rounds N] [--connections 1,32,256] " +
+  `[--scenarios ${SCENARIO_IDS.join(",")}] [--storage postgres|pglite] [--profile]`
+
+const { values: flags } = parseArgs({
+  options: {
+    duration: { type: "string", default: "4" },
+    warmup: { type: "string", default: "1" },
+    rounds: { type: "string", default: "2" },
+    connections: { type: "string", default: "1,32,256" },
+    scenarios: { type: "string", default: SCENARIO_IDS.join(",") },
+    storage: { type: "string", default: "postgres" },
+    profile: { type: "boolean", default: false },
+    help: { type: "boolean", short: "h", default: false }
+  },
+  strict: true,
+  allowPositionals: false
+})
+if (flags.help) {
+  console.log(USAGE)
+  process.exit(0)
+}
+const duration = positiveNumber("duration", flags.duration, false, USAGE)
+const warmup = positiveNumber("warmup", flags.warmup, false, USAGE)
+const rounds = positiveNumber("rounds", flags.rounds, true, USAGE)
+const connections = flags.connections.split(",").map((text) => positiveNumber("connections", text.trim(), true, USAGE))
+const scenarioIds = listOf("scenarios", flags.scenarios, SCENARIO_IDS, USAGE)
+if (flags.storage !== "postgres" && flags.storage !== "pglite") usageError(`--storage must be postgres or pglite`, USAGE)
+const storage = flags.storage as Storage
+/** With --profile, each service writes a V8 CPU profile there when it stops (read it with bench/profile-summary.ts). */
+const PROFILE_DIR = Path.join(import.meta.dirname, "results", "profiles")
+const nodeOptions = flags.profile ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : []
+
+const BENCH_DATABASE = "mfg_bench_suite"
+
+// ---------------------------------------------------------------- setup
+
+let database: BenchDatabase | undefined
+
+const cleanup = async () => {
+  await stopAll()
+  removeDataDirs()
+  try {
+    await database?.drop()
+  } catch (error) {
+    console.error(`could not drop ${BENCH_DATABASE}: ${error instanceof Error ? error.message : String(error)}`)
+  }
+}
+
+let interrupted = false
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    interrupted = true
+    console.error(`\n${signal}: stopping the servers`)
+    cleanup().finally(() => process.exit(130))
+  })
+}
+
+const startFixtureHost = async (): Promise<Server> => {
+  const port = await freePort()
+  return startServer({ name: "fixture host", args: ["bench/fixture-host.ts"], port, env: { PORT: String(port) } })
+}
+
+const fixtureStats = async (host: Server) => (await fetch(`${host.baseUrl}/stats`)).json() as Promise<Record<string, number>>
+
+/** Starts what the chosen scenarios need. */
+const startTargets = async (db: BenchDatabase): Promise<SuiteTargets> => {
+  const needs = (id: (typeof SCENARIO_IDS)[number]) => scenarioIds.includes(id)
+  const fixtureHost = needs("part") || needs("tracing") ? await startFixtureHost() : undefined
+  const service = await prepareService(await startService({
+    name: `service (${storage})`,
+    storage,
+    databaseUrl: db.url,
+    nodeOptions,
+    // The part scenario's model is on 127.0.0.1: allowed for this process only.
+    env: { MODEL_FETCH_ALLOW_PRIVATE: "true" }
+  }))
+  const baselines = needs("read") ? await startBaselines(db, service.customer) : undefined
+  const traced = needs("tracing") && fixtureHost !== undefined
+    ? await prepareService(await startService({
+      name: `service (${storage}, tracing on)`,
+      storage,
+      databaseUrl: db.url,
+      nodeOptions,
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: fixtureHost.baseUrl, OTEL_SERVICE_NAME: "mfg-bench" }
+    }))
+    : undefined
+  return {
+    service,
+    ...(baselines === undefined ? {} : { baselines }),
+    ...(fixtureHost === undefined ? {} : { fixtureHost }),
+    ...(traced === undefined ? {} : { traced })
+  }
+}
+
+// ---------------------------------------------------------------- measuring
+
+/** The first load a target sees, before any round: the service's code paths get compiled (JIT) and its pools filled. */
+const FIRST_WARMUP = { seconds: 3, connections: 32 } as const
+
+/** Loads every target once with FIRST_WARMUP; its errors go to the target's first cell. */
+const warmUpOnce = async (cells: ReadonlyArray<Cell>) => {
+  for (const scenario of new Set(cells.map((cell) => cell.scenario))) {
+    for (const target of scenario.targets) {
+      if (interrupted) return
+      const first = cells.find((cell) => cell.scenario === scenario && cell.target === target.key)
+      const warmed = await runLoad({ ...target, ...FIRST_WARMUP, database: BENCH_DATABASE, mustComplete: false })
+      first?.warmups.push(warmed)
+      console.log(`warm-up  ${scenario.id.padEnd(7)} ${target.label.padEnd(30)} ${thousands(warmed.requestsPerSecond).padStart(7)} req/s` +
+        (warmed.errors > 0 ? `  ERRORS: ${warmed.errorDetail}` : ""))
+    }
+  }
+}
+
+/** Every round: each scenario, each number of connections, each target in turn. */
+const measure = async (scenarios: ReadonlyArray<Scenario>): Promise<Array<Cell>> => {
+  const cells: Array<Cell> = scenarios.flatMap((scenario) =>
+    (scenario.connections ?? connections).flatMap((count) =>
+      scenario.targets.map((target) => ({ scenario, target: target.key, label: target.label, connections: count, rounds: [], warmups: [] }))
+    )
+  )
+  await warmUpOnce(cells)
+  const total = rounds * cells.length
+  let done = 0
+  for (let round = 1; round <= rounds; round++) {
+    for (const cell of cells) {
+      if (interrupted) return cells
+      const target = cell.scenario.targets.find((candidate) => candidate.key === cell.target)!
+      const spec = { ...target, connections: cell.connections, database: BENCH_DATABASE }
+      cell.warmups.push(await runLoad({ ...spec, seconds: warmup, mustComplete: false }))
+      const measurement = await runLoad({ ...spec, seconds: duration })
+      cell.rounds.push(measurement)
+      done += 1
+      console.log(
+        `[${String(done).padStart(3)}/${total}] round ${round}  ${cell.scenario.id.padEnd(7)} ${target.label.padEnd(30)} ` +
+          `${String(cell.connections).padStart(3)} conns ${thousands(measurement.requestsPerSecond).padStart(7)} req/s ` +
+          `p50 ${fixed(measurement.p50, 2).padStart(7)} ms  p99 ${fixed(measurement.p99, 2).padStart(8)} ms` +
+          (measurement.errors > 0 ? `  ERRORS: ${measurement.errorDetail}` : "")
+      )
+    }
+  }
+  return cells
+}
+
+/**
+ * Every call a service answered with a 2xx under load has its meter row (the
+ * services share the database on PostgreSQL), and so has every call of the
+ * pg peer.
+ */
+const checkMetered = async (db: BenchDatabase, cells: ReadonlyArray<Cell>, targets: SuiteTargets): Promise<string> => {
+  const answered = (servers: ReadonlyArray<Server | undefined>) =>
+    cells.reduce((sum, cell) => {
+      const target = cell.scenario.targets.find((candidate) => candidate.key === cell.target)!
+      if (!servers.includes(target.server) || target.expectedStatus >= 300) return sum
+      return sum + [...cell.rounds, ...cell.warmups].reduce((calls, m) => calls + m.expected, 0)
+    }, 0)
+  const checks: Array<[string, number]> = []
+  if (storage === "postgres") checks.push(["meter_event", answered([targets.service.server, targets.traced?.server])])
+  if (targets.baselines !== undefined) checks.push(["bench_meter", answered([targets.baselines.peer])])
+  const lines: Array<string> = []
+  for (const [table, calls] of checks) {
+    const rows = await countRows(db.name, table)
+    if (rows < calls) throw new BenchmarkInvalid(`${calls} calls answered under load but only ${rows} rows in ${table}`)
+    lines.push(`${rows} rows in ${table} for ${calls} calls answered under load`)
+  }
+  return lines.length === 0 ? "not checked (PGlite is inside the service process)" : lines.join(", ")
+}
+
+// ---------------------------------------------------------------- run
+
+const main = async () => {
+  const started = Date.now()
+  const [loadBefore = 0] = loadavg()
+  database = await createBenchDatabase(BENCH_DATABASE)
+  const targets = await startTargets(database)
+  const scenarios = buildScenarios(scenarioIds, targets)
+  for (const scenario of scenarios) await checkScenario(scenario)
+
+  const processes = [targets.service.server, targets.baselines?.peer, targets.baselines?.ceiling, targets.traced?.server, targets.fixtureHost]
+    .flatMap((server) => (server === undefined ? [] : [`${server.name} [pid ${server.pid}]`]))
+  const targetCount = scenarios.reduce((sum, s) => sum + s.targets.length, 0)
+  const cellCount = scenarios.reduce((sum, s) => sum + s.targets.length * (s.connections ?? connections).length, 0)
+  console.log(`bench suite: ${scenarioIds.join(", ")} at ${connections.join(", ")} connections (tracing: 32), ` +
+    `${rounds} round${rounds === 1 ? "" : "s"} of ${warmup} s warm-up + ${duration} s per measurement, ` +
+    `${cellCount * rounds} measurements after a first ${FIRST_WARMUP.seconds} s warm-up of each target ` +
+    `(about ${Math.ceil((targetCount * FIRST_WARMUP.seconds + cellCount * rounds * (warmup + duration)) / 60)} min)`)
+  console.log(`node ${process.versions.node} (${NODE}), ${cpus().length} CPUs, PostgreSQL ${database.settings}, service storage ${storage}`)
+  console.log(`load average before the run: ${fixed(loadBefore, 2)}` +
+    (loadBefore > 0.5 * cpus().length ? "  (WARNING: other processes are using the CPUs; figures will be noisy)" : ""))
+  console.log(`processes: ${processes.join(", ")}\n`)
+  for (const scenario of scenarios) console.log(`  ${scenario.id.padEnd(8)} ${scenario.title}`)
+  console.log("")
+
+  const cells = await measure(scenarios)
+  if (interrupted) return
+  const result = summarize(cells, scenarios)
+  const loadAfter = loadavg()[0] ?? 0
+  const metered = await checkMetered(database, cells, targets)
+  const exported = targets.fixtureHost === undefined ? undefined : await fixtureStats(targets.fixtureHost)
+  const elapsed = (Date.now() - started) / 1000
+
+  console.log(`\nmedian of ${rounds} round${rounds === 1 ? "" : "s"}; errors: unexpected status or body, socket errors and timeouts, warm-ups included\n`)
+  console.log(renderResult(result, scenarios.flatMap((scenario) => scenario.ratios)))
+  console.log(`\nmetered: ${metered}`)
+  if (exported !== undefined) {
+    console.log(`fixture host: ${exported["modelDownloads"]} model downloads, ${exported["traceExports"]} OTLP trace exports ` +
+      `(${fixed((exported["traceBytes"] ?? 0) / 1024 / 1024, 1)} MiB)`)
+  }
+  console.log(`load average after the run: ${fixed(loadAfter, 2)} (includes the suite's own load)`)
+  const file = writeResult({
+    startedAt: new Date(started).toISOString(),
+    elapsedSeconds: elapsed,
+    options: { duration, warmup, rounds, connections, scenarios: scenarioIds, storage },
+    machine: { node: process.versions.node, cpus: cpus().length, postgres: database.settings, loadBefore, loadAfter },
+    metered,
+    fixtureHost: exported ?? null
+  }, result)
+  console.log(`results: ${file}`)
+  if (flags.profile) console.log(`CPU profiles of the services (written as they stop): ${PROFILE_DIR}`)
+  console.log(`total time: ${Math.floor(elapsed / 60)} min ${Math.round(elapsed % 60)} s`)
+  if (result.rows.some((row) => row.errors > 0)) process.exitCode = 1
+}
+
+try {
+  await main()
+} catch (error) {
+  console.error(`\nBENCHMARK FAILED: ${error instanceof Error ? error.message : String(error)}`)
+  if (!(error instanceof BenchmarkInvalid) && error instanceof Error && error.stack !== undefined) console.error(error.stack)
+  process.exitCode = 1
+} finally {
+  if (!interrupted) await cleanup()
+}
