@@ -169,11 +169,12 @@ export const partHooks: Readonly<Record<string, RecordHooks>> = { ticketModel: {
 
 const generic = crudOperations(TicketModel, { prepare: prepareTicketModel })
 
-const addVersion = (context: OperationContext, part: StoredRecord) =>
+/** Stores the part's model as its next model version (the first for a new part, with no lookup). */
+const addVersion = (context: OperationContext, part: StoredRecord, first = false) =>
   Effect.gen(function*() {
     const records = yield* RecordRepository
     const partId = String(part.id)
-    const existing = yield* listAll("modelVersion", context.appId, { ticketModelId: partId })
+    const existing = first ? [] : yield* listAll("modelVersion", context.appId, { ticketModelId: partId })
     const version = existing.reduce((max, record) => Math.max(max, numeric(record, "version") ?? 0), 0) + 1
     return yield* records.insert("modelVersion", context.appId, {
       ticketModelId: partId,
@@ -188,7 +189,7 @@ const addVersion = (context: OperationContext, part: StoredRecord) =>
 const createPart: Operation = (context, request) =>
   Effect.gen(function*() {
     const part = (yield* generic["ticketModel.create"]!(context, request)) as StoredRecord
-    yield* addVersion(context, part)
+    yield* addVersion(context, part, true)
     return part
   })
 

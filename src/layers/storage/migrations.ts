@@ -66,5 +66,11 @@ export const migrations = {
     yield* sql`CREATE INDEX engine_record_number ON engine_record (resource, (data->>'number'))`
     yield* sql`CREATE INDEX engine_record_external ON engine_record (resource, (data->>'externalReference'))`
   }),
-  "0005_part_shapes": partShapes
+  "0005_part_shapes": partShapes,
+  // The relations the workflows follow by list: a ticket's parts and items, a part's versions and strategies.
+  "0006_relation_indexes": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE INDEX engine_record_ticket ON engine_record (resource, (data->>'ticketId'))`
+    yield* sql`CREATE INDEX engine_record_ticket_model ON engine_record (resource, (data->>'ticketModelId'))`
+  })
 }
