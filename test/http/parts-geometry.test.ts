@@ -14,8 +14,8 @@ import { defaultOptions, makeModelFetcher, MODEL_FETCHER_SOURCE, modelFetcherLay
 import { binaryStl, box, cubeWithHole, obj, threeMf } from "../../src/engine/geometry/writers.ts"
 import { backends } from "../support/backends.ts"
 import { FileHost, FileHostLive } from "../support/fileHost.ts"
-import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
-import { ok } from "../support/http.ts"
+import { type Reply, TestApp } from "../support/TestApp.ts"
+import { appWithTicket, ok } from "../support/http.ts"
 
 const LIMIT = 64 * 1024
 
@@ -80,14 +80,8 @@ for (const backend of backends) {
     `Parts from model files over HTTP (${backend})`,
     (it) => {
       const setup = Effect.gen(function*() {
-        const client = yield* TestClient
         const host = yield* FileHost
-        const appId = `geometry-${Math.random().toString(36).slice(2)}`
-        const { value } = yield* client.createSecret(appId)
-        const call = (method: string, path: string, body?: unknown) => client.call(method, `/v1${path}`, { secret: value, body })
-        const customer = ok(yield* call("POST", "/customer", { name: "Acme", email: "buyer@acme.example" }), "customer")
-        const project = ok(yield* call("POST", "/project", { customerId: customer.id, name: "Gearbox" }), "project")
-        const ticket = ok(yield* call("POST", "/ticket", { projectId: project.id, name: "Prototype run" }), "ticket")
+        const { call, ticket } = yield* appWithTicket("geometry")
         const material = ok(yield* call("POST", "/material", { name: "PLA", technologyId: "fdm" }), "material")
         const body = (modelEndpoint: Record<string, string>) => ({
           ticketId: ticket.id,

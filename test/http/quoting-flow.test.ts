@@ -12,8 +12,8 @@ import { modelFetcherLayer } from "../../src/engine/geometry/ModelFetcher.ts"
 import { binaryStl, box, cubeWithHole, obj, threeMf } from "../../src/engine/geometry/writers.ts"
 import { backends } from "../support/backends.ts"
 import { FileHost, FileHostLive } from "../support/fileHost.ts"
-import { ok } from "../support/http.ts"
-import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
+import { appWithTicket, ok } from "../support/http.ts"
+import { type Reply, TestApp } from "../support/TestApp.ts"
 
 const FILES = {
   "/models/cube.stl": binaryStl(box(20, 20, 20)),
@@ -34,14 +34,8 @@ for (const backend of backends) {
     excludeTestServices: true
   })(`The quoting flow over HTTP (${backend})`, (it) => {
     const setup = Effect.gen(function*() {
-      const client = yield* TestClient
       const host = yield* FileHost
-      const appId = `quoting-${Math.random().toString(36).slice(2)}`
-      const { value } = yield* client.createSecret(appId)
-      const call = (method: string, path: string, body?: unknown) => client.call(method, `/v1${path}`, { secret: value, body })
-      const customer = ok(yield* call("POST", "/customer", { name: "Acme", email: "buyer@acme.example" }), "customer")
-      const project = ok(yield* call("POST", "/project", { customerId: customer.id, name: "Gearbox" }), "project")
-      const ticket = ok(yield* call("POST", "/ticket", { projectId: project.id, name: "Prototype run" }), "ticket")
+      const { call, project, ticket } = yield* appWithTicket("quoting")
       const material = (name: string, technologyId: string) => Effect.map(call("POST", "/material", { name, technologyId }), (reply) => ok(reply, name))
       return { call, host, project, ticket, material }
     })

@@ -20,8 +20,8 @@ import { RecordRepository } from "../../src/engine/RecordRepository.ts"
 import { partShapes } from "../../src/layers/storage/migrations/0005_part_shapes.ts"
 import { backends } from "../support/backends.ts"
 import { FileHost, FileHostLive, type ModelFiles } from "../support/fileHost.ts"
-import { patch, ok } from "../support/http.ts"
-import { TestApp, TestClient } from "../support/TestApp.ts"
+import { appWithTicket, ok, patch } from "../support/http.ts"
+import { TestApp } from "../support/TestApp.ts"
 
 const FILES: ModelFiles = {
   "/cube.stl": binaryStl(box(10, 10, 10)),
@@ -60,14 +60,8 @@ for (const backend of backends) {
     (it) => {
       /** A fresh app with a ticket; `part(file)` creates a part from a file of the host (or a placeholder url). */
       const newApp = Effect.gen(function*() {
-        const client = yield* TestClient
         const host = (yield* FileHost).url
-        const appId = `similarity-${Math.random().toString(36).slice(2)}`
-        const { value } = yield* client.createSecret(appId)
-        const call = (method: string, path: string, body?: unknown) => client.call(method, `/v1${path}`, { secret: value, body })
-        const customer = ok(yield* call("POST", "/customer", { name: "Acme", email: "buyer@acme.example" }), "customer")
-        const project = ok(yield* call("POST", "/project", { customerId: customer.id, name: "Gearbox" }), "project")
-        const ticket = ok(yield* call("POST", "/ticket", { projectId: project.id, name: "Prototype run" }), "ticket")
+        const { appId, call, ticket } = yield* appWithTicket("similarity")
         const material = ok(yield* call("POST", "/material", { name: "PLA", technologyId: "fdm" }), "material")
         const body = (file: string) => ({
           ticketId: ticket.id,

@@ -1,18 +1,34 @@
 /**
- * Helpers the HTTP suites share: a successful reply's body, fields of a stored
- * record set directly (what later analysis and pricing will set), and the
+ * Helpers the HTTP suites share: a successful reply's body, a fresh app with
+ * a ticket to put parts in, fields of a stored record set directly, and the
  * check that every operation of some groups had a successful call.
  */
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
 import { RecordRepository, type StoredRecord } from "../../src/engine/RecordRepository.ts"
-import type { Reply } from "./TestApp.ts"
+import { type Reply, TestClient } from "./TestApp.ts"
 
 /** The JSON body of a 200 reply; anything else fails the test with the reply in the message. */
 export const ok = (reply: Reply, what: string) => {
   assert.strictEqual(reply.status, 200, `${what}: ${reply.status} ${reply.text}`)
   return reply.json()
 }
+
+/**
+ * A new app (a secret of its own, so tests never see each other's records)
+ * with a customer, a project and a ticket; `call` calls /v1 with its secret.
+ */
+export const appWithTicket = (prefix: string) =>
+  Effect.gen(function*() {
+    const client = yield* TestClient
+    const appId = `${prefix}-${Math.random().toString(36).slice(2)}`
+    const { value } = yield* client.createSecret(appId)
+    const call = (method: string, path: string, body?: unknown) => client.call(method, `/v1${path}`, { secret: value, body })
+    const customer = ok(yield* call("POST", "/customer", { name: "Acme", email: "buyer@acme.example" }), "customer")
+    const project = ok(yield* call("POST", "/project", { customerId: customer.id, name: "Gearbox" }), "project")
+    const ticket = ok(yield* call("POST", "/ticket", { projectId: project.id, name: "Prototype run" }), "ticket")
+    return { appId, call, customer, project, ticket }
+  })
 
 /** Sets fields of a stored record directly (what the later analysis and pricing will set). */
 export const patch = (resource: string, appId: string, id: string, changes: StoredRecord) =>
