@@ -22,14 +22,14 @@ import { parseArgs } from "node:util"
 import { type Measurement, runLoad } from "./load.ts"
 import { positiveNumber, usageError } from "./options.ts"
 import { type BenchDatabase, countRows, createBenchDatabase } from "./postgres.ts"
-import { NODE, type Server, stopAll } from "./servers.ts"
+import { NODE, type Server } from "./servers.ts"
 import { fixed, median, ratioText, renderTable, thousands } from "./stats.ts"
 import {
   BenchmarkInvalid,
   checkAuthenticatedRead,
   createRecord,
   createSecret,
-  removeDataDirs,
+  cleanupOnExit,
   requestJson,
   startBaselines,
   startService,
@@ -174,24 +174,7 @@ const printTable = (summaries: ReadonlyArray<Summary>) => {
 
 // ---------------------------------------------------------------- run
 
-const cleanup = async () => {
-  await stopAll()
-  removeDataDirs()
-  try {
-    await database?.drop()
-  } catch (error) {
-    console.error(`could not drop ${BENCH_DATABASE}: ${error instanceof Error ? error.message : String(error)}`)
-  }
-}
-
-let interrupted = false
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    interrupted = true
-    console.error(`\n${signal}: stopping the servers`)
-    cleanup().finally(() => process.exit(130))
-  })
-}
+const { cleanup, interrupted } = cleanupOnExit(BENCH_DATABASE, () => database)
 
 const main = async () => {
   const db = (database = await createBenchDatabase(BENCH_DATABASE))
@@ -222,7 +205,7 @@ const main = async () => {
   const measured = new Map<Target, Array<Measurement>>(targets.map((target) => [target, []]))
   for (let round = 1; round <= rounds; round++) {
     for (const target of targets) {
-      if (interrupted) return
+      if (interrupted()) return
       await load(target, warmup, `warm-up, round ${round}`)
       const measurement = await load(target, duration, `round ${round}`)
       measured.get(target)!.push(measurement)
@@ -260,5 +243,5 @@ try {
   if (!(error instanceof BenchmarkInvalid) && error instanceof Error && error.stack !== undefined) console.error(error.stack)
   process.exitCode = 1
 } finally {
-  if (!interrupted) await cleanup()
+  if (!interrupted()) await cleanup()
 }

@@ -21,10 +21,10 @@ import { runLoad } from "./load.ts"
 import { listOf, positiveNumber, usageError } from "./options.ts"
 import { countRows, createBenchDatabase, type BenchDatabase } from "./postgres.ts"
 import { buildScenarios, checkScenario, prepareService, SCENARIO_IDS, type Scenario, type SuiteTargets } from "./scenarios.ts"
-import { freePort, NODE, type Server, startServer, stopAll } from "./servers.ts"
+import { freePort, NODE, type Server, startServer } from "./servers.ts"
 import { fixed, thousands } from "./stats.ts"
 import { type Cell, renderResult, summarize, writeResult } from "./suite-report.ts"
-import { BenchmarkInvalid, removeDataDirs, startBaselines, startService, type Storage } from "./targets.ts"
+import { BenchmarkInvalid, cleanupOnExit, startBaselines, startService, type Storage } from "./targets.ts"
 
 // ---------------------------------------------------------------- options
 
@@ -66,24 +66,7 @@ const BENCH_DATABASE = "mfg_bench_suite"
 
 let database: BenchDatabase | undefined
 
-const cleanup = async () => {
-  await stopAll()
-  removeDataDirs()
-  try {
-    await database?.drop()
-  } catch (error) {
-    console.error(`could not drop ${BENCH_DATABASE}: ${error instanceof Error ? error.message : String(error)}`)
-  }
-}
-
-let interrupted = false
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    interrupted = true
-    console.error(`\n${signal}: stopping the servers`)
-    cleanup().finally(() => process.exit(130))
-  })
-}
+const { cleanup, interrupted } = cleanupOnExit(BENCH_DATABASE, () => database)
 
 const startFixtureHost = async (): Promise<Server> => {
   const port = await freePort()
@@ -131,7 +114,7 @@ const FIRST_WARMUP = { seconds: 3, connections: 32 } as const
 const warmUpOnce = async (cells: ReadonlyArray<Cell>) => {
   for (const scenario of new Set(cells.map((cell) => cell.scenario))) {
     for (const target of scenario.targets) {
-      if (interrupted) return
+      if (interrupted()) return
       const first = cells.find((cell) => cell.scenario === scenario && cell.target === target.key)
       const warmed = await runLoad({ ...target, ...FIRST_WARMUP, database: BENCH_DATABASE, mustComplete: false })
       first?.warmups.push(warmed)
@@ -153,7 +136,7 @@ const measure = async (scenarios: ReadonlyArray<Scenario>): Promise<Array<Cell>>
   let done = 0
   for (let round = 1; round <= rounds; round++) {
     for (const cell of cells) {
-      if (interrupted) return cells
+      if (interrupted()) return cells
       const target = cell.scenario.targets.find((candidate) => candidate.key === cell.target)!
       const spec = { ...target, connections: cell.connections, database: BENCH_DATABASE }
       cell.warmups.push(await runLoad({ ...spec, seconds: warmup, mustComplete: false }))
@@ -221,7 +204,7 @@ const main = async () => {
   console.log("")
 
   const cells = await measure(scenarios)
-  if (interrupted) return
+  if (interrupted()) return
   const result = summarize(cells, scenarios)
   const loadAfter = loadavg()[0] ?? 0
   const metered = await checkMetered(database, cells, targets)
@@ -257,5 +240,5 @@ try {
   if (!(error instanceof BenchmarkInvalid) && error instanceof Error && error.stack !== undefined) console.error(error.stack)
   process.exitCode = 1
 } finally {
-  if (!interrupted) await cleanup()
+  if (!interrupted()) await cleanup()
 }

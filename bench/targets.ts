@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { issueSecret } from "./auth.ts"
-import { withClient } from "./postgres.ts"
-import { freePort, type Server, startServer } from "./servers.ts"
+import { type BenchDatabase, withClient } from "./postgres.ts"
+import { freePort, type Server, startServer, stopAll } from "./servers.ts"
 
 /** A benchmark whose setup or responses are wrong: it reports no number. */
 export class BenchmarkInvalid extends Error {}
@@ -199,4 +199,30 @@ export const checkAuthenticatedRead = async (name: string, url: string, secret: 
   }
   const refused = await requestJson(url, { headers: { authorization: `Bearer ${wrongRandomPart(secret)}` } })
   if (refused.status !== 401) throw new BenchmarkInvalid(`${name}: a wrong secret answered ${refused.status}, not 401`)
+}
+
+/**
+ * What a benchmark run leaves behind, removed at its end or on SIGINT and
+ * SIGTERM: the servers it started, their data directories, its database.
+ * `interrupted()` tells the run to stop measuring.
+ */
+export const cleanupOnExit = (name: string, database: () => BenchDatabase | undefined) => {
+  let interrupted = false
+  const cleanup = async () => {
+    await stopAll()
+    removeDataDirs()
+    try {
+      await database()?.drop()
+    } catch (error) {
+      console.error(`could not drop ${name}: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      interrupted = true
+      console.error(`\n${signal}: stopping the servers`)
+      cleanup().finally(() => process.exit(130))
+    })
+  }
+  return { cleanup, interrupted: () => interrupted }
 }
