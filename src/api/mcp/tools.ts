@@ -250,16 +250,14 @@ export const deriveTool = (spec: McpToolSpec) => {
       return request
     })
 
+  const mismatch: ToolFailure = {
+    code: 502,
+    message: `The engine's answer to ${spec.operation} does not match its schema`,
+    type: "BadGateway"
+  }
   /** The engine's answer checked against the success Schema, as the REST handler does. */
-  const checkAnswer = (answer: unknown, requestId: string): Effect.Effect<unknown, ToolFailure> =>
-    decodeAnswer(answer).pipe(
-      Effect.mapError(() => ({
-        code: 502,
-        message: `The engine's answer to ${spec.operation} does not match its schema`,
-        type: "BadGateway"
-      })),
-      Effect.annotateLogs({ requestId })
-    )
+  const checkAnswer = (answer: unknown): Effect.Effect<unknown, ToolFailure> =>
+    decodeAnswer(answer).pipe(Effect.mapError(() => mismatch))
 
   const tool = Tool.dynamic(spec.name, {
     description: `${spec.description}\n\nREST equivalent: ${spec.rest}.`,

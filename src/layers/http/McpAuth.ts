@@ -84,14 +84,28 @@ export const mcpCall = (body: unknown): CallDetails => {
 /** The metered operation of an MCP request body. */
 export const mcpOperation = (body: unknown): string => mcpCall(body).operation
 
-const callOf = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<CallDetails> =>
-  request.method !== "POST"
-    ? Effect.succeed({ operation: `mcp.http-${request.method.toLowerCase()}` })
-    : request.text.pipe(
-      Effect.flatMap((text) => Effect.try(() => JSON.parse(text) as unknown)),
-      Effect.map(mcpCall),
-      Effect.orElseSucceed((): CallDetails => ({ operation: "mcp.invalid" }))
-    )
+/** A POST body, read once: its text and its JSON value (`undefined` when it is not JSON or could not be read). */
+interface ReadBody {
+  readonly text: string
+  readonly json: unknown
+}
+
+const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<ReadBody> =>
+  Effect.map(Effect.orElseSucceed(request.text, () => ""), (text) => {
+    try {
+      return { text, json: JSON.parse(text) as unknown }
+    } catch {
+      return { text, json: undefined }
+    }
+  })
+
+/** The metered call of a request whose body is `body` (undefined: not a POST). */
+const callOf = (request: HttpServerRequest.HttpServerRequest, body: ReadBody | undefined): CallDetails =>
+  body === undefined
+    ? { operation: `mcp.http-${request.method.toLowerCase()}` }
+    : body.json === undefined
+    ? { operation: "mcp.invalid" }
+    : mcpCall(body.json)
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"])
 
@@ -130,18 +144,17 @@ const AllowedOrigins = Config.String("MCP_ALLOWED_ORIGINS").pipe(
 const FORBIDDEN = HttpServerResponse.empty({ status: 403 })
 
 /** The request without its (validated) Origin header, the body read once and carried over. */
-const withoutOrigin = (request: HttpServerRequest.HttpServerRequest) =>
-  Effect.map(Effect.orElseSucceed(request.text, () => ""), (text) => {
-    const headers = new globalThis.Headers()
-    for (const [name, value] of Object.entries(Headers.removeMany(request.headers, ["origin", "content-length"]))) headers.set(name, value)
-    return HttpServerRequest.fromWeb(
-      new Request(new URL(request.url, "http://mcp.local"), {
-        method: request.method,
-        headers,
-        ...(request.method === "GET" || request.method === "HEAD" ? {} : { body: text })
-      })
-    )
-  })
+const withoutOrigin = (request: HttpServerRequest.HttpServerRequest, body: ReadBody | undefined) => {
+  const headers = new globalThis.Headers()
+  for (const [name, value] of Object.entries(Headers.removeMany(request.headers, ["origin", "content-length"]))) headers.set(name, value)
+  return HttpServerRequest.fromWeb(
+    new Request(new URL(request.url, "http://mcp.local"), {
+      method: request.method,
+      headers,
+      ...(request.method === "GET" || request.method === "HEAD" ? {} : { body: body?.text ?? "" })
+    })
+  )
+}
 
 /** Authenticates and meters every request of the MCP routes it is provided to; provides the caller. */
 export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller }>()(Effect.gen(function*() {
@@ -150,16 +163,26 @@ export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller }>()(Effe
   return (httpEffect) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
+      // The body is read and parsed once, after authentication: for the metered operation,
+      // then by the 2025-11-25 handling and the Origin-less copy of the request.
+      let body: ReadBody | undefined
+      const operation = request.method !== "POST"
+        ? Effect.succeed(callOf(request, undefined))
+        : Effect.map(readBody(request), (read) => {
+          body = read
+          return callOf(request, read)
+        })
       return yield* guard(
         request,
-        { operation: callOf(request), method: request.method, route: MCP_PATH },
+        { operation, method: request.method, route: MCP_PATH },
         // Origin is checked here (McpServer's own check knows exact origins only), then removed.
         !originAllowed(request, allowedOrigins)
           ? Effect.succeed(FORBIDDEN)
-          : request.headers["origin"] === undefined
-          ? sessionless(request, httpEffect)
-          : Effect.flatMap(withoutOrigin(request), (forwarded) =>
-            Effect.provideService(sessionless(forwarded, httpEffect), HttpServerRequest.HttpServerRequest, forwarded))
+          : Effect.suspend(() => {
+            if (request.headers["origin"] === undefined) return sessionless(request, body?.json, httpEffect)
+            const forwarded = withoutOrigin(request, body)
+            return Effect.provideService(sessionless(forwarded, body?.json, httpEffect), HttpServerRequest.HttpServerRequest, forwarded)
+          })
       )
     })
 }))

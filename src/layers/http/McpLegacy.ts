@@ -79,24 +79,31 @@ const isLegacy = (request: HttpServerRequest.HttpServerRequest, body: Json): boo
 /**
  * Runs `httpEffect` (the McpServer route) for `request`, serving a
  * 2025-11-25 request without a session; anything else passes unchanged.
+ * `body` is the request's JSON body as McpAuth already parsed it
+ * (`undefined`: not a POST, or not JSON), so that it is parsed once.
  */
 export const sessionless = <E, R>(
   request: HttpServerRequest.HttpServerRequest,
+  body: unknown,
+  httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
+  if (
+    request.method !== "POST" || !isObject(body) || body.jsonrpc !== "2.0" || typeof body.method !== "string" ||
+    !isLegacy(request, body)
+  ) {
+    return httpEffect
+  }
+  return legacy(request, body, body.method, httpEffect)
+}
+
+/** A 2025-11-25 request (`body`, a JSON-RPC message of `method`), served without a session. */
+const legacy = <E, R>(
+  request: HttpServerRequest.HttpServerRequest,
+  body: Json,
+  method: string,
   httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
   Effect.gen(function*() {
-    if (request.method !== "POST") return yield* httpEffect
-    const text = yield* Effect.orElseSucceed(request.text, () => "")
-    let body: unknown
-    try {
-      body = JSON.parse(text)
-    } catch {
-      return yield* httpEffect
-    }
-    if (!isObject(body) || body.jsonrpc !== "2.0" || typeof body.method !== "string" || !isLegacy(request, body)) {
-      return yield* httpEffect
-    }
-    const method = body.method
     const id = body.id
     if (id === undefined) return HttpServerResponse.empty({ status: 202 })
     // Nothing to keep a level in without a session, and the tools log nothing: accepted.
