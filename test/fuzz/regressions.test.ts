@@ -22,6 +22,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { backends } from "../support/backends.ts"
+import { mcpToolCall } from "../support/mcp.ts"
 import { TestApp, TestClient } from "../support/TestApp.ts"
 
 const UNSTORABLE = "contains a NUL character or an unpaired UTF-16 surrogate, which cannot be stored"
@@ -74,27 +75,12 @@ for (const backend of backends) {
       Effect.gen(function*() {
         const client = yield* TestClient
         const { value: secret } = yield* client.createSecret("mcp-unstorable")
-        const reply = yield* client.call("POST", "/v1/mcp", {
-          secret,
-          headers: {
-            accept: "application/json, text/event-stream",
-            "mcp-protocol-version": "2026-07-28",
-            "mcp-method": "tools/call",
-            "mcp-name": "create_ticket"
-          },
-          body: {
-            jsonrpc: "2.0",
-            id: 1,
-            method: "tools/call",
-            params: {
-              name: "create_ticket",
-              arguments: { projectId: "p\u0000", name: "x" },
-              _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} }
-            }
-          }
+        const reply = yield* Effect.promise(async () => {
+          const response = await mcpToolCall(client.baseUrl, secret, "create_ticket", { projectId: "p\u0000", name: "x" })
+          return { status: response.status, text: await response.text() }
         })
         assert.strictEqual(reply.status, 200, reply.text)
-        const result = reply.json().result
+        const result = JSON.parse(reply.text).result
         assert.isTrue(result.isError)
         assert.deepStrictEqual(JSON.parse(result.content[0].text), {
           code: 400,

@@ -10,6 +10,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ServiceProcess, startService } from "../support/processes.ts"
+import { mcpToolCall } from "../support/mcp.ts"
 
 const ADMIN_TOKEN = "request-log-admin-token-0123456789"
 const QUERY_VALUE = "query-value-that-must-not-be-logged"
@@ -53,29 +54,6 @@ const createSecret = async (base: string, appId: string) =>
     headers: { "x-admin-token": ADMIN_TOKEN, "content-type": "application/json" },
     body: JSON.stringify({ appId, ipAddresses: ["0.0.0.0/0"] })
   })).json() as { id: string; value: string }
-
-const mcpCall = (base: string, authorization: string, name: string, args: Record<string, unknown>) =>
-  fetch(`${base}/v1/mcp`, {
-    method: "POST",
-    headers: {
-      authorization,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "tools/call",
-      "mcp-name": name
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "tools/call",
-      params: {
-        name,
-        arguments: args,
-        _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} }
-      }
-    })
-  })
 
 /** Waits (bounded) until stdout holds `count` request lines, then parses every line. */
 const requestLines = async (stdout: () => string, count: number) => {
@@ -123,9 +101,9 @@ describe("The request log", () => {
     })
     expect(engineError.status).toBe(404)
     expect(engineError.headers.get("x-error-source")).toBe("engine")
-    const listed = await mcpCall(base, secret.value, "list_parts", {})
+    const listed = await mcpToolCall(base, secret.value, "list_parts", {})
     expect(listed.status).toBe(200)
-    const mcpEngineError = await mcpCall(base, secret.value, "update_part", {
+    const mcpEngineError = await mcpToolCall(base, secret.value, "update_part", {
       id: "missing-part",
       ticketId: "t",
       modelEndpoint: { url: "https://files.example/a.stl" },

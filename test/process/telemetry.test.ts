@@ -14,6 +14,7 @@ import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { binaryStl, box } from "../../src/engine/geometry/writers.ts"
 import { type ServiceProcess, startService } from "../support/processes.ts"
+import { mcpToolCall } from "../support/mcp.ts"
 
 const ADMIN_TOKEN = "telemetry-admin-token-0123456789"
 
@@ -323,32 +324,7 @@ describe("OpenTelemetry traces and metrics", () => {
     const secret = await createSecret("mcp-traced")
     const traceId = "7bf92f3577b34da6a3ce929d0e0e4736"
     const parent = "00f067aa0ba902b7"
-    const reply = await fetch(`${base}/v1/mcp`, {
-      method: "POST",
-      headers: {
-        authorization: secret.value,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "tools/call",
-        "mcp-name": "list_parts"
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 7,
-        method: "tools/call",
-        params: {
-          name: "list_parts",
-          arguments: {},
-          _meta: {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-            traceparent: `00-${traceId}-${parent}-01`,
-            tracestate: STATE
-          }
-        }
-      })
-    })
+    const reply = await mcpToolCall(base, secret.value, "list_parts", {}, { traceparent: `00-${traceId}-${parent}-01`, tracestate: STATE })
     expect(reply.status, await reply.clone().text()).toBe(200)
 
     const spans = await spansUntil((all) => all.some((span) => span.traceId === traceId && span.name === "Downstream.invoke"))

@@ -11,6 +11,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ServiceProcess, startService } from "../support/processes.ts"
+import { mcpToolCall } from "../support/mcp.ts"
 
 const ADMIN_TOKEN = "trace-forwarding-admin-token-0123"
 
@@ -84,32 +85,7 @@ describe("Trace context to a remote engine, tracing off", () => {
   it("forwards the trace context of an MCP request's _meta", async () => {
     const secret = await secretValue()
     const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-    const reply = await fetch(`${base}/v1/mcp`, {
-      method: "POST",
-      headers: {
-        authorization: secret,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "tools/call",
-        "mcp-name": "list_parts"
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 3,
-        method: "tools/call",
-        params: {
-          name: "list_parts",
-          arguments: {},
-          _meta: {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-            traceparent,
-            tracestate: "vendor=value"
-          }
-        }
-      })
-    })
+    const reply = await mcpToolCall(base, secret, "list_parts", {}, { traceparent, tracestate: "vendor=value" })
     expect(reply.status, await reply.clone().text()).toBe(200)
     const call = seen.at(-1)!
     expect(call.url).toBe("/engine/v1/operations/ticketModel.list")
