@@ -90,11 +90,13 @@ export class RecordRepository extends Context.Service<RecordRepository, {
                   String((yield* sql<{ n: string }>`SELECT nextval('engine_number')::text AS n`)[0]!.n).padStart(6, "0")
                 }`
               }
-            const record = { ...input, id: options.id ?? randomUUID(), ...number, createdAt: now, updatedAt: now }
+            const id = options.id ?? randomUUID()
+            const stored = JSON.stringify({ ...input, id, ...number, createdAt: now, updatedAt: now })
             yield* sql`
               INSERT INTO engine_record (resource, id, app_id, data, created_at, updated_at)
-              VALUES (${resource}, ${record.id}, ${appId}, ${JSON.stringify(record)}::jsonb, ${now}::timestamptz, ${now}::timestamptz)`
-            return record
+              VALUES (${resource}, ${id}, ${appId}, ${stored}::jsonb, ${now}::timestamptz, ${now}::timestamptz)`
+            // The record as stored and as every later read answers it: JSON (a field set to `undefined` is absent).
+            return JSON.parse(stored) as StoredRecord
           }),
 
         replace: (resource, appId, id, input) => {

@@ -6,9 +6,10 @@
  *     valid for the schemas, and reached the engine, whose storage refused it:
  *     503 StorageUnavailable. Now a 400 naming the field or parameter.
  *   - an optional field sent as `null` (what JSON clients send for "none") was
- *     stored and answered by the embedded engine as `undefined`, which the
- *     answer's JSON schema refused: 502 "does not match its schema" for a
- *     record that was created. Now the record, without the field.
+ *     stored, but the repository answered its in-memory record, holding
+ *     `undefined`, which the answer's JSON schema refused: 502 "does not
+ *     match its schema" for a record that was created. An insert now answers
+ *     the record as stored (JSON), as every later read does.
  *   - a bad value among a repeated query parameter's values was named
  *     `"state.1"`, a parameter that does not exist (seed 7). Now `"state"`.
  *   - a path parameter over 100 characters matched no route (the router's

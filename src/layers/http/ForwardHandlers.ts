@@ -43,9 +43,6 @@ const answerFor = (operation: string, endpoint: HttpApiEndpoint.Top): Answer => 
   const encode = Schema.encodeEffect(codec)
   return (answer, requestId) =>
     decode(answer).pipe(
-      // The engine answers JSON; the embedded one hands over its objects, where an optional
-      // field may be `undefined` (JSON would drop it): judge what a remote engine would send.
-      Effect.catch((error) => isJsonValue(answer) ? Effect.fail(error) : decode(asJson(answer))),
       Effect.flatMap(encode),
       Effect.map((json) => HttpServerResponse.jsonUnsafe(json)),
       Effect.mapError(() =>
@@ -59,20 +56,6 @@ const answerFor = (operation: string, endpoint: HttpApiEndpoint.Top): Answer => 
         })
       )
     )
-}
-
-/** Whether a value is exactly what JSON can carry (no `undefined`, functions or non-finite numbers). */
-const isJsonValue = (value: unknown): boolean => {
-  if (value === null || typeof value === "string" || typeof value === "boolean") return true
-  if (typeof value === "number") return Number.isFinite(value)
-  if (Array.isArray(value)) return value.every(isJsonValue)
-  if (typeof value === "object") return Object.values(value).every(isJsonValue)
-  return false
-}
-
-const asJson = (value: unknown): unknown => {
-  const text = JSON.stringify(value)
-  return text === undefined ? null : JSON.parse(text)
 }
 
 /** NUL, or a surrogate without its pair. */
