@@ -81,9 +81,6 @@ export const mcpCall = (body: unknown): CallDetails => {
   return { operation: `mcp.${method}`, span: { name: method, attributes: { "mcp.method.name": method, ...requestIdOf(id) } }, trace }
 }
 
-/** The metered operation of an MCP request body. */
-export const mcpOperation = (body: unknown): string => mcpCall(body).operation
-
 /** A POST body, read once: its text and its JSON value (`undefined` when it is not JSON or could not be read). */
 interface ReadBody {
   readonly text: string
