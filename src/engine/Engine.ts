@@ -5,6 +5,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { isOutage } from "../layers/storage/StorageErrors.ts"
+import { traced } from "../layers/telemetry/Span.ts"
 import type { EngineRequest } from "../services/Downstream.ts"
 import { EngineError } from "./EngineError.ts"
 import type { OperationContext, Operations } from "./Operation.ts"
@@ -33,7 +34,7 @@ export class Engine extends Context.Service<Engine, {
               Effect.catchTag("SqlError", (error) =>
                 isOutage(error) ? Effect.fail(EngineError.storageUnavailable()) : Effect.die(error)),
               Effect.provideContext(services),
-              Effect.withSpan(`engine ${operation}`, { attributes: { "app.id": context.appId } }, { captureStackTrace: false })
+              traced(`engine ${operation}`, { attributes: { "app.id": context.appId } })
             )
           }
         })

@@ -25,6 +25,7 @@ import { AppConfig, InvalidConfig } from "../services/AppConfig.ts"
 import { type CallScope, Downstream, type EngineRequest } from "../services/Downstream.ts"
 import { DownstreamEmbedded, ENGINE_SOURCE } from "./DownstreamEmbedded.ts"
 import { IncomingTraceContext } from "./telemetry/TraceContext.ts"
+import { traced } from "./telemetry/Span.ts"
 
 /** The engine's internal API, relative to DOWNSTREAM_URL. */
 export const ENGINE_OPERATIONS_PATH = "/engine/v1/operations"
@@ -163,7 +164,7 @@ export const makeDownstreamHttp = (options: DownstreamHttpOptions) =>
             )
         }),
         Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })),
-        Effect.withSpan(`downstream ${operation}`, { attributes: { "app.id": scope.appId } }, { captureStackTrace: false })
+        traced(`downstream ${operation}`, { attributes: { "app.id": scope.appId } })
       )
 
     return Downstream.of({ invoke })

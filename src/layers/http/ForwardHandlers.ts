@@ -16,6 +16,7 @@ import { type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema } from "effect/h
 import { CurrentCaller } from "../../api/Authorization.ts"
 import { BadRequest, DownstreamError } from "../../domain/Errors.ts"
 import { Downstream, type EngineRequest } from "../../services/Downstream.ts"
+import { traced } from "../telemetry/Span.ts"
 import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
 
 /** The spec's answer for a missing id: 200 with an empty body. */
@@ -123,7 +124,7 @@ export const makeForward = (downstream: Downstream["Service"]) => {
       if (unstorable !== undefined) return errorResponse(unstorable)
       const result = yield* downstream.invoke(operation, scope, input).pipe(
         Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })),
-        Effect.withSpan("Downstream.invoke", { attributes: { "downstream.operation": operation } }, { captureStackTrace: false })
+        traced("Downstream.invoke", { attributes: { "downstream.operation": operation } })
       )
       return result === null ? EMPTY_200 : yield* answer(result, scope.requestId)
     }).pipe(Effect.catch((error) => Effect.succeed(downstreamResponse(error))))

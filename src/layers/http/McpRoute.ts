@@ -17,6 +17,7 @@ import type { DownstreamError } from "../../domain/Errors.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { Instruments } from "../telemetry/Instruments.ts"
 import { CurrentRequestFacts } from "../telemetry/RequestTelemetry.ts"
+import { traced } from "../telemetry/Span.ts"
 import { unstorableInput } from "./ForwardHandlers.ts"
 import { McpAuth, MCP_PATH } from "./McpAuth.ts"
 
@@ -52,9 +53,7 @@ const makeToolHandlers = Effect.gen(function*() {
         const answer = yield* downstream.invoke(operation, scope, request).pipe(
           Effect.tapError(noteFailure),
           Effect.mapError(downstreamFailure),
-          Effect.withSpan("Downstream.invoke", { attributes: { "downstream.operation": operation } }, {
-            captureStackTrace: false
-          })
+          traced("Downstream.invoke", { attributes: { "downstream.operation": operation } })
         )
         if (answer === null && derived.spec.nullable !== true) return yield* notFound
         return yield* derived.checkAnswer(answer)
