@@ -1,10 +1,11 @@
 /**
  * Meter over SQL, with group commit.
  *
- * Calls queue their event and wait. A few flush workers share the queue: an
- * idle worker takes every event queued so far and writes them in one INSERT,
+ * Calls add their event and wait for its commit. Up to FLUSH_WORKERS flushes
+ * run at once; a call that finds one free starts it there and then, and a
+ * flush takes every event pending so far and writes them in one INSERT,
  * which keeps only the events whose secret is still current (same id and
- * hash). A call proceeds only once its row is committed, so a response a
+ * hash). A call is answered only once its row is committed, so a response a
  * client received is in the table even if the process is then killed.
  *
  * The flush takes no row locks: `usedAt` is the latest committed meter row of
@@ -13,15 +14,16 @@
  * refreshed off the hot path, with the outcomes (status, duration), which are
  * added in batches in the background; the scope's finalizer drains both.
  */
-import { Cause, Deferred, Effect, Exit, Fiber, Layer, Queue, Result, Schedule } from "effect"
-import { SqlClient } from "effect/sql"
+import { Cause, Deferred, Effect, Exit, Fiber, Layer, Schedule } from "effect"
 import { ServiceUnavailable } from "../domain/Errors.ts"
 import type { MeterEvent } from "../domain/Usage.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { Meter } from "../services/Meter.ts"
 import { AuthenticationFailed } from "../services/SecretStore.ts"
+import { MeterSqlClient } from "./storage/Storage.ts"
 import { storageFailure } from "./storage/StorageErrors.ts"
 import { Instruments } from "./telemetry/Instruments.ts"
+import { traced } from "./telemetry/Span.ts"
 
 interface Pending {
   readonly event: MeterEvent
@@ -44,14 +46,27 @@ const OUTCOME_FLUSH_INTERVAL = "100 millis"
 export const MeterSql = Layer.effect(
   Meter,
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const sql = yield* MeterSqlClient
     const config = yield* AppConfig
     const instruments = yield* Instruments
-    const queue = yield* Queue.unbounded<Pending, Cause.Done>()
+    /** Events waiting for a flush, and the flushes running (at most FLUSH_WORKERS). */
+    const pending: Array<Pending> = []
+    let flushing = 0
+    let closed = false
     let outcomes: Array<Outcome> = []
 
-    const insertBatch = (events: ReadonlyArray<MeterEvent>) =>
+    /** One event, when the secret is still current: the common case when calls do not overlap, and cheaper to plan and run. */
+    const insertOne = (e: MeterEvent) =>
       sql<{ request_id: string }>`
+        INSERT INTO meter_event (request_id, app_id, secret_id, operation, method, route, occurred_at)
+        SELECT ${e.requestId}, ${e.appId}, ${e.secretId}, ${e.operation}, ${e.method}, ${e.route},
+               ${e.occurredAt.toISOString()}::timestamptz
+        FROM incoming_secret s WHERE s.id = ${e.secretId} AND s.secret_hash = ${e.secretHash} AND s.app_id = ${e.appId}
+        RETURNING request_id`
+
+    /** The events whose secret is still current, in one statement; answers the request ids written. */
+    const insertBatch = (events: ReadonlyArray<MeterEvent>) =>
+      events.length === 1 ? insertOne(events[0]!) : sql<{ request_id: string }>`
         WITH batch AS (
           SELECT * FROM unnest(
             ${events.map((e) => e.requestId)}::text[], ${events.map((e) => e.appId)}::text[],
@@ -98,22 +113,44 @@ export const MeterSql = Layer.effect(
             }
           })
         ),
-        Effect.withSpan("Meter.flush", { attributes: { "meter.batch_size": batch.length } }, { captureStackTrace: false })
+        traced("Meter.flush", { attributes: { "meter.batch_size": batch.length } })
       )
 
-    /** Runs until the queue is ended and drained (at shutdown). */
-    const flushLoop = Effect.gen(function*() {
+    /** Everything pending, or, when nothing is, undefined and this flusher's slot given back (in one step). */
+    const takeOrLeave = Effect.sync(() => {
+      if (pending.length > 0) return pending.splice(0)
+      flushing--
+      return undefined
+    })
+
+    /**
+     * A flusher writes what is pending, batch after batch, until nothing is.
+     * It starts at once, in the call that found a flush slot free, so the
+     * INSERT leaves in the same tick as the call (and, on a pipelined
+     * connection, in the same write as the SELECT of a read); it runs in the
+     * layer's context, not the call's, so a call that goes away does not take
+     * the flush of the others with it.
+     */
+    const flushPending = Effect.gen(function*() {
+      if (config.meterFlushWindowMs > 0) yield* Effect.sleep(config.meterFlushWindowMs)
       while (true) {
-        const taken = yield* Effect.result(Queue.takeAll(queue))
-        if (Result.isFailure(taken)) return
-        const batch: Array<Pending> = [...taken.success]
-        if (config.meterFlushWindowMs > 0) {
-          yield* Effect.sleep(config.meterFlushWindowMs)
-          batch.push(...(yield* Queue.clear(queue)))
-        }
+        const batch = yield* takeOrLeave
+        if (batch === undefined) return
         yield* flush(batch)
       }
     })
+
+    const startFlusher = Effect.runForkWith(yield* Effect.context<never>())
+    const flushers = new Set<Fiber.Fiber<void>>()
+    const flushIfIdle = () => {
+      if (flushing >= FLUSH_WORKERS) return
+      flushing++
+      const fiber = startFlusher(flushPending)
+      if (fiber.pollUnsafe() === undefined) {
+        flushers.add(fiber)
+        fiber.addObserver(() => flushers.delete(fiber))
+      }
+    }
 
     const writeOutcomes = Effect.suspend(() => {
       if (outcomes.length === 0) return Effect.void
@@ -135,35 +172,34 @@ export const MeterSql = Layer.effect(
             outcomes = batch.concat(outcomes).slice(-MAX_PENDING_OUTCOMES)
           }).pipe(Effect.andThen(Effect.logWarning("meter outcomes not written yet", error.reason._tag)))
         ),
-        Effect.withSpan("Meter.writeOutcomes", { attributes: { "meter.batch_size": batch.length } }, { captureStackTrace: false })
+        traced("Meter.writeOutcomes", { attributes: { "meter.batch_size": batch.length } })
       )
     }).pipe(
       // The batch has left the buffer: an interrupt at shutdown must wait for it, not drop it.
       Effect.uninterruptible
     )
 
-    const workers = yield* Effect.forEach(
-      Array.from({ length: FLUSH_WORKERS }),
-      () => Effect.forkScoped(flushLoop)
-    )
     const outcomeLoop = yield* Effect.forkScoped(
       Effect.repeat(writeOutcomes, Schedule.spaced(OUTCOME_FLUSH_INTERVAL))
     )
     // Shutdown: stop taking calls, write what is queued, then the outcomes.
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
-        yield* Queue.end(queue)
-        yield* Fiber.awaitAll(workers)
+        closed = true
+        yield* Fiber.awaitAll([...flushers])
         yield* Fiber.interrupt(outcomeLoop)
         yield* writeOutcomes
       })
     )
 
     return Meter.of({
-      record: (event) =>
-        Effect.suspend(() => {
+      submit: (event) =>
+        Effect.sync(() => {
+          // Shutting down: a call that was not recorded is not run.
+          if (closed) return Effect.fail(ServiceUnavailable.storage())
           const done = Deferred.makeUnsafe<void, AuthenticationFailed | ServiceUnavailable>()
-          Queue.offerUnsafe(queue, { event, done })
+          pending.push({ event, done })
+          flushIfIdle()
           return Deferred.await(done)
         }),
       complete: (requestId, status, durationMs) => {

@@ -1,5 +1,6 @@
 /**
- * Meter: every authenticated call is recorded durably before its handler runs.
+ * Meter: every authenticated call is recorded durably before it is answered
+ * (and before its handler runs, unless the call only reads).
  *
  * Concurrent calls share one INSERT (group commit). The same statement moves
  * the secrets' `usedAt` forward and confirms each secret is still current, so
@@ -17,8 +18,12 @@ export interface UsageFilter {
 }
 
 export class Meter extends Context.Service<Meter, {
-  /** Durable when it succeeds; fails when the secret is no longer current or storage is down. */
-  readonly record: (event: MeterEvent) => Effect.Effect<void, AuthenticationFailed | ServiceUnavailable>
+  /**
+   * Queues the call's event and answers its receipt: an Effect that succeeds
+   * once the event is durable, and fails when the secret is no longer current
+   * or storage is down. A caller may do read-only work between the two.
+   */
+  readonly submit: (event: MeterEvent) => Effect.Effect<Effect.Effect<void, AuthenticationFailed | ServiceUnavailable>>
   /** Adds the outcome of a recorded call (written in the background, drained at shutdown). */
   readonly complete: (requestId: string, status: number, durationMs: number) => void
   readonly usage: (filter: UsageFilter) => Effect.Effect<UsageTotals, ServiceUnavailable>

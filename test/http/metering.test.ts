@@ -66,7 +66,7 @@ for (const backend of backends) {
 
 /** A Meter whose storage is down: calls must be refused with 503, not run, not 401. */
 const MeterDown = Layer.succeed(Meter, Meter.of({
-  record: () => Effect.fail(ServiceUnavailable.storage()),
+  submit: () => Effect.succeed(Effect.fail(ServiceUnavailable.storage())),
   complete: () => {},
   usage: () => Effect.fail(ServiceUnavailable.storage())
 }))
@@ -84,6 +84,15 @@ layer(
       assert.deepStrictEqual(reply.json(), { code: 503, message: "Storage is unavailable", type: "StorageUnavailable" })
       const refused = yield* client.call("GET", "/v1/customer", { secret: "x.y" })
       assert.strictEqual(refused.status, 401)
+    }))
+
+  it.effect("answers a read 503 too: a read runs while its call is metered, but is not answered unmetered", () =>
+    Effect.gen(function*() {
+      const client = yield* TestClient
+      const { value: secret } = yield* client.createSecret("outage-read")
+      const reply = yield* client.call("GET", "/v1/customer", { secret })
+      assert.strictEqual(reply.status, 503)
+      assert.deepStrictEqual(reply.json(), { code: 503, message: "Storage is unavailable", type: "StorageUnavailable" })
     }))
 })
 

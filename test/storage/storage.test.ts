@@ -80,7 +80,7 @@ for (const backend of backends) {
         const created = yield* secrets.create({ appId: "group", ipAddresses: ["0.0.0.0/0"] })
         const caller = yield* secrets.authenticate(created.value, "127.0.0.1")
         const events = Array.from({ length: 60 }, () => event(caller))
-        yield* Effect.forEach(events, (e) => meter.record(e), { concurrency: "unbounded" })
+        yield* Effect.forEach(events, (e) => Effect.flatten(meter.submit(e)), { concurrency: "unbounded" })
 
         const rows = yield* sql<{ request_id: string; tx: string }>`
           SELECT request_id, xmin::text AS tx FROM meter_event WHERE app_id = 'group'`
@@ -94,7 +94,7 @@ for (const backend of backends) {
 
         yield* secrets.regenerate(created.id)
         const stale = event(caller)
-        const refused = yield* Effect.flip(meter.record(stale))
+        const refused = yield* Effect.flip(Effect.flatten(meter.submit(stale)))
         assert.strictEqual(failureCause(refused), "revoked")
         const [count] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM meter_event WHERE request_id = ${stale.requestId}`
         assert.strictEqual(count!.n, 0)
@@ -110,7 +110,7 @@ for (const backend of backends) {
         const recorded = event(caller)
         yield* Effect.gen(function*() {
           const meter = yield* Meter
-          yield* meter.record(recorded)
+          yield* Effect.flatten(meter.submit(recorded))
           meter.complete(recorded.requestId, 201, 12.5)
         }).pipe(Effect.provide(Layer.fresh(MeterSql)))
         const [row] = yield* sql<{ status: number; duration_ms: number }>`

@@ -10,7 +10,7 @@ import { Engine } from "../../src/engine/Engine.ts"
 import { EngineRoutesWith, type EngineRoutesOptions } from "../../src/engine/server.ts"
 import { ServicesLive } from "../../src/layers/AppLayers.ts"
 import { AllRoutes, ROUTER_CONFIG } from "../../src/layers/http/Server.ts"
-import { StorageLive } from "../../src/layers/storage/Storage.ts"
+import { MeterSqlClient, StorageLive } from "../../src/layers/storage/Storage.ts"
 import type { SqlClient } from "effect/sql"
 import { AppConfig, type AppConfigShape } from "../../src/services/AppConfig.ts"
 import type { Downstream } from "../../src/services/Downstream.ts"
@@ -119,8 +119,8 @@ const storageOverEngine = (backend: Backend, overrides: Partial<AppConfigShape>,
   )
 
 const gateway = <A, E>(
-  base: Layer.Layer<A | SqlClient.SqlClient | AppConfig, E>,
-  services: Layer.Layer<SecretStore | Meter | Downstream, never, SqlClient.SqlClient | AppConfig>
+  base: Layer.Layer<A | SqlClient.SqlClient | MeterSqlClient | AppConfig, E>,
+  services: Layer.Layer<SecretStore | Meter | Downstream, never, SqlClient.SqlClient | MeterSqlClient | AppConfig>
 ) =>
   clientLayer.pipe(
     Layer.provideMerge(HttpRouter.serve(AllRoutes, { disableLogger: true, disableListenLog: true, routerConfig: ROUTER_CONFIG })),
@@ -139,7 +139,7 @@ const gateway = <A, E>(
 export const TestApp = (
   backend: Backend,
   overrides: Partial<AppConfigShape> = {},
-  services: Layer.Layer<SecretStore | Meter | Downstream, never, SqlClient.SqlClient | AppConfig> = ServicesLive
+  services: Layer.Layer<SecretStore | Meter | Downstream, never, SqlClient.SqlClient | MeterSqlClient | AppConfig> = ServicesLive
 ) =>
   downstreamMode === "http" && overrides.downstreamUrl === undefined
     ? gateway(storageOverEngine(backend, overrides, { token: Option.none() }), services)

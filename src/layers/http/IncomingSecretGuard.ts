@@ -4,8 +4,9 @@
  *
  *   presented secret → SecretStore.authenticate ── any failure: the one 401
  *                                               └─ storage down: 503
- *   Meter.record (durable before the handler) ──── secret changed meanwhile: 401
- *   handler, with the caller provided
+ *   Meter.submit, then its receipt (durable) ───── secret changed meanwhile: 401
+ *   handler, with the caller provided: after the receipt, or for a GET
+ *   while the event is being committed (answered only once it is durable)
  *   Meter.complete (status, duration), x-request-id on the response
  *
  * Telemetry on the way: the cause of a 401 is counted (`auth.failures`) and
@@ -29,6 +30,7 @@ import { NO_INSTRUMENTS, type TelemetryInstruments } from "../telemetry/Instrume
 import { activeSpan } from "../telemetry/JsonLog.ts"
 import { CurrentRequestFacts, type RequestFacts } from "../telemetry/RequestTelemetry.ts"
 import { type IncomingTrace, IncomingTraceContext, parentSpanOf, traceFromHeaders } from "../telemetry/TraceContext.ts"
+import { traced } from "../telemetry/Span.ts"
 import { clientAddress, presentedSecret } from "./CallerIdentity.ts"
 import { errorResponse, notAuthorized } from "./ErrorResponses.ts"
 
@@ -131,7 +133,7 @@ export const makeIncomingSecretGuard = (
 
       const authenticated = yield* Effect.result(
         secrets.authenticate(presented.value, clientAddress(request, config.trustedProxies)).pipe(
-          Effect.withSpan("IncomingSecret.verify", undefined, NO_STACK)
+          traced("IncomingSecret.verify")
         )
       )
       if (authenticated._tag === "Failure") {
@@ -152,7 +154,7 @@ export const makeIncomingSecretGuard = (
 
       const requestId = randomUUID()
       const metered = Effect.gen(function*() {
-        const recorded = yield* Effect.result(meter.record({
+        const receipt = yield* meter.submit({
           requestId,
           appId: caller.appId,
           secretId: caller.secretId,
@@ -161,7 +163,14 @@ export const makeIncomingSecretGuard = (
           method: call.method,
           route: call.route,
           occurredAt: new Date()
-        }).pipe(Effect.withSpan("Meter.record", undefined, NO_STACK)))
+        })
+        // A read runs while its meter event is being committed (one round trip
+        // saved); it is answered only once the event is durable, and dropped if
+        // the secret turned out revoked. Anything else runs after the commit.
+        const speculative = call.method === "GET"
+          ? yield* Effect.exit(Effect.provideService(handler, CurrentCaller, { ...caller, requestId }))
+          : undefined
+        const recorded = yield* Effect.result(receipt.pipe(traced("Meter.record")))
         if (recorded._tag === "Failure") {
           if (recorded.failure instanceof ServiceUnavailable) return errorResponse(recorded.failure)
           // Revoked or regenerated since this instance last looked.
@@ -170,7 +179,7 @@ export const makeIncomingSecretGuard = (
         }
         if (facts !== undefined) facts.requestId = requestId
 
-        const exit = yield* Effect.exit(Effect.provideService(handler, CurrentCaller, { ...caller, requestId }))
+        const exit = speculative ?? (yield* Effect.exit(Effect.provideService(handler, CurrentCaller, { ...caller, requestId })))
         const response = Exit.isSuccess(exit) ? standardBody(exit.value, request) : failureResponse(exit.cause)
         const status = response?.status ?? 500
         meter.complete(requestId, status, performance.now() - startedAt)
@@ -189,7 +198,7 @@ export const makeIncomingSecretGuard = (
       const bodyTrace = headerTrace === undefined ? details.trace : undefined
       if (facts !== undefined && bodyTrace !== undefined) facts.trace = bodyTrace
       const trace = headerTrace ?? bodyTrace
-      const traced = trace === undefined ? metered : Effect.provideService(metered, IncomingTraceContext, trace)
-      return yield* (details.span === undefined ? traced : inCallSpan(traced, details.span, bodyTrace, facts))
+      const continued = trace === undefined ? metered : Effect.provideService(metered, IncomingTraceContext, trace)
+      return yield* (details.span === undefined ? continued : inCallSpan(continued, details.span, bodyTrace, facts))
     }) as Effect.Effect<HttpServerResponse.HttpServerResponse, E, Exclude<R, CurrentCaller>>
 }

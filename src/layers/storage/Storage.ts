@@ -2,10 +2,18 @@
  * The SqlClient: PostgreSQL when DATABASE_URL is set, otherwise embedded
  * PGlite in DATA_DIR, both through the same `@effect/sql-pg` client. The
  * migrations are applied before the layer is ready.
+ *
+ * On PostgreSQL, statements from concurrent calls share connections
+ * (`multiplex`: pipelined, several in one write), which saves a write and a
+ * read per statement under load. The meter has a small pool of its own
+ * (MeterSqlClient): its INSERT is a commit, the slowest statement of a read,
+ * and on a shared pipelined connection a read's SELECT would wait behind it
+ * instead of running beside it.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option, Redacted } from "effect"
-import { Migrator } from "effect/sql"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { Reactivity } from "effect/reactivity"
+import { Migrator, SqlClient } from "effect/sql"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { isShared, openEmbedded, socketPath } from "./EmbeddedDatabase.ts"
 import { migrations } from "./migrations.ts"
@@ -40,29 +48,36 @@ const embeddedClient = (dataDir: string, role: StorageRole) =>
     return yield* PgClient.make({ ...EMBEDDED, stream: () => bridge.connect(), maxConnections: 4 })
   }))
 
+/** The meter's connections: SqlClient's own on embedded PGlite (one session), a pool of their own on PostgreSQL. */
+export class MeterSqlClient extends Context.Service<MeterSqlClient, SqlClient.SqlClient>()("mfg/storage/MeterSqlClient") {}
+
+const POSTGRES = { connectTimeout: "5 seconds", applicationName: "mfg-public-api" } as const
+
+/** One connection per meter flush in flight (MeterSql runs at most 4). */
+const METER_CONNECTIONS = 4
+
 const postgresClient = (url: Redacted.Redacted) =>
-  PgClient.layer({
-    url,
-    maxConnections: 20,
-    connectTimeout: "5 seconds",
-    applicationName: "mfg-public-api"
-  })
+  Layer.merge(
+    PgClient.layer({ ...POSTGRES, url, maxConnections: 20, multiplex: true }),
+    Layer.effect(MeterSqlClient, PgClient.make({ ...POSTGRES, url, maxConnections: METER_CONNECTIONS })).pipe(
+      Layer.provide(Reactivity.layer)
+    )
+  )
+
+const sharedWithMeter = Layer.effect(MeterSqlClient, Effect.service(SqlClient.SqlClient))
 
 const runMigrations = Layer.effectDiscard(
   Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "schema_migrations" })
 )
 
-/** The SqlClient (and PgClient) for the configured storage, migrated. */
+/** The SqlClient (and PgClient, and the meter's) for the configured storage, migrated. */
 export const StorageLive = (role: StorageRole) =>
   Layer.unwrap(Effect.gen(function*() {
     const config = yield* AppConfig
     const client = Option.match(config.databaseUrl, {
       onSome: postgresClient,
-      onNone: () => embeddedClient(config.dataDir, role)
+      onNone: () => Layer.provideMerge(sharedWithMeter, embeddedClient(config.dataDir, role))
     })
     return runMigrations.pipe(Layer.provideMerge(client))
   }))
 
-/** A SqlClient on an explicit PostgreSQL url (tests and tools), migrated. */
-export const StorageOnUrl = (url: string) =>
-  runMigrations.pipe(Layer.provideMerge(postgresClient(Redacted.make(url))))
