@@ -4,15 +4,18 @@
  * TelemetryLive installs), with the same keys: `time`, `level`, `msg`, the
  * trace and span ids when a span is active, then the line's own fields.
  *
- * Lines are buffered and written once per turn of the event loop (and at
- * exit), so a busy server makes one write per batch of requests rather than
- * one system call per line.
+ * Lines are buffered and written at most every FLUSH_INTERVAL_MS (sooner
+ * past FLUSH_AT characters, and at exit), so a server makes one write per
+ * batch of requests rather than one system call per line, even when its
+ * requests arrive one at a time.
  */
 import { Cause, Context, Logger, References, Tracer } from "effect"
 import { writeSync } from "node:fs"
 
 /** Past this many buffered characters the buffer is written at once. */
 const FLUSH_AT = 64 * 1024
+/** How long a line may wait for others to share its write. */
+const FLUSH_INTERVAL_MS = 10
 
 let buffered = ""
 let scheduled = false
@@ -43,7 +46,8 @@ export const writeLine = (json: string): void => {
   if (buffered.length >= FLUSH_AT) return flush()
   if (!scheduled) {
     scheduled = true
-    setImmediate(flush)
+    // Unreferenced: a waiting line does not keep the process alive; the exit handler writes it.
+    setTimeout(flush, FLUSH_INTERVAL_MS).unref()
   }
 }
 
