@@ -72,5 +72,12 @@ export const migrations = {
     const sql = yield* SqlClient.SqlClient
     yield* sql`CREATE INDEX engine_record_ticket ON engine_record (resource, (data->>'ticketId'))`
     yield* sql`CREATE INDEX engine_record_ticket_model ON engine_record (resource, (data->>'ticketModelId'))`
+  }),
+  // A call's outcome (status, duration) is written into its meter row shortly after the row. Room left on each
+  // page lets that update stay on the page (a HOT update: no new entry in the table's four indexes), which
+  // roughly halved PostgreSQL's work per call under load.
+  "0007_meter_outcome_room": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`ALTER TABLE meter_event SET (fillfactor = 70)`
   })
 }
