@@ -8,6 +8,7 @@ import { isOutage } from "../layers/storage/StorageErrors.ts"
 import { traced } from "../layers/telemetry/Span.ts"
 import type { EngineRequest } from "../services/Downstream.ts"
 import { EngineError } from "./EngineError.ts"
+import { ModelFetcher } from "./geometry/ModelFetcher.ts"
 import type { OperationContext, Operations } from "./Operation.ts"
 import { engineOperations } from "./operations.ts"
 import { RecordRepository } from "./RecordRepository.ts"
@@ -24,7 +25,11 @@ export class Engine extends Context.Service<Engine, {
       Effect.gen(function*() {
         // Without its reference data the engine cannot answer: failing to write it stops the start.
         yield* Effect.orDie(writeReferenceData)
-        const services = yield* Effect.context<RecordRepository | SqlClient.SqlClient>()
+        // What operations use, provided one by one: merging a whole context into the caller's would copy
+        // the caller's context on every call.
+        const repository = yield* RecordRepository
+        const sql = yield* SqlClient.SqlClient
+        const fetcher = yield* ModelFetcher
         return Engine.of({
           operations: Object.keys(operations).sort(),
           invoke: (operation, context, request) => {
@@ -33,7 +38,9 @@ export class Engine extends Context.Service<Engine, {
             return run(context, request).pipe(
               Effect.catchTag("SqlError", (error) =>
                 isOutage(error) ? Effect.fail(EngineError.storageUnavailable()) : Effect.die(error)),
-              Effect.provideContext(services),
+              Effect.provideService(RecordRepository, repository),
+              Effect.provideService(SqlClient.SqlClient, sql),
+              Effect.provideService(ModelFetcher, fetcher),
               traced(`engine ${operation}`, { attributes: { "app.id": context.appId } })
             )
           }
