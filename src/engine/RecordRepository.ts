@@ -7,8 +7,8 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
-import { randomUUID } from "node:crypto"
 import type { RecordFilter } from "../domain/Resource.ts"
+import { timeOrderedUuid } from "../domain/TimeOrderedId.ts"
 
 export type StoredRecord = Readonly<Record<string, unknown>>
 
@@ -90,7 +90,7 @@ export class RecordRepository extends Context.Service<RecordRepository, {
                   String((yield* sql<{ n: string }>`SELECT nextval('engine_number')::text AS n`)[0]!.n).padStart(6, "0")
                 }`
               }
-            const id = options.id ?? randomUUID()
+            const id = options.id ?? timeOrderedUuid()
             const stored = JSON.stringify({ ...input, id, ...number, createdAt: now, updatedAt: now })
             yield* sql`
               INSERT INTO engine_record (resource, id, app_id, data, created_at, updated_at)

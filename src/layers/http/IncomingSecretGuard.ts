@@ -20,9 +20,9 @@
 import { type Cause, Effect, Exit, References } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { HttpServerResponse } from "effect/http"
-import { randomUUID } from "node:crypto"
 import { CurrentCaller } from "../../api/Authorization.ts"
 import { ServiceUnavailable } from "../../domain/Errors.ts"
+import { timeOrderedUuid } from "../../domain/TimeOrderedId.ts"
 import type { AppConfig } from "../../services/AppConfig.ts"
 import type { Meter } from "../../services/Meter.ts"
 import type { SecretStore } from "../../services/SecretStore.ts"
@@ -152,7 +152,7 @@ export const makeIncomingSecretGuard = (
         facts.tool = details.tool
       }
 
-      const requestId = randomUUID()
+      const requestId = timeOrderedUuid()
       const metered = Effect.gen(function*() {
         const receipt = yield* meter.submit({
           requestId,
