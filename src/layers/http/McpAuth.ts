@@ -1,6 +1,6 @@
 /**
  * The request path of every /v1/mcp request: the same guard as the REST
- * middleware (IncomingSecretGuard: the one 401, `Meter.record` before the
+ * middleware (IncomingSecretGuard: the one 401, the meter row committed before the
  * handler, `Meter.complete` after), then the Origin check. Nothing reaches
  * McpServer unauthenticated, server/discover included.
  *
