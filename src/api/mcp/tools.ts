@@ -287,6 +287,11 @@ export const McpToolkit = Toolkit.make(...McpTools.map((derived) => derived.tool
 /** The tool names, for metering (`mcp.<tool name>`). */
 export const TOOL_NAMES: ReadonlySet<string> = new Set(TOOL_SPECS.map((spec) => spec.name))
 
+/** The tools whose REST operation is a GET: they change nothing. */
+export const READ_ONLY_TOOLS: ReadonlySet<string> = new Set(
+  TOOL_SPECS.filter((spec) => spec.endpoint.method === "GET").map((spec) => spec.name)
+)
+
 /** A downstream failure as a tool error: the REST error body, unchanged. */
 export const downstreamFailure = (error: DownstreamError): ToolFailure => ({
   code: error.code,

@@ -5,8 +5,9 @@
  *   presented secret → SecretStore.authenticate ── any failure: the one 401
  *                                               └─ storage down: 503
  *   Meter.submit, then its receipt (durable) ───── secret changed meanwhile: 401
- *   handler, with the caller provided: after the receipt, or for a GET
- *   while the event is being committed (answered only once it is durable)
+ *   handler, with the caller provided: after the receipt, or for a read (a
+ *   GET, an MCP read tool or listing) while the event is being committed
+ *   (answered only once it is durable)
  *   Meter.complete (status, duration), x-request-id on the response
  *
  * Telemetry on the way: the cause of a 401 is counted (`auth.failures`) and
@@ -47,6 +48,8 @@ export interface CallDetails {
   readonly span?: { readonly name: string; readonly attributes: Readonly<Record<string, unknown>> } | undefined
   /** The trace context the body carries (MCP `_meta`), continued when the HTTP request has no `traceparent`. */
   readonly trace?: IncomingTrace | undefined
+  /** Whether the call changes nothing (an MCP read tool); a REST call does when its method is GET. */
+  readonly readOnly?: boolean | undefined
 }
 
 /** What a call is metered as. */
@@ -167,7 +170,7 @@ export const makeIncomingSecretGuard = (
         // A read runs while its meter event is being committed (one round trip
         // saved); it is answered only once the event is durable, and dropped if
         // the secret turned out revoked. Anything else runs after the commit.
-        const speculative = call.method === "GET"
+        const speculative = (details.readOnly ?? call.method === "GET")
           ? yield* Effect.exit(Effect.provideService(handler, CurrentCaller, { ...caller, requestId }))
           : undefined
         const recorded = yield* Effect.result(receipt.pipe(traced("Meter.record")))

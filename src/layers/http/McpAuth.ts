@@ -19,7 +19,7 @@
 import { Config, Effect } from "effect"
 import { Headers, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { CurrentCaller } from "../../api/Authorization.ts"
-import { TOOL_NAMES } from "../../api/mcp/tools.ts"
+import { READ_ONLY_TOOLS, TOOL_NAMES } from "../../api/mcp/tools.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Meter } from "../../services/Meter.ts"
 import { SecretStore } from "../../services/SecretStore.ts"
@@ -74,11 +74,18 @@ export const mcpCall = (body: unknown): CallDetails => {
     return {
       operation: `mcp.${name}`,
       tool: name,
+      readOnly: READ_ONLY_TOOLS.has(name),
       span: { name: `tools/call ${name}`, attributes: { "mcp.method.name": method, "gen_ai.tool.name": name, ...requestIdOf(id) } },
       trace
     }
   }
-  return { operation: `mcp.${method}`, span: { name: method, attributes: { "mcp.method.name": method, ...requestIdOf(id) } }, trace }
+  // Every other method (discovery, tool list, ping, notifications) answers without reaching the engine.
+  return {
+    operation: `mcp.${method}`,
+    readOnly: true,
+    span: { name: method, attributes: { "mcp.method.name": method, ...requestIdOf(id) } },
+    trace
+  }
 }
 
 /** A POST body, read once: its text and its JSON value (`undefined` when it is not JSON or could not be read). */
