@@ -4,9 +4,11 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { parseIpRange } from "../../src/domain/IpAllowList.ts"
 import { Result } from "effect"
 import { ADMIN_TOKEN, backends } from "../support/backends.ts"
+import { mcpToolCall } from "../support/mcp.ts"
 import { rawRequest } from "../support/rawHttp.ts"
 import { TestApp, TestClient } from "../support/TestApp.ts"
 
@@ -81,6 +83,40 @@ for (const backend of backends) {
         assert.strictEqual((yield* client.call("DELETE", `/api/v1/secret/${secret.id}`, { headers: admin })).status, 204)
         assert.strictEqual((yield* client.call("GET", "/v1/customer", { secret: fresh })).status, 401)
         assert.strictEqual((yield* client.call("DELETE", `/api/v1/secret/${secret.id}`, { headers: admin })).status, 404)
+      }))
+
+    it.effect("refuses a REST read by a secret revoked on another instance: 401, never the record", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const sql = yield* SqlClient.SqlClient
+        const secret = yield* client.createSecret("auth-elsewhere")
+        const created = yield* client.call("POST", "/v1/customer", { secret: secret.value, body: { name: "Kept", email: "k@example.com" } })
+        const id = created.json().id as string
+        // This instance now remembers the secret; another one regenerates it, straight in storage.
+        assert.strictEqual((yield* client.call("GET", `/v1/customer/${id}`, { secret: secret.value })).status, 200)
+        yield* sql`UPDATE incoming_secret SET secret_hash = ${"0".repeat(64)} WHERE id = ${secret.id}`
+
+        // A read runs while its meter row commits; the commit refuses the secret, and so does the answer.
+        const read = yield* client.call("GET", `/v1/customer/${id}`, { secret: secret.value })
+        assert.strictEqual(read.status, 401)
+        assert.strictEqual(read.text, NOT_AUTHORIZED)
+        const customers = yield* client.call("GET", "/v1/customer", { secret: secret.value })
+        assert.strictEqual(customers.status, 401)
+        const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM meter_event WHERE secret_id = ${secret.id}`
+        assert.strictEqual(rows[0]!.n, 2, "only the create and the first read are metered")
+      }))
+
+    it.effect("refuses an MCP read tool call by a secret revoked on another instance", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const sql = yield* SqlClient.SqlClient
+        const secret = yield* client.createSecret("auth-elsewhere-mcp")
+        const lookup = () => Effect.promise(() => mcpToolCall(client.baseUrl, secret.value, "lookup_ticket", { identifier: "none" }))
+        assert.strictEqual((yield* lookup()).status, 200)
+        yield* sql`UPDATE incoming_secret SET secret_hash = ${"0".repeat(64)} WHERE id = ${secret.id}`
+        const refused = yield* lookup()
+        assert.strictEqual(refused.status, 401)
+        assert.strictEqual(yield* Effect.promise(() => refused.text()), NOT_AUTHORIZED)
       }))
 
     it.effect("never shows a value again: list and regenerate of an unknown id", () =>
