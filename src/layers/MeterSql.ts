@@ -139,10 +139,10 @@ export const MeterSql = Layer.effect(
     /**
      * A flusher writes what is pending, batch after batch, until nothing is.
      * It starts at once, in the call that found a flush slot free, so the
-     * INSERT leaves in the same tick as the call (and, on a pipelined
-     * connection, in the same write as the SELECT of a read); it runs in the
-     * layer's context, not the call's, so a call that goes away does not take
-     * the flush of the others with it.
+     * INSERT leaves in the same tick as the call (before a read's SELECT,
+     * which then runs beside it); it runs in the layer's context, not the
+     * call's, so a call that goes away does not take the flush of the others
+     * with it.
      */
     const flushPending = Effect.gen(function*() {
       if (config.meterFlushWindowMs > 0) yield* Effect.sleep(config.meterFlushWindowMs)
