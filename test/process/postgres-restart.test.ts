@@ -239,6 +239,18 @@ describe.skipIf(unavailable !== undefined)(
         assert.isAtLeast(rows.length, seen.length)
         const withoutOutcome = seen.filter((answer) => byRequest.get(answer.requestId!)!.status !== answer.status)
         assert.strictEqual(withoutOutcome.length, 0, "2xx rows whose status was not written (outcomes lost in the outage)")
+
+        // The outage is in the log, without a line per failed call: at most one warning a second, each with its count.
+        const warnings = service.output().split("\n").filter((line) => line.includes("\"msg\":\"storage unavailable"))
+          .map((line) => JSON.parse(line) as { level: string; failures: number })
+        const outageSeconds = rounds.reduce((total, round) => total + (round.startEnded - round.stopBegan) / 1000, 0)
+        const failed = answers.filter((answer) => !isOk(answer)).length
+        assert.isAbove(warnings.length, 0, "no storage warning during two outages")
+        assert.isAtMost(warnings.length, Math.ceil(outageSeconds) + 2 * rounds.length + 2, `${warnings.length} warnings for ${failed} failed calls`)
+        for (const warning of warnings) {
+          assert.strictEqual(warning.level, "WARN")
+          assert.isAtLeast(warning.failures, 1)
+        }
       }), 90_000)
   }
 )
