@@ -60,6 +60,23 @@ interface ToolResult {
   readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string }>
 }
 
+/** A tool call's JSON-RPC answer without what the engine assigns a new record (id, number, times), its text parsed. */
+const withoutAssigned = (answer: { result: ToolResult }) => {
+  const strip = (record: Record<string, unknown>) => {
+    const { createdAt: _c, id: _i, number: _n, updatedAt: _u, ...rest } = record
+    return rest
+  }
+  const result = answer.result
+  return {
+    ...answer,
+    result: {
+      ...result,
+      structuredContent: strip(result.structuredContent as Record<string, unknown>),
+      content: result.content.map((block) => ({ ...block, text: strip(JSON.parse(block.text!)) }))
+    }
+  }
+}
+
 /** The tool result's text content, parsed: the JSON the REST API answers. */
 const textJson = (result: ToolResult) => {
   const text = result.content.find((block) => block.type === "text")?.text
@@ -272,6 +289,34 @@ for (const backend of backends) {
         const none = yield* call("lookup_ticket", { identifier: "no-such-ticket" })
         assert.notStrictEqual(none.isError, true)
         assert.isNull(none.structuredContent)
+      }))
+
+    it.effect("a plain tools/call answered without McpServer answers exactly as McpServer does", () =>
+      Effect.gen(function*() {
+        const { material, mcp, project, rest } = yield* setup
+        const ticket = ok(yield* rest("POST", "/ticket", { projectId: project.id, name: "Twins" }), "ticket")
+        // The plain request takes the direct path (see McpDirect); one more Accept type sends the same request to McpServer.
+        const both = (name: string, args: unknown, creates = false) =>
+          Effect.gen(function*() {
+            const plain = modern("tools/call", { name, arguments: args })
+            const direct = yield* mcp(plain)
+            const served = yield* mcp({ ...plain, headers: { ...plain.headers, accept: `${plain.headers.accept}, application/x-ndjson` } })
+            assert.strictEqual(direct.status, served.status, name)
+            assert.strictEqual(direct.headers.get("content-type"), served.headers.get("content-type"), name)
+            // A create makes two records: the same answer but for what the engine assigns each.
+            const same = (reply: Reply) => creates ? withoutAssigned(message(reply)) : message(reply)
+            assert.deepStrictEqual(same(direct), same(served), `${name}: ${direct.text} vs ${served.text}`)
+            return message(direct)
+          })
+        const found = yield* both("lookup_ticket", { identifier: ticket.id })
+        assert.strictEqual(found.result.structuredContent.id, ticket.id)
+        yield* both("lookup_ticket", { identifier: "no-such-ticket" })
+        yield* both("list_parts", { ticketId: ticket.id })
+        yield* both("list_parts", { colour: "red" })
+        yield* both("create_part", { ticketId: ticket.id, technologyId: "fdm", quantity: 1 })
+        yield* both("create_part", { ticketId: ticket.id, technologyId: "fdm", materialId: material.id, quantity: "two" })
+        yield* both("create_ticket_quote", { ticketId: "nope" })
+        yield* both("create_ticket", { projectId: project.id, name: "Made twice, once by each path" }, true)
       }))
 
     it.effect("the official client pinned to 2026-07-28 lists the tools and runs a quoting flow; metered per tool", () =>

@@ -26,7 +26,9 @@ import { SecretStore } from "../../services/SecretStore.ts"
 import { Instruments } from "../telemetry/Instruments.ts"
 import { traceFromMcpParams } from "../telemetry/TraceContext.ts"
 import { type CallDetails, makeIncomingSecretGuard } from "./IncomingSecretGuard.ts"
+import { answerToolCall, plainToolCall } from "./McpDirect.ts"
 import { sessionless } from "./McpLegacy.ts"
+import { McpToolCalls } from "./McpToolCalls.ts"
 
 export const MCP_PATH = "/v1/mcp"
 
@@ -164,6 +166,7 @@ const withoutOrigin = (request: HttpServerRequest.HttpServerRequest, body: ReadB
 export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller }>()(Effect.gen(function*() {
   const guard = makeIncomingSecretGuard(yield* SecretStore, yield* Meter, yield* AppConfig, yield* Instruments)
   const allowedOrigins = yield* AllowedOrigins
+  const calls = yield* McpToolCalls
   return (httpEffect) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
@@ -183,6 +186,10 @@ export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller }>()(Effe
         !originAllowed(request, allowedOrigins)
           ? Effect.succeed(FORBIDDEN)
           : Effect.suspend(() => {
+            // A plain 2026-07-28 tools/call: the tool call without McpServer's generic path (McpDirect).
+            const plain = plainToolCall(request, body?.json, TOOL_NAMES)
+            const call = plain === undefined ? undefined : calls.byName.get(plain.name)
+            if (plain !== undefined && call !== undefined) return answerToolCall(plain.id, call, plain.args)
             if (request.headers["origin"] === undefined) return sessionless(request, body?.json, httpEffect)
             const forwarded = withoutOrigin(request, body)
             return Effect.provideService(sessionless(forwarded, body?.json, httpEffect), HttpServerRequest.HttpServerRequest, forwarded)
