@@ -9,7 +9,7 @@ import { createServer } from "node:http"
 import { Engine } from "../../src/engine/Engine.ts"
 import { EngineRoutesWith, type EngineRoutesOptions } from "../../src/engine/server.ts"
 import { ServicesLive } from "../../src/layers/AppLayers.ts"
-import { AllRoutes, ROUTER_CONFIG } from "../../src/layers/http/Server.ts"
+import { GatewayRoutes, ROUTER_CONFIG } from "../../src/layers/http/Server.ts"
 import { MeterSqlClient, StorageLive } from "../../src/layers/storage/Storage.ts"
 import type { SqlClient } from "effect/sql"
 import { AppConfig, type AppConfigShape } from "../../src/services/AppConfig.ts"
@@ -123,7 +123,7 @@ const gateway = <A, E>(
   services: Layer.Layer<SecretStore | Meter | Downstream, never, SqlClient.SqlClient | MeterSqlClient | AppConfig>
 ) =>
   clientLayer.pipe(
-    Layer.provideMerge(HttpRouter.serve(AllRoutes, { disableLogger: true, disableListenLog: true, routerConfig: ROUTER_CONFIG })),
+    Layer.provideMerge(HttpRouter.serve(GatewayRoutes(undefined), { disableLogger: true, disableListenLog: true, routerConfig: ROUTER_CONFIG })),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(services),
     Layer.provideMerge(base)

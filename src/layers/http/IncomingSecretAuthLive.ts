@@ -19,7 +19,7 @@ import { downstreamResponse, errorResponse, schemaErrorToBadRequest } from "./Er
 import { makeIncomingSecretGuard } from "./IncomingSecretGuard.ts"
 
 /** The response for a handler's failure, or `undefined` for a defect (left to the server: 500). */
-const failureResponse = (cause: Cause.Cause<unknown>): HttpServerResponse.HttpServerResponse | undefined => {
+export const failureResponse = (cause: Cause.Cause<unknown>): HttpServerResponse.HttpServerResponse | undefined => {
   const error = Cause.findErrorOption(cause)
   if (Option.isNone(error)) return undefined
   const failure = error.value

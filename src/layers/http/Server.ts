@@ -3,8 +3,8 @@
  * /openapi.json and /docs, /health and /ready.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
-import { HttpRouter } from "effect/http"
+import { Effect, Layer, type Types } from "effect"
+import { HttpRouter, type HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { createServer } from "node:http"
 import { AdminApi } from "../../api/AdminApi.ts"
@@ -16,6 +16,7 @@ import { AdminAuthLive, AdminHandlers } from "./AdminHandlers.ts"
 import { IncomingSecretAuthLive } from "./IncomingSecretAuthLive.ts"
 import { McpRoutes } from "./McpRoute.ts"
 import { PublicHandlers } from "./PublicHandlers.ts"
+import { RecordReadDirect } from "./RecordReadDirect.ts"
 import { SystemRoutes } from "./SystemRoutes.ts"
 
 const PublicRoutes = HttpApiBuilder.layer(PublicApi, { openapiPath: "/openapi.json" }).pipe(
@@ -36,6 +37,26 @@ export const AllRoutes = Layer.mergeAll(
   McpRoutes
 )
 
+type RequestMiddleware = NonNullable<ReturnType<typeof requestTelemetry>>
+/** What a router-wide middleware wraps: the router, whose failures the server answers. */
+type RouterApp = Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>
+
+/**
+ * The routes, and the one router-wide middleware in front of them: the
+ * request log line and duration metric (`telemetry`, when there is one)
+ * around everything, then the direct answer of record reads
+ * (RecordReadDirect), which hands every other request to the router.
+ * One middleware, so that the order is certain.
+ */
+export const GatewayRoutes = (telemetry: RequestMiddleware | undefined) =>
+  Layer.merge(
+    AllRoutes,
+    HttpRouter.middleware(
+      Effect.map(RecordReadDirect, (direct) => (router: RouterApp) => telemetry === undefined ? direct(router) : telemetry(direct(router))),
+      { global: true }
+    )
+  )
+
 /**
  * The router's limits: a path parameter may be as long as any schema allows
  * (find-my-way stops matching at 100 characters by default, which answered a
@@ -46,14 +67,14 @@ export const ROUTER_CONFIG = { maxParamLength: 8_192 } as const
 /**
  * The HTTP server on HOST:PORT (127.0.0.1:8080 unless told otherwise), with
  * the request log line and duration metric (RequestTelemetry) unless both are off.
+ * A router-wide middleware (every route, and unknown paths) is cheaper than a
+ * server middleware, which takes every request off the server's single-frame
+ * fast path.
  */
 export const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* AppConfig
-  const middleware = requestTelemetry({ log: yield* RequestLogEnabled, instruments: yield* Instruments })
-  // A router-wide middleware (every route, and unknown paths): cheaper than a server middleware, which
-  // takes every request off the server's single-frame fast path.
-  const routes = middleware === undefined ? AllRoutes : Layer.merge(AllRoutes, HttpRouter.middleware(middleware, { global: true }))
-  return HttpRouter.serve(routes, { disableLogger: true, routerConfig: ROUTER_CONFIG }).pipe(
+  const telemetry = requestTelemetry({ log: yield* RequestLogEnabled, instruments: yield* Instruments })
+  return HttpRouter.serve(GatewayRoutes(telemetry), { disableLogger: true, routerConfig: ROUTER_CONFIG }).pipe(
     Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
   )
 }))
