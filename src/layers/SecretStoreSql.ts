@@ -10,7 +10,7 @@
  */
 import { Effect, Layer, Result } from "effect"
 import { SqlClient } from "effect/sql"
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
+import { hash, randomBytes, timingSafeEqual } from "node:crypto"
 import { IpNetwork } from "effect/net"
 import { NotFound } from "../domain/Errors.ts"
 import { isAllowed, parseIpRange, type IpRange } from "../domain/IpAllowList.ts"
@@ -42,9 +42,10 @@ interface KnownSecret {
 /** Bound on remembered secrets; past it the oldest are dropped (they are looked up again). */
 const MAX_REMEMBERED = 10_000
 /** Compared against when the id is unknown, so that path does the same work. */
-const DUMMY_HASH = createHash("sha256").update("no such secret").digest()
+const DUMMY_HASH = hash("sha256", "no such secret", "buffer")
 
-const sha256 = (value: string) => createHash("sha256").update(value).digest()
+/** One-shot hashing: no Hash object per call (every authenticated call hashes the presented value). */
+const sha256 = (value: string) => hash("sha256", value, "buffer")
 
 const toKnown = (row: SecretRow): KnownSecret => ({
   id: row.id,
