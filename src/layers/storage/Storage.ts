@@ -8,13 +8,16 @@
  * read per statement under load. The meter has a small pool of its own
  * (MeterSqlClient): its INSERT is a commit, the slowest statement of a read,
  * and on a shared pipelined connection a read's SELECT would wait behind it
- * instead of running beside it.
+ * instead of running beside it. Over TCP, a connection's writes made in one
+ * turn of the event loop (the statements of the requests read in that turn)
+ * leave in one system call (CoalescedSocket).
  */
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { Migrator, SqlClient } from "effect/sql"
 import { AppConfig } from "../../services/AppConfig.ts"
+import { coalescedConnection } from "./CoalescedSocket.ts"
 import { isShared, openEmbedded, socketPath } from "./EmbeddedDatabase.ts"
 import { migrations } from "./migrations.ts"
 
@@ -56,13 +59,34 @@ const POSTGRES = { connectTimeout: "5 seconds", applicationName: "mfg-public-api
 /** One connection per meter flush in flight (MeterSql runs at most 4). */
 const METER_CONNECTIONS = 4
 
-const postgresClient = (url: Redacted.Redacted) =>
-  Layer.merge(
-    PgClient.layer({ ...POSTGRES, url, maxConnections: 20, multiplex: true }),
-    Layer.effect(MeterSqlClient, PgClient.make({ ...POSTGRES, url, maxConnections: METER_CONNECTIONS })).pipe(
+/**
+ * The TCP host and port of a postgres:// URL that names them in its authority
+ * (as @effect/sql-pg reads it); undefined otherwise (a `host` or `port`
+ * parameter, a Unix socket, no host), and the driver connects as it would.
+ */
+const tcpAddress = (url: Redacted.Redacted) => {
+  try {
+    const parsed = new URL(Redacted.value(url))
+    if (parsed.searchParams.has("host") || parsed.searchParams.has("port") || parsed.hostname === "") return undefined
+    const bracketed = parsed.hostname.startsWith("[") && parsed.hostname.endsWith("]")
+    const host = bracketed ? parsed.hostname.slice(1, -1) : decodeURIComponent(parsed.hostname)
+    return host.startsWith("/") ? undefined : { host, port: parsed.port === "" ? 5432 : Number(parsed.port) }
+  } catch {
+    return undefined
+  }
+}
+
+const postgresClient = (url: Redacted.Redacted) => {
+  const address = tcpAddress(url)
+  // Over TCP, the writes of one turn of the event loop leave together (CoalescedSocket).
+  const transport = address === undefined ? {} : { stream: coalescedConnection(address.host, address.port) }
+  return Layer.merge(
+    PgClient.layer({ ...POSTGRES, ...transport, url, maxConnections: 20, multiplex: true }),
+    Layer.effect(MeterSqlClient, PgClient.make({ ...POSTGRES, ...transport, url, maxConnections: METER_CONNECTIONS })).pipe(
       Layer.provide(Reactivity.layer)
     )
   )
+}
 
 const sharedWithMeter = Layer.effect(MeterSqlClient, Effect.service(SqlClient.SqlClient))
 
