@@ -28,7 +28,7 @@ export const isAnyAddress = (range: IpRange): boolean => range.prefixLength === 
  * The addresses to test for one client: itself and its other form, so an
  * IPv4 client and its IPv4-mapped IPv6 form (`::ffff:a.b.c.d`) are one client.
  */
-const candidates = (clientAddress: string): ReadonlyArray<NetAddress.IpAddress> => {
+const parseCandidates = (clientAddress: string): ReadonlyArray<NetAddress.IpAddress> => {
   const parsed = NetAddress.ipFromString(clientAddress)
   if (Result.isFailure(parsed)) return []
   const lower = clientAddress.toLowerCase()
@@ -38,6 +38,25 @@ const candidates = (clientAddress: string): ReadonlyArray<NetAddress.IpAddress> 
     ? NetAddress.ipFromString(MAPPED_PREFIX + lower)
     : undefined
   return other !== undefined && Result.isSuccess(other) ? [parsed.success, other.success] : [parsed.success]
+}
+
+/** Client addresses parsed lately; cleared when full (a client's address repeats from call to call). */
+const parsedClients = new Map<string, ReadonlyArray<NetAddress.IpAddress>>()
+const MAX_PARSED_CLIENTS = 1_024
+
+/**
+ * Parsing the client's address was most of a range check, and it made a
+ * call refused for its address measurably slower than one refused for its
+ * secret: the parse is now remembered.
+ */
+const candidates = (clientAddress: string): ReadonlyArray<NetAddress.IpAddress> => {
+  let parsed = parsedClients.get(clientAddress)
+  if (parsed === undefined) {
+    if (parsedClients.size >= MAX_PARSED_CLIENTS) parsedClients.clear()
+    parsed = parseCandidates(clientAddress)
+    parsedClients.set(clientAddress, parsed)
+  }
+  return parsed
 }
 
 /** Whether a client address falls in one of the ranges. */

@@ -110,10 +110,13 @@ export const SecretStoreSql = Layer.effect(
       createdAt: row.created_at.toISOString()
     })
 
-    const passes = (secret: KnownSecret, presentedHash: Buffer, clientAddress: string) =>
-      timingSafeEqual(secret.hash, presentedHash) &&
-      secret.issuedAt.getTime() >= config.releasedAt.getTime() &&
-      isAllowed(secret.ranges, clientAddress)
+    /** Every check, whichever fails: a refusal for the address costs what one for the secret costs. */
+    const passes = (secret: KnownSecret, presentedHash: Buffer, clientAddress: string) => {
+      const hashMatches = timingSafeEqual(secret.hash, presentedHash)
+      const released = secret.issuedAt.getTime() >= config.releasedAt.getTime()
+      const addressAllowed = isAllowed(secret.ranges, clientAddress)
+      return hashMatches && released && addressAllowed
+    }
 
     return SecretStore.of({
       create: Effect.fn("SecretStore.create")(function*(request) {
