@@ -29,7 +29,7 @@ const AdminRoutes = HttpApiBuilder.layer(AdminApi).pipe(
   Layer.provide(AdminAuthLive)
 )
 
-export const AllRoutes = Layer.mergeAll(
+const AllRoutes = Layer.mergeAll(
   PublicRoutes,
   AdminRoutes,
   HttpApiScalar.layer(PublicApi, { path: "/docs" }),
