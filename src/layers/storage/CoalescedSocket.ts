@@ -6,10 +6,10 @@
  * SELECT on the shared pipelined connection, the meter's INSERT), and each
  * was a write of its own: on loopback a write also runs the receiving side's
  * TCP processing, and these writes were the largest single cost of the
- * service's CPU per read. Corking the socket at the first write of a turn
- * and uncorking it when the turn's I/O callbacks are done (setImmediate)
- * sends them together, at the cost of that turn's remaining callbacks in
- * latency: nothing waits for a timer.
+ * service's CPU per read. The first write of a turn still leaves at once;
+ * the socket is corked for the ones after it and uncorked when the turn's
+ * I/O callbacks are done (setImmediate), so they leave together, having
+ * waited for those callbacks only: nothing waits for a timer.
  */
 import * as Net from "node:net"
 
