@@ -5,13 +5,18 @@
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
 import { BadRequest, NotAuthorized, NotFound, ServiceUnavailable } from "../domain/Errors.ts"
-import { SecretCreateRequest, SecretId, SecretIssued, SecretView } from "../domain/Secret.ts"
+import { AppId, SecretCreateRequest, SecretId, SecretIssued, SecretView } from "../domain/Secret.ts"
 import { UsageTotals } from "../domain/Usage.ts"
 import { IsoDateParam } from "../domain/Resource.ts"
 
 export class AdminAuth extends HttpApiMiddleware.Service<AdminAuth>()("mfg/api/AdminAuth", {
   error: [NotAuthorized, NotFound],
   security: { adminToken: HttpApiSecurity.apiKey({ in: "header", key: "X-Admin-Token" }) }
+}) {}
+
+/** Answers a request that fails its schema with the standard 400 naming the field or parameter. */
+export class AdminBadRequests extends HttpApiMiddleware.Service<AdminBadRequests>()("mfg/api/AdminBadRequests", {
+  error: BadRequest
 }) {}
 
 const SecretIdParam = { id: SecretId }
@@ -24,7 +29,7 @@ export class SecretsGroup extends HttpApiGroup.make("secrets")
       error: [BadRequest, ServiceUnavailable]
     }).annotate(OpenApi.Summary, "Create an Incoming Secret; its value is shown only in this response"),
     HttpApiEndpoint.get("list", "/secret", {
-      query: { appId: Schema.optional(Schema.String) },
+      query: { appId: Schema.optional(AppId) },
       success: Schema.Array(SecretView),
       error: [BadRequest, ServiceUnavailable]
     }).annotate(OpenApi.Summary, "List Incoming Secrets (never their values)"),
@@ -40,7 +45,7 @@ export class SecretsGroup extends HttpApiGroup.make("secrets")
     }).annotate(OpenApi.Summary, "Delete a secret; its value fails at once"),
     HttpApiEndpoint.get("usage", "/usage", {
       query: {
-        appId: Schema.optional(Schema.String),
+        appId: Schema.optional(AppId),
         from: Schema.optional(IsoDateParam),
         to: Schema.optional(IsoDateParam)
       },
@@ -48,6 +53,8 @@ export class SecretsGroup extends HttpApiGroup.make("secrets")
       error: [BadRequest, ServiceUnavailable]
     }).annotate(OpenApi.Summary, "Metering totals by operation")
   )
+  // The first is innermost: it sees the schema failures before the token check wraps them.
+  .middleware(AdminBadRequests)
   .middleware(AdminAuth)
 {}
 

@@ -8,6 +8,9 @@ import { parseIpRange, type IpRange } from "../domain/IpAllowList.ts"
 /** The 1.0.0 release of this interface: secrets issued before it cannot authenticate. */
 export const RELEASE_1_0_0 = "2026-11-01T00:00:00.000Z"
 
+/** MAX_BODY_BYTES unless set: 1 MiB, far above any JSON payload of the API. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
 export interface AppConfigShape {
   readonly port: number
   readonly host: string
@@ -17,6 +20,8 @@ export interface AppConfigShape {
   readonly releasedAt: Date
   readonly adminToken: Option.Option<Redacted.Redacted>
   readonly trustedProxies: ReadonlyArray<IpRange>
+  /** The largest request body, in bytes (MAX_BODY_BYTES): 413 above it. */
+  readonly maxBodyBytes: number
   /** Extra wait before a meter flush, to gather more calls into one commit (0: flush as soon as the previous one ends). */
   readonly meterFlushWindowMs: number
 }
@@ -34,7 +39,8 @@ const raw = Config.all({
   releasedAt: Config.String("RELEASED_AT").pipe(Config.withDefault(RELEASE_1_0_0)),
   adminToken: Config.option(Config.Redacted("ADMIN_TOKEN")),
   trustedProxies: Config.String("TRUSTED_PROXIES").pipe(Config.withDefault("")),
-  meterFlushWindowMs: Config.Int("METER_FLUSH_WINDOW_MS").pipe(Config.withDefault(0))
+  meterFlushWindowMs: Config.Int("METER_FLUSH_WINDOW_MS").pipe(Config.withDefault(0)),
+  maxBodyBytes: Config.Int("MAX_BODY_BYTES").pipe(Config.withDefault(DEFAULT_MAX_BODY_BYTES))
 })
 
 const parseRanges = (text: string): Result.Result<ReadonlyArray<IpRange>, string> => {
@@ -47,6 +53,17 @@ const parseRanges = (text: string): Result.Result<ReadonlyArray<IpRange>, string
   return Result.succeed(ranges)
 }
 
+/**
+ * Why a token cannot serve as ADMIN_TOKEN: a header value loses its
+ * surrounding whitespace on the way, so such a token could never be presented.
+ */
+const adminTokenProblem = (token: string): string | undefined => {
+  if (token.trim() === "") return "is blank"
+  if (token.trim() !== token) return "has leading or trailing whitespace, which no X-Admin-Token header can carry"
+  if (token.length < 16) return "must be at least 16 characters"
+  return undefined
+}
+
 export const loadAppConfig = Effect.gen(function*() {
   const config = yield* raw
   const releasedAt = Date.parse(config.releasedAt)
@@ -57,8 +74,12 @@ export const loadAppConfig = Effect.gen(function*() {
   if (Result.isFailure(proxies)) {
     return yield* new InvalidConfig({ message: `TRUSTED_PROXIES: ${proxies.failure}` })
   }
-  if (config.adminToken._tag === "Some" && Redacted.value(config.adminToken.value).length < 16) {
-    return yield* new InvalidConfig({ message: "ADMIN_TOKEN must be at least 16 characters" })
+  if (config.adminToken._tag === "Some") {
+    const problem = adminTokenProblem(Redacted.value(config.adminToken.value))
+    if (problem !== undefined) return yield* new InvalidConfig({ message: `ADMIN_TOKEN ${problem}` })
+  }
+  if (config.maxBodyBytes < 1) {
+    return yield* new InvalidConfig({ message: `MAX_BODY_BYTES must be a positive number of bytes, not ${config.maxBodyBytes}` })
   }
   return {
     ...config,

@@ -1,15 +1,17 @@
 /**
  * The admin API: secret management and metering totals. Off (404) unless
- * ADMIN_TOKEN is set; the token is compared in constant time.
+ * ADMIN_TOKEN is set; the token is compared in constant time. A request that
+ * fails its schema is the standard 400 naming the field or parameter.
  */
 import { Effect, Layer, Option, Redacted } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
+import { HttpApiBuilder, HttpApiError } from "effect/http-api"
 import { createHash, timingSafeEqual } from "node:crypto"
-import { AdminApi, AdminAuth } from "../../api/AdminApi.ts"
+import { AdminApi, AdminAuth, AdminBadRequests } from "../../api/AdminApi.ts"
 import { NotAuthorized, NotFound } from "../../domain/Errors.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Meter } from "../../services/Meter.ts"
 import { SecretStore } from "../../services/SecretStore.ts"
+import { errorResponse, schemaErrorToBadRequest } from "./ErrorResponses.ts"
 
 const digest = (value: string) => createHash("sha256").update(value).digest()
 
@@ -30,6 +32,12 @@ export const AdminAuthLive = Layer.effect(
     })
   })
 )
+
+export const AdminBadRequestsLive = Layer.succeed(AdminBadRequests, (handler) =>
+  Effect.catch(handler, (error) =>
+    HttpApiError.HttpApiSchemaError.is(error)
+      ? Effect.succeed(errorResponse(schemaErrorToBadRequest(error)))
+      : Effect.fail(error)))
 
 export const AdminHandlers = HttpApiBuilder.group(
   AdminApi,

@@ -149,6 +149,13 @@ const AllowedOrigins = Config.String("MCP_ALLOWED_ORIGINS").pipe(
 
 const FORBIDDEN = HttpServerResponse.empty({ status: 403 })
 
+/** MCP has had no JSON-RPC batches since 2025-06-18: one message per HTTP request. */
+const BATCH_REFUSED = HttpServerResponse.jsonUnsafe({
+  jsonrpc: "2.0",
+  id: null,
+  error: { code: -32600, message: "JSON-RPC batches are not supported: send one request per HTTP request" }
+}, { status: 400 })
+
 /** The request without its (validated) Origin header, the body read once and carried over. */
 const withoutOrigin = (request: HttpServerRequest.HttpServerRequest, body: ReadBody | undefined) => {
   const headers = new globalThis.Headers()
@@ -186,6 +193,7 @@ export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller }>()(Effe
         !originAllowed(request, allowedOrigins)
           ? Effect.succeed(FORBIDDEN)
           : Effect.suspend(() => {
+            if (Array.isArray(body?.json)) return Effect.succeed(BATCH_REFUSED)
             // A plain 2026-07-28 tools/call: the tool call without McpServer's generic path (McpDirect).
             const plain = plainToolCall(request, body?.json, TOOL_NAMES)
             const call = plain === undefined ? undefined : calls.byName.get(plain.name)

@@ -12,11 +12,12 @@ import { PublicApi } from "../../api/PublicApi.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Instruments } from "../telemetry/Instruments.ts"
 import { RequestLogEnabled, requestTelemetry } from "../telemetry/RequestTelemetry.ts"
-import { AdminAuthLive, AdminHandlers } from "./AdminHandlers.ts"
+import { AdminAuthLive, AdminBadRequestsLive, AdminHandlers } from "./AdminHandlers.ts"
 import { IncomingSecretAuthLive } from "./IncomingSecretAuthLive.ts"
 import { McpRoutes } from "./McpRoute.ts"
 import { PublicHandlers } from "./PublicHandlers.ts"
 import { RecordReadDirect } from "./RecordReadDirect.ts"
+import { requestLimits } from "./RequestLimits.ts"
 import { SystemRoutes } from "./SystemRoutes.ts"
 
 const PublicRoutes = HttpApiBuilder.layer(PublicApi, { openapiPath: "/openapi.json" }).pipe(
@@ -26,7 +27,7 @@ const PublicRoutes = HttpApiBuilder.layer(PublicApi, { openapiPath: "/openapi.js
 
 const AdminRoutes = HttpApiBuilder.layer(AdminApi).pipe(
   Layer.provide(AdminHandlers),
-  Layer.provide(AdminAuthLive)
+  Layer.provide([AdminAuthLive, AdminBadRequestsLive])
 )
 
 const AllRoutes = Layer.mergeAll(
@@ -44,15 +45,19 @@ type RouterApp = Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unha
 /**
  * The routes, and the one router-wide middleware in front of them: the
  * request log line and duration metric (`telemetry`, when there is one)
- * around everything, then the direct answer of record reads
- * (RecordReadDirect), which hands every other request to the router.
- * One middleware, so that the order is certain.
+ * around everything, then the bounds on path and body (RequestLimits), then
+ * the direct answer of record reads (RecordReadDirect), which hands every
+ * other request to the router. One middleware, so that the order is certain.
  */
 export const GatewayRoutes = (telemetry: RequestMiddleware | undefined) =>
   Layer.merge(
     AllRoutes,
     HttpRouter.middleware(
-      Effect.map(RecordReadDirect, (direct) => (router: RouterApp) => telemetry === undefined ? direct(router) : telemetry(direct(router))),
+      Effect.gen(function*() {
+        const direct = yield* RecordReadDirect
+        const limits = requestLimits((yield* AppConfig).maxBodyBytes)
+        return (router: RouterApp) => telemetry === undefined ? limits(direct(router)) : telemetry(limits(direct(router)))
+      }),
       { global: true }
     )
   )

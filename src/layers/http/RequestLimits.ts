@@ -1,0 +1,136 @@
+/**
+ * Bounds on what a request may carry, checked in front of every route (the
+ * public API, MCP, the admin API) before authentication, as a proxy would:
+ *
+ * - a path with a malformed percent-encoding (`%ZZ`, `%C0%AF`) is a 400;
+ * - a body over MAX_BODY_BYTES is a 413: at once when its Content-Length says
+ *   so, else as soon as the bytes read pass the limit (the connection is then
+ *   closed, so the rest is never read);
+ * - a JSON body nested deeper than MAX_JSON_DEPTH is a 400: parsing and
+ *   decoding recurse per level, so depth is bounded before either runs.
+ *
+ * Every refusal has the standard body: `{code, message, type}` on REST and
+ * the admin API, a JSON-RPC error (no id) on /v1/mcp. The body is read here
+ * once, under the limit; the request keeps it, so the handler's own read
+ * returns the same bytes (the router hands handlers this same request).
+ */
+import { ByteSize, Context, Effect } from "effect"
+import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { BadRequest } from "../../domain/Errors.ts"
+import { errorResponse } from "./ErrorResponses.ts"
+
+/** The deepest nesting of arrays and objects a JSON body may have. */
+export const MAX_JSON_DEPTH = 64
+
+const MCP_PATH = "/v1/mcp"
+
+/** Methods whose requests carry no body unless they say so with Content-Length or Transfer-Encoding. */
+const BODYLESS = new Set(["GET", "HEAD", "OPTIONS", "DELETE"])
+
+const OPEN_BRACE = 0x7b, OPEN_BRACKET = 0x5b, CLOSE_BRACE = 0x7d, CLOSE_BRACKET = 0x5d, QUOTE = 0x22, BACKSLASH = 0x5c
+
+/** Whether `text` nests arrays and objects deeper than `limit` (strings skipped; one linear pass, no parse). */
+export const nestsDeeperThan = (text: string, limit: number): boolean => {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === BACKSLASH) i++
+      else if (c === QUOTE) inString = false
+    } else if (c === QUOTE) inString = true
+    else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      if (++depth > limit) return true
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--
+  }
+  return false
+}
+
+/** Whether every percent-encoding of the path decodes (to valid UTF-8). */
+const pathDecodes = (url: string): boolean => {
+  const query = url.indexOf("?")
+  const path = query < 0 ? url : url.slice(0, query)
+  if (!path.includes("%")) return true
+  try {
+    decodeURIComponent(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const isJson = (contentType: string | undefined) =>
+  contentType === undefined || /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i.test(contentType)
+
+type Refusal = { readonly status: 400 | 413; readonly type: string; readonly message: string; readonly rpcCode: number }
+
+/** The refusal, in the shape of the surface that refuses it. */
+const refusalResponse = (request: HttpServerRequest.HttpServerRequest, refusal: Refusal) => {
+  const close = refusal.status === 413 ? { connection: "close" } : undefined
+  if (request.url === MCP_PATH || request.url.startsWith(`${MCP_PATH}?`)) {
+    return HttpServerResponse.jsonUnsafe(
+      { jsonrpc: "2.0", id: null, error: { code: refusal.rpcCode, message: refusal.message } },
+      { status: refusal.status, ...(close === undefined ? {} : { headers: close }) }
+    )
+  }
+  const response = errorResponse({ code: refusal.status, message: refusal.message, type: refusal.type })
+  return close === undefined ? response : HttpServerResponse.setHeaders(response, close)
+}
+
+const tooLarge = (maxBodyBytes: number): Refusal => ({
+  status: 413,
+  type: "PayloadTooLarge",
+  message: `The request body is larger than ${maxBodyBytes} bytes (MAX_BODY_BYTES)`,
+  rpcCode: -32600
+})
+
+const MALFORMED_PATH: Refusal = {
+  status: 400,
+  type: "MalformedPath",
+  message: "The request path has a malformed percent-encoding",
+  rpcCode: -32600
+}
+
+const TOO_DEEP: Refusal = {
+  status: 400,
+  type: BadRequest.name,
+  message: `The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`,
+  rpcCode: -32700
+}
+
+const UNREADABLE: Refusal = {
+  status: 400,
+  type: "UnreadableBody",
+  message: "The request body could not be read",
+  rpcCode: -32700
+}
+
+/** The middleware: `maxBodyBytes` is MAX_BODY_BYTES. */
+export const requestLimits = (maxBodyBytes: number) => {
+  const limit = ByteSize.bytes(maxBodyBytes)
+  return <E, R>(
+    app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
+    Effect.withFiber((fiber) => {
+      const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+      if (!pathDecodes(request.url)) return Effect.succeed(refusalResponse(request, MALFORMED_PATH))
+      if (BODYLESS.has(request.method)) {
+        const headers = request.headers
+        if (headers["content-length"] === undefined && headers["transfer-encoding"] === undefined) return app
+      }
+      const declared = Number(request.headers["content-length"])
+      if (declared > maxBodyBytes) return Effect.succeed(refusalResponse(request, tooLarge(maxBodyBytes)))
+      const read = Effect.provideService(request.text, HttpIncomingMessage.MaxBodySize, limit)
+      return Effect.matchEffect(read, {
+        onFailure: (error) =>
+          Effect.succeed(refusalResponse(
+            request,
+            error.reason._tag === "RequestParseError" && error.reason.reason === "BodyTooLarge" ? tooLarge(maxBodyBytes) : UNREADABLE
+          )),
+        onSuccess: (text) =>
+          isJson(request.headers["content-type"]) && nestsDeeperThan(text, MAX_JSON_DEPTH)
+            ? Effect.succeed(refusalResponse(request, TOO_DEEP))
+            : app
+      })
+    })
+}
