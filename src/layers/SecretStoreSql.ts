@@ -5,8 +5,10 @@
  * remembered in memory so the usual call needs no lookup: the meter flush
  * that every call waits for confirms, in the same statement, that the
  * secret still exists with that hash (see MeterSql). Every failing check
- * looks the record up again, so an unknown id, a wrong random part and a
- * blocked address cost the same: one lookup, one hash comparison.
+ * looks the record up again, and the lookup answers one row whether the id
+ * exists or not (a decoy of the same shape when it does not), checked the
+ * same way: an unknown id, a wrong random part, a release-date refusal and a
+ * blocked address cost the same (bench/auth-timing.ts measures it).
  */
 import { Effect, Layer, Result } from "effect"
 import { SqlClient } from "effect/sql"
@@ -41,14 +43,43 @@ interface KnownSecret {
 
 /** Bound on remembered secrets; past it the oldest are dropped (they are looked up again). */
 const MAX_REMEMBERED = 10_000
-/** Compared against when the id is unknown, so that path does the same work. */
-const DUMMY_HASH = hash("sha256", "no such secret", "buffer")
+/**
+ * The row an authentication lookup answers: the secret's, or the decoy when
+ * no secret has the id. The decoy has the shape of a real row (a hash of the
+ * same length, one range that is not "any address", a date) so decoding and
+ * checking it costs what a real one costs.
+ */
+interface AuthRow {
+  readonly found: boolean
+  readonly app_id: string
+  readonly secret_hash: string
+  readonly ip_ranges: ReadonlyArray<string>
+  readonly issued_at: Date
+}
+
+const AUTH_LOOKUP_SQL = `
+  SELECT s.id IS NOT NULL AS found,
+         COALESCE(s.app_id, 'decoy') AS app_id,
+         COALESCE(s.secret_hash, '${"0".repeat(64)}') AS secret_hash,
+         COALESCE(s.ip_ranges, ARRAY['192.0.2.0/24']::text[]) AS ip_ranges,
+         COALESCE(s.issued_at, '2026-11-01T00:00:00Z'::timestamptz) AS issued_at
+  FROM (VALUES (1)) AS one (x) LEFT JOIN incoming_secret s ON s.id = $1`
+
+/** Checked when no secret with the id is remembered, so a first call costs what a remembered one does. */
+const DECOY: KnownSecret = {
+  id: "",
+  appId: "decoy",
+  hash: Buffer.alloc(32),
+  hashHex: "0".repeat(64),
+  ranges: [Result.getOrThrow(parseIpRange("192.0.2.0/24"))],
+  issuedAt: new Date("2026-11-01T00:00:00Z")
+}
 
 /** One-shot hashing: no Hash object per call (every authenticated call hashes the presented value). */
 const sha256 = (value: string) => hash("sha256", value, "buffer")
 
-const toKnown = (row: SecretRow): KnownSecret => ({
-  id: row.id,
+const toKnown = (id: string, row: AuthRow): KnownSecret => ({
+  id,
   appId: row.app_id,
   hash: Buffer.from(row.secret_hash, "hex"),
   hashHex: row.secret_hash,
@@ -95,9 +126,10 @@ export const SecretStoreSql = Layer.effect(
       if (known.size > MAX_REMEMBERED) known.delete(known.keys().next().value!)
     }
 
-    const findRow = (id: string) =>
-      sql<SecretRow>`SELECT * FROM incoming_secret WHERE id = ${id}`.pipe(
-        Effect.map((rows) => rows[0]),
+    /** Exactly one row, found or the decoy: the same statement, rows and decoding whether the id exists or not. */
+    const authLookup = (id: string) =>
+      sql.unsafe<AuthRow>(AUTH_LOOKUP_SQL, [id]).pipe(
+        Effect.map((rows) => rows[0]!),
         Effect.catchTag("SqlError", storageFailure)
       )
 
@@ -171,20 +203,19 @@ export const SecretStoreSql = Layer.effect(
           const secretId = match[1]!
           const presentedHash = sha256(presented)
           const remembered = known.get(secretId)
-          if (remembered !== undefined && passes(remembered, presentedHash, clientAddress)) {
+          if (passes(remembered ?? DECOY, presentedHash, clientAddress) && remembered !== undefined) {
             return Effect.succeed({ appId: remembered.appId, secretId, secretHash: remembered.hashHex })
           }
-          return Effect.flatMap(findRow(secretId), (row) => {
-            const secret = row === undefined ? undefined : toKnown(row)
-            if (secret === undefined) known.delete(secretId)
-            else remember(secret)
-            const hashMatches = timingSafeEqual(secret?.hash ?? DUMMY_HASH, presentedHash)
-            const addressAllowed = isAllowed(secret?.ranges ?? [], clientAddress)
-            if (secret === undefined) return Effect.fail(AuthenticationFailed.because("unknown-secret"))
+          return Effect.flatMap(authLookup(secretId), (row) => {
+            const secret = toKnown(secretId, row)
+            if (row.found) remember(secret)
+            else known.delete(secretId)
+            const hashMatches = timingSafeEqual(secret.hash, presentedHash)
+            const released = secret.issuedAt.getTime() >= config.releasedAt.getTime()
+            const addressAllowed = isAllowed(secret.ranges, clientAddress)
+            if (!row.found) return Effect.fail(AuthenticationFailed.because("unknown-secret"))
             if (!hashMatches) return Effect.fail(AuthenticationFailed.because("wrong-secret"))
-            if (secret.issuedAt.getTime() < config.releasedAt.getTime()) {
-              return Effect.fail(AuthenticationFailed.because("before-release"))
-            }
+            if (!released) return Effect.fail(AuthenticationFailed.because("before-release"))
             if (!addressAllowed) return Effect.fail(AuthenticationFailed.because("ip-blocked"))
             return Effect.succeed({ appId: secret.appId, secretId, secretHash: secret.hashHex })
           })
