@@ -4,9 +4,11 @@
  * download is fenced in:
  *
  * - only `http:` and `https:`, without credentials in the URL;
- * - no loopback, private, link-local, shared, multicast or reserved address
- *   (checked on every address the host name resolves to, at connection
- *   time, and on every redirect), unless MODEL_FETCH_ALLOW_PRIVATE=true;
+ * - no loopback, private, link-local, shared, multicast or reserved address:
+ *   none in a special-purpose range of the IANA registries
+ *   (src/domain/SpecialAddresses.ts), checked on every address the host name
+ *   resolves to, at connection time, on a literal address in the URL, and on
+ *   every redirect, unless MODEL_FETCH_ALLOW_PRIVATE=true;
  * - at most MODEL_FETCH_MAX_BYTES (100 MiB), MODEL_FETCH_TIMEOUT (20 s) for
  *   the whole download, MODEL_FETCH_MAX_REDIRECTS (3) redirects.
  *
@@ -21,7 +23,8 @@ import { Config, Context, Duration, Effect, Layer } from "effect"
 import { lookup as dnsLookup, type LookupAddress } from "node:dns"
 import * as Http from "node:http"
 import * as Https from "node:https"
-import { BlockList, isIP } from "node:net"
+import { isIP } from "node:net"
+import { describeSpecial, isFetchable } from "../../domain/SpecialAddresses.ts"
 import { InvalidConfig } from "../../services/AppConfig.ts"
 import { EngineError } from "../EngineError.ts"
 
@@ -79,39 +82,20 @@ const shown = (url: URL) => `${url.protocol}//${url.host}${url.pathname}`
 // ---------------------------------------------------------------------------
 // Addresses
 
-const blocked = new BlockList()
-for (
-  const [network, prefix] of [
-    ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
-    ["192.0.0.0", 24], ["192.0.2.0", 24], ["192.88.99.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24],
-    ["203.0.113.0", 24], ["224.0.0.0", 3]
-  ] as const
-) blocked.addSubnet(network, prefix, "ipv4")
-for (
-  const [network, prefix] of [
-    ["::", 127], ["64:ff9b::", 96], ["100::", 64], ["2001:db8::", 32], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8]
-  ] as const
-) blocked.addSubnet(network, prefix, "ipv6")
+/**
+ * Whether an IP address may not be fetched: in a special-purpose range of
+ * the IANA registries (loopback, private, link-local, shared, multicast,
+ * reserved, documentation, NAT64, 6to4, IPv4-compatible, ... see
+ * src/domain/SpecialAddresses.ts), or not an IP address at all. An
+ * IPv4-mapped address is judged by the IPv4 address it carries.
+ */
+export const isPrivateAddress = (address: string): boolean => !isFetchable(address)
 
-/** Whether an IP address is loopback, private, link-local, shared, multicast, reserved or for documentation. */
-export const isPrivateAddress = (address: string): boolean => {
-  const family = isIP(address)
-  if (family === 4) return blocked.check(address, "ipv4")
-  if (family !== 6) return true
-  const mapped = /^::ffff:(?:0:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  if (mapped !== null) return isPrivateAddress(mapped[1]!)
-  const hexMapped = /^::ffff:(?:0:)?([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address)
-  if (hexMapped !== null) {
-    const high = parseInt(hexMapped[1]!, 16), low = parseInt(hexMapped[2]!, 16)
-    return isPrivateAddress(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`)
-  }
-  return blocked.check(address, "ipv6")
-}
-
+/** Why a connection to the address is refused: `the host resolves to ::1, a private or reserved address (Loopback Address, RFC 4291)`. */
 class PrivateAddress extends Error {
   readonly address: string
-  constructor(address: string) {
-    super(`the host resolves to ${address}, a private or reserved address`)
+  constructor(address: string, why: string) {
+    super(`the host resolves to ${address}, a private or reserved address (${why})`)
     this.address = address
   }
 }
@@ -122,8 +106,10 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Ar
 const guardedLookup = (hostname: string, options: { all?: boolean }, callback: LookupCallback) => {
   dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error !== null) return callback(error, [])
-    const refused = addresses.find((entry) => isPrivateAddress(entry.address))
-    if (refused !== undefined) return callback(new PrivateAddress(refused.address) as NodeJS.ErrnoException, [])
+    for (const entry of addresses) {
+      const why = describeSpecial(entry.address)
+      if (why !== undefined) return callback(new PrivateAddress(entry.address, why) as NodeJS.ErrnoException, [])
+    }
     if (options.all === true) return callback(null, addresses)
     const first = addresses[0]
     if (first === undefined) return callback(Object.assign(new Error("no address"), { code: "ENOTFOUND" }), [])
@@ -146,7 +132,11 @@ const refusal = (options: ModelFetcherOptions, url: URL): string | undefined => 
   const host = url.hostname.replace(/^\[|\]$/g, "")
   if (!options.allowPrivate) {
     // Names are checked on the addresses they resolve to (guardedLookup); literal addresses here.
-    if (isIP(host) !== 0 && isPrivateAddress(host)) return `${host} is a private or reserved address`
+    // The WHATWG parser has normalised them already: 0x7f.1 and 2130706433 are 127.0.0.1, [::127.0.0.1] is [::7f00:1].
+    if (isIP(host) !== 0) {
+      const why = describeSpecial(host)
+      if (why !== undefined) return `${host} is a private or reserved address (${why})`
+    }
   }
   return undefined
 }

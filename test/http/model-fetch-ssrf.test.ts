@@ -1,0 +1,85 @@
+/**
+ * The model fetcher's SSRF fence through HTTP: a part whose modelEndpoint.url
+ * names a special-purpose address (src/domain/SpecialAddresses.ts), in any
+ * spelling the WHATWG URL parser accepts (hex, octal, shortened and integer
+ * IPv4; IPv4-mapped, IPv4-compatible, NAT64 and 6to4 IPv6), or a name that
+ * resolves to one, is refused before any connection: a 422 of type
+ * `ModelUrlRefused` from the model fetcher, naming the address and its
+ * range. A local file host listens on 127.0.0.1 so that a URL let through
+ * would download a real file instead of failing for another reason.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Duration, Effect, Layer } from "effect"
+import { defaultOptions, MODEL_FETCHER_SOURCE, modelFetcherLayer } from "../../src/engine/geometry/ModelFetcher.ts"
+import { binaryStl, box } from "../../src/engine/geometry/writers.ts"
+import { backends } from "../support/backends.ts"
+import { FileHost, FileHostLive } from "../support/fileHost.ts"
+import { TestApp } from "../support/TestApp.ts"
+import { appWithTicket, ok } from "../support/http.ts"
+
+const Files = FileHostLive({ "/x.stl": binaryStl(box(10, 10, 10)) })
+
+// The default fence (allowPrivate false), short timeouts so a URL let through by mistake fails fast.
+const fetcher = modelFetcherLayer({ ...defaultOptions, timeout: Duration.seconds(5), placeholderHosts: ["example"] })
+
+for (const backend of backends) {
+  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), Files), { timeout: 60_000, excludeTestServices: true })(
+    `Model URLs naming special-purpose addresses are refused (${backend})`,
+    (it) => {
+      it.effect("every spelling of a refused address is a 422 ModelUrlRefused naming the address and its range", () =>
+        Effect.gen(function*() {
+          const port = new URL((yield* FileHost).url).port
+          const { call, ticket } = yield* appWithTicket("ssrf")
+          const material = ok(yield* call("POST", "/material", { name: "PLA", technologyId: "fdm" }), "material")
+          const part = (url: string) =>
+            call("POST", "/ticket-model", { ticketId: ticket.id, modelEndpoint: { url }, technologyId: "fdm", materialId: material.id, quantity: 1 })
+
+          // [URL, what the message must say]: the host as the WHATWG parser normalised it, and the range.
+          const cases: ReadonlyArray<readonly [string, string]> = [
+            // The three forms the BlockList missed.
+            [`http://[::127.0.0.1]:${port}/x.stl`, "::7f00:1 is a private or reserved address (IPv4-compatible, RFC 4291)"],
+            [`http://[::7f00:1]:${port}/x.stl`, "::7f00:1 is a private or reserved address (IPv4-compatible, RFC 4291)"],
+            [`http://[64:ff9b:1::7f00:1]:${port}/x.stl`, "64:ff9b:1::7f00:1 is a private or reserved address (IPv4-IPv6 Translation (local-use NAT64), RFC 8215)"],
+            [`http://[2002:7f00:1::]:${port}/x.stl`, "2002:7f00:1:: is a private or reserved address (6to4, RFC 3056)"],
+            // IPv4 spellings: all 127.0.0.1 once parsed.
+            [`http://0x7f.1:${port}/x.stl`, "127.0.0.1 is a private or reserved address (Loopback, RFC 1122)"],
+            [`http://2130706433:${port}/x.stl`, "127.0.0.1 is a private or reserved address (Loopback, RFC 1122)"],
+            [`http://0x7f000001:${port}/x.stl`, "127.0.0.1 is a private or reserved address (Loopback, RFC 1122)"],
+            [`http://0177.0.0.1:${port}/x.stl`, "127.0.0.1 is a private or reserved address (Loopback, RFC 1122)"],
+            [`http://127.1:${port}/x.stl`, "127.0.0.1 is a private or reserved address (Loopback, RFC 1122)"],
+            [`http://127.0.0.1.:${port}/x.stl`, "127.0.0.1 is a private or reserved address (Loopback, RFC 1122)"],
+            [`http://0:${port}/x.stl`, "0.0.0.0 is a private or reserved address (\"This host on this network\", RFC 1122)"],
+            // IPv4-mapped: judged by the IPv4 address carried.
+            [`http://[::ffff:127.0.0.1]:${port}/x.stl`, "::ffff:7f00:1 is a private or reserved address (IPv4-mapped 127.0.0.1: Loopback, RFC 1122)"],
+            [`http://[0:0:0:0:0:ffff:7f00:1]:${port}/x.stl`, "::ffff:7f00:1 is a private or reserved address (IPv4-mapped 127.0.0.1"],
+            [`http://[::ffff:169.254.169.254]/latest/meta-data/x.stl`, "IPv4-mapped 169.254.169.254: Link Local, RFC 3927"],
+            // Other IPv6 special-purpose ranges.
+            [`http://[::1]:${port}/x.stl`, "::1 is a private or reserved address (Loopback Address, RFC 4291)"],
+            [`http://[::]:${port}/x.stl`, ":: is a private or reserved address (Unspecified Address, RFC 4291)"],
+            [`http://[64:ff9b::7f00:1]:${port}/x.stl`, "64:ff9b::7f00:1 is a private or reserved address (IPv4-IPv6 Translation (NAT64), RFC 6052)"],
+            [`http://[::ffff:0:7f00:1]:${port}/x.stl`, "::ffff:0:7f00:1 is a private or reserved address (Reserved by IETF, RFC 4291)"],
+            [`http://[2001::1]:${port}/x.stl`, "(TEREDO, RFC 4380, RFC 8190)"],
+            [`http://[fd00::1]:${port}/x.stl`, "fd00::1 is a private or reserved address (Unique-Local"],
+            [`http://[fe80::1]:${port}/x.stl`, "(Link-Local Unicast, RFC 4291)"],
+            [`http://[fec0::1]:${port}/x.stl`, "(Site-Local (deprecated), RFC 3879)"],
+            // IPv4 special-purpose ranges.
+            ["http://169.254.169.254/latest/meta-data/x.stl", "169.254.169.254 is a private or reserved address (Link Local, RFC 3927)"],
+            ["http://100.64.0.1/x.stl", "(Shared Address Space, RFC 6598)"],
+            ["http://192.0.0.170/x.stl", "(NAT64/DNS64 Discovery"],
+            ["http://255.255.255.255/x.stl", "(Limited Broadcast"],
+            // A name: checked on the addresses it resolves to, at connection time.
+            [`http://localhost:${port}/x.stl`, "a private or reserved address (Loopback"]
+          ]
+          for (const [url, includes] of cases) {
+            const reply = yield* part(url)
+            assert.strictEqual(reply.status, 422, `${url}: ${reply.text}`)
+            const body = reply.json()
+            assert.strictEqual(body.type, "ModelUrlRefused", `${url}: ${reply.text}`)
+            assert.include(body.message, includes, url)
+            assert.strictEqual(reply.headers.get("x-error-source"), MODEL_FETCHER_SOURCE, url)
+          }
+          assert.deepStrictEqual(ok(yield* call("GET", "/ticket-model"), "list"), [], "no part was created")
+        }))
+    }
+  )
+}
