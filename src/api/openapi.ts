@@ -75,6 +75,8 @@ const CONVENTIONS = [
   "- **Engine errors pass through**: any other status (404, 409, 422, 501, 502, 504, …) has the body " +
     "`{code, message, type}` and the headers `x-error-source` and `x-error-source-request-id`. " +
     "502 means the engine answered something unusable, 504 that it did not answer in time.",
+  "- **413**: the body is larger than the service accepts (1 MiB unless the operator set `MAX_BODY_BYTES`); " +
+    "it is refused before it is read whole, and the connection is closed.",
   "- **503**: storage is unreachable; nothing was changed or metered, retry later."
 ].join("\n")
 

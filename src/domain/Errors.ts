@@ -30,6 +30,19 @@ export class NotFound extends Schema.Error<NotFound>("NotFound")(errorBody(404),
   }
 }
 
+/** A request body over MAX_BODY_BYTES: refused before it is read whole, the connection closed. */
+export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLarge")(errorBody(413), {
+  httpApiStatus: 413,
+  description: "The request body is larger than the service accepts (MAX_BODY_BYTES, 1 MiB unless configured)."
+}) {
+  static readonly over = (maxBodyBytes: number) =>
+    new PayloadTooLarge({
+      code: 413,
+      message: `The request body is larger than ${maxBodyBytes} bytes (MAX_BODY_BYTES)`,
+      type: "PayloadTooLarge"
+    })
+}
+
 /**
  * Storage could not be reached. Not an authentication failure: the caller may
  * retry, and nothing was metered or changed.

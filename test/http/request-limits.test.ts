@@ -102,6 +102,17 @@ layer(TestApp("pglite", { maxBodyBytes: LIMIT }), { timeout: 60_000, excludeTest
       })
     }))
 
+  it.effect("lists the 413 in the OpenAPI document, with the standard error body", () =>
+    Effect.gen(function*() {
+      const client = yield* TestClient
+      const document = (yield* client.call("GET", "/openapi.json")).json()
+      const refusal = document.paths["/v1/customer"].post.responses["413"]
+      assert.isDefined(refusal)
+      const schema = refusal.content["application/json"].schema
+      const resolved = schema.$ref === undefined ? schema : document.components.schemas[schema.$ref.split("/").at(-1)]
+      assert.deepStrictEqual(Object.keys(resolved.properties).sort(), ["code", "message", "type"])
+    }))
+
   it.effect("answers a chunked body 413 once it passes the limit, without reading the rest, and closes the connection", () =>
     Effect.gen(function*() {
       const client = yield* TestClient

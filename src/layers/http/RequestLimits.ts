@@ -16,7 +16,7 @@
  */
 import { ByteSize, Context, Effect } from "effect"
 import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { BadRequest } from "../../domain/Errors.ts"
+import { BadRequest, PayloadTooLarge } from "../../domain/Errors.ts"
 import { errorResponse } from "./ErrorResponses.ts"
 
 /** The deepest nesting of arrays and objects a JSON body may have. */
@@ -77,12 +77,10 @@ const refusalResponse = (request: HttpServerRequest.HttpServerRequest, refusal: 
   return close === undefined ? response : HttpServerResponse.setHeaders(response, close)
 }
 
-const tooLarge = (maxBodyBytes: number): Refusal => ({
-  status: 413,
-  type: "PayloadTooLarge",
-  message: `The request body is larger than ${maxBodyBytes} bytes (MAX_BODY_BYTES)`,
-  rpcCode: -32600
-})
+const tooLarge = (maxBodyBytes: number): Refusal => {
+  const { code, message, type } = PayloadTooLarge.over(maxBodyBytes)
+  return { status: code, type, message, rpcCode: -32600 }
+}
 
 const MALFORMED_PATH: Refusal = {
   status: 400,
