@@ -13,6 +13,7 @@ import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { TOOL_SPECS } from "../../src/api/mcp/tools.ts"
+import { PublicApi } from "../../src/api/PublicApi.ts"
 import { backends } from "../support/backends.ts"
 import { TestApp, TestClient } from "../support/TestApp.ts"
 
@@ -139,6 +140,28 @@ for (const backend of backends.slice(0, 1)) {
         // The operation ids are the group and endpoint identifiers the engine and the meter use.
         for (const id of ["customer.list", "customer.create", "customer.get", "customer.replace", "project.lookup", "ticket.quote", "mcp.post"]) {
           assert.isTrue(ids.has(id), id)
+        }
+      }))
+
+    it.effect("every operation the document marks as secured answers the exact 401 without a secret", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const document = yield* fetchDocument
+        const operations = operationsOf(document)
+        // Every endpoint of PublicApi, and POST /v1/mcp, is in the document.
+        const endpoints = Object.values(PublicApi.groups).reduce((count, group) => count + Object.keys(group.endpoints).length, 0)
+        assert.strictEqual(endpoints, 113)
+        assert.strictEqual(operations.length, endpoints + 1)
+        const exact = JSON.stringify({ code: 401, message: "Not Authorized" })
+        for (const { path, method, operation } of operations) {
+          assert.deepStrictEqual(operation.security, [{ IncomingSecret: [] }], `${method} ${path}`)
+          const url = path.replace(/\{[^}]+\}/g, "x1")
+          const hasBody = method === "post" || method === "put"
+          const reply = yield* client.call(method.toUpperCase(), url, hasBody ? { body: {} } : {})
+          const where = `${method.toUpperCase()} ${url}`
+          assert.strictEqual(reply.status, 401, where)
+          assert.strictEqual(reply.text, exact, where)
+          assert.strictEqual(reply.headers.get("www-authenticate"), "Bearer realm=\"v1\"", where)
         }
       }))
 

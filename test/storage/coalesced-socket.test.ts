@@ -62,7 +62,11 @@ describe("CoalescedSocket", () => {
     try {
       socket.write("x")
       socket.write("y")
+      // The second write of the turn is held...
+      expect(socket.writableCorked).toBe(1)
       socket.end("z")
+      // ...and end() lets it go at once, with the last bytes, without waiting for the turn's end.
+      expect(socket.writableCorked).toBe(0)
       await new Promise((resolve) => setTimeout(resolve, 50))
       expect(received()).toBe("xyz")
     } finally {
