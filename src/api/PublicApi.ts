@@ -40,3 +40,10 @@ export class PublicApi extends HttpApi.make("public-v1")
   }))
   .annotate(HttpApi.AdditionalSchemas, [EngineErrorBody])
 {}
+
+/** Every operation of the API by its id, `<group>.<endpoint>` (`customer.get`): what the engine serves and the meter names. */
+export const PUBLIC_OPERATIONS: ReadonlySet<string> = new Set(
+  Object.values(PublicApi.groups).flatMap((group) =>
+    Object.values(group.endpoints).map((endpoint) => `${group.identifier}.${endpoint.identifier}`)
+  )
+)

@@ -8,7 +8,11 @@
  *   `x-error-source-request-id` (the caller's `x-request-id`, or a fresh one).
  * - `GET /health`, `GET /ready`, as the gateway's.
  *
- * With ENGINE_TOKEN set, operation calls must carry `Authorization: Bearer <ENGINE_TOKEN>`.
+ * It serves the public operations only (those of PublicApi): any other name
+ * is a 404, whatever the engine runs internally. With ENGINE_TOKEN set,
+ * operation calls must carry `Authorization: Bearer <ENGINE_TOKEN>`; on an
+ * address other than loopback the engine refuses to start without one, as
+ * the app id of a call is believed from whoever holds the token.
  * A gateway reaches it through DownstreamHttp (DOWNSTREAM_URL).
  */
 import { NodeHttpServer } from "@effect/platform-node"
@@ -19,6 +23,7 @@ import { createServer } from "node:http"
 import { ENGINE_SOURCE } from "../layers/DownstreamEmbedded.ts"
 import { ENGINE_OPERATIONS_PATH } from "../layers/DownstreamHttp.ts"
 import { SystemRoutes } from "../layers/http/SystemRoutes.ts"
+import { PUBLIC_OPERATIONS } from "../api/PublicApi.ts"
 import { AppConfig, InvalidConfig } from "../services/AppConfig.ts"
 import { Engine } from "./Engine.ts"
 import { EngineError } from "./EngineError.ts"
@@ -78,6 +83,7 @@ export const EngineOperationRoute = (options: EngineRoutesOptions) => {
         return failure(401, "Not Authorized", "Unauthorized", requestId)
       }
       const operation = (yield* HttpRouter.params).operation ?? ""
+      if (!PUBLIC_OPERATIONS.has(operation)) return failure(404, `No public operation ${operation}`, "NotFound", requestId)
       const call = yield* decodeCall.pipe(Effect.result)
       if (Result.isFailure(call)) {
         const why = Schema.isSchemaError(call.failure) ? call.failure.message : "the body is not JSON"
@@ -112,9 +118,18 @@ export const EngineRoutesWith = (options: EngineRoutesOptions) => Layer.mergeAll
 /** The engine's routes, with ENGINE_TOKEN from the environment. */
 export const EngineRoutes = Layer.unwrap(Effect.map(engineToken, (token) => EngineRoutesWith({ token })))
 
-/** The engine over the SqlClient in context, served on HOST:PORT. */
+/** Whether HOST is a loopback address, reachable from this machine only. */
+export const isLoopbackHost = (host: string) => host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host)
+
+/** The engine over the SqlClient in context, served on HOST:PORT; off loopback only with ENGINE_TOKEN. */
 export const EngineServerLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* AppConfig
+  if (!isLoopbackHost(config.host) && Option.isNone(yield* engineToken)) {
+    return yield* new InvalidConfig({
+      message: `ENGINE_TOKEN must be set when the engine listens on HOST=${config.host}, an address other than loopback: ` +
+        "without it, anyone who reaches the port could act as any app"
+    })
+  }
   return HttpRouter.serve(EngineRoutes, { disableLogger: true }).pipe(
     Layer.provide(Engine.layer),
     Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))

@@ -391,8 +391,8 @@ for (const backend of backends) {
           assert.strictEqual(listed.headers.get("x-request-id"), "my-id-1")
 
           const unknown = yield* post("/engine/v1/operations/nothing.here", JSON.stringify({ appId: "direct", request: {} }), { "x-request-id": "my-id-2" })
-          assert.strictEqual(unknown.status, 501)
-          assert.deepStrictEqual(unknown.body, { code: 501, message: "The engine has no operation nothing.here", type: "NotImplemented" })
+          assert.strictEqual(unknown.status, 404)
+          assert.deepStrictEqual(unknown.body, { code: 404, message: "No public operation nothing.here", type: "NotFound" })
           assert.strictEqual(unknown.headers.get("x-error-source"), "engine")
           assert.strictEqual(unknown.headers.get("x-error-source-request-id"), "my-id-2")
         }))
@@ -429,6 +429,25 @@ layer(TestAppOverEngine("pglite", {}, engineWithToken).pipe(Layer.provide(withEn
         assert.strictEqual(answer.body.code, 401)
         assert.strictEqual(answer.source, "engine")
       }
+    }))
+
+  it.effect("serves the public operations only: an internal one is a 404, even with the token", () =>
+    Effect.gen(function*() {
+      const engine = yield* EngineUrl
+      const call = (operation: string) =>
+        Effect.promise(() =>
+          fetch(`${engine}/engine/v1/operations/${operation}`, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${ENGINE_TOKEN}` },
+            body: JSON.stringify({ appId: "token", request: {} })
+          }).then(async (r) => ({ status: r.status, body: (await r.json()) as ErrorBody }))
+        )
+      // Record operations the engine runs for its workflows, which no public endpoint reaches.
+      for (const operation of ["modelVersion.create", "pps.remove", "ticketQuote.remove", "nothing.at-all"]) {
+        const answer = yield* call(operation)
+        assert.deepStrictEqual([answer.status, answer.body], [404, { code: 404, message: `No public operation ${operation}`, type: "NotFound" }])
+      }
+      assert.strictEqual((yield* call("customer.list")).status, 200)
     }))
 })
 

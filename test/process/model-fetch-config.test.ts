@@ -4,7 +4,6 @@
  * downloads follow them.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { spawn } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -12,26 +11,13 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { binaryStl, box } from "../../src/engine/geometry/writers.ts"
 import { ADMIN_TOKEN } from "../support/backends.ts"
-import { baseEnvironment, NODE, ROOT, startService } from "../support/processes.ts"
-
-const exitOf = (env: Record<string, string>) =>
-  new Promise<{ code: number | null; output: string }>((resolve) => {
-    const child = spawn(NODE, ["src/main.ts"], { cwd: ROOT, env: { ...baseEnvironment(), ...env, PORT: "0" }, stdio: ["ignore", "pipe", "pipe"] })
-    let output = ""
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()))
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()))
-    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000)
-    child.once("exit", (code) => {
-      clearTimeout(timer)
-      resolve({ code, output })
-    })
-  })
+import { failedStart, startService } from "../support/processes.ts"
 
 describe("MODEL_FETCH_* on the service", () => {
   it("an invalid value stops the start with a message naming the variable", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "fetch-config-"))
     try {
-      const { code, output } = await exitOf({ DATA_DIR: dataDir, ADMIN_TOKEN, MODEL_FETCH_MAX_BYTES: "lots" })
+      const { code, output } = await failedStart("src/main.ts", { DATA_DIR: dataDir, ADMIN_TOKEN, MODEL_FETCH_MAX_BYTES: "lots" })
       assert.notStrictEqual(code, 0)
       assert.include(output, "MODEL_FETCH_MAX_BYTES")
       assert.notInclude(output, "Listening on")

@@ -220,3 +220,23 @@ export const startNodeServer = async (
   })
   return { child, port, base: `http://127.0.0.1:${port}`, output: () => output, stop: end("SIGTERM"), kill: end("SIGKILL") }
 }
+
+/**
+ * Runs `script` (`src/main.ts`, `src/engine/main.ts`) with `env` until it
+ * exits, for a start that must fail: its exit code and everything it wrote.
+ * A start that does not fail is killed after 30 seconds (exit code null).
+ */
+export const failedStart = async (script: string, env: Record<string, string | undefined>) => {
+  const port = await freePort()
+  return new Promise<{ readonly code: number | null; readonly output: string }>((resolve) => {
+    const child = spawn(NODE, [script], { cwd: ROOT, env: { ...baseEnvironment(), PORT: String(port), ...env }, stdio: ["ignore", "pipe", "pipe"] })
+    let output = ""
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()))
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()))
+    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000)
+    child.once("exit", (code) => {
+      clearTimeout(timer)
+      resolve({ code, output })
+    })
+  })
+}
