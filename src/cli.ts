@@ -11,6 +11,7 @@ import { AppId, IpRangeText, SecretId } from "./domain/Secret.ts"
 import { IsoDateParam } from "./domain/Resource.ts"
 import { seedDemoData } from "./engine/seed.ts"
 import { ServicesLive } from "./layers/AppLayers.ts"
+import { DataDirNotPrivate } from "./layers/storage/PrivateDataDir.ts"
 import { StorageLive } from "./layers/storage/Storage.ts"
 import { AppConfig } from "./services/AppConfig.ts"
 import { Meter } from "./services/Meter.ts"
@@ -123,10 +124,19 @@ const reportFailure = (error: NotFound | ServiceUnavailable) =>
     }))
   )
 
+/** DATA_DIR open to others (nothing was run): the message, which says what to do, on stderr; exit code 1. */
+const reportDataDirNotPrivate = (error: DataDirNotPrivate) =>
+  Console.error(JSON.stringify({ error: { type: error._tag, message: error.message } })).pipe(
+    Effect.andThen(Effect.sync(() => {
+      process.exitCode = 1
+    }))
+  )
+
 cli.pipe(
   Command.run({ version: "1.0.0" }),
   Effect.catchIf((error) => error instanceof NotFound || error instanceof ServiceUnavailable, reportFailure),
   Effect.provide(Layer.mergeAll(Services, NodeServices.layer)),
+  Effect.catchIf((error) => error instanceof DataDirNotPrivate, reportDataDirNotPrivate),
   NodeRuntime.runMain({ disableErrorReporting: false })
 )
 

@@ -5,6 +5,10 @@
  * (the server, or a CLI command while no server runs) holds `owner.lock` and,
  * when serving, shares the database over the unix socket `gateway.sock` in
  * DATA_DIR, so CLI commands work whether or not the server is running.
+ *
+ * Data at rest is private: every tenant's records, secret hashes and meter
+ * rows are in these files, so only the service's OS user may read or change
+ * them (PrivateDataDir.ts).
  */
 import { PGlite } from "@electric-sql/pglite"
 import { Effect, Schedule, Schema } from "effect"
@@ -12,6 +16,7 @@ import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
 import { PgliteBridge } from "./PgliteBridge.ts"
+import { makeDataDirPrivate, PrivateNodeFS } from "./PrivateDataDir.ts"
 
 export class DataDirInUse extends Schema.TaggedError<DataDirInUse>()("DataDirInUse", {
   message: Schema.String
@@ -33,7 +38,7 @@ const isAlive = (pid: number) => {
 const tryLock = (dataDir: string): boolean => {
   const file = lockPath(dataDir)
   try {
-    Fs.writeFileSync(file, String(process.pid), { flag: "wx" })
+    Fs.writeFileSync(file, String(process.pid), { flag: "wx", mode: 0o600 })
     return true
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
@@ -47,10 +52,7 @@ const tryLock = (dataDir: string): boolean => {
 const acquireLock = (dataDir: string, waitFor: "wait" | "once") =>
   Effect.acquireRelease(
     Effect.try({
-      try: () => {
-        Fs.mkdirSync(dataDir, { recursive: true })
-        return tryLock(dataDir)
-      },
+      try: () => tryLock(dataDir),
       catch: (error) => new DataDirInUse({ message: `cannot lock ${dataDir}: ${String(error)}` })
     }).pipe(
       Effect.flatMap((locked) =>
@@ -61,12 +63,17 @@ const acquireLock = (dataDir: string, waitFor: "wait" | "once") =>
     () => Effect.sync(() => Fs.rmSync(lockPath(dataDir), { force: true }))
   )
 
-/** Opens PGlite in DATA_DIR for this process, holding the lock until the scope closes. */
+/**
+ * Opens PGlite in DATA_DIR for this process, holding the lock until the scope
+ * closes. DATA_DIR is made private first (`makeDataDirPrivate`), and what
+ * PGlite writes stays private (`PrivateNodeFS`).
+ */
 export const openEmbedded = (dataDir: string, options: { readonly share: boolean; readonly waitForLock: boolean }) =>
   Effect.gen(function*() {
+    yield* makeDataDirPrivate(dataDir)
     yield* acquireLock(dataDir, options.waitForLock ? "wait" : "once")
     const db = yield* Effect.acquireRelease(
-      Effect.promise(() => PGlite.create({ dataDir: Path.join(Path.resolve(dataDir), "pgdata") })),
+      Effect.promise(() => PGlite.create({ fs: new PrivateNodeFS(Path.join(Path.resolve(dataDir), "pgdata")) })),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
     )
     const bridge = new PgliteBridge(db)

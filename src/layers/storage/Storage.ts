@@ -38,7 +38,11 @@ const embeddedClient = (dataDir: string, role: StorageRole) =>
         if (yield* isShared(dataDir)) {
           return yield* PgClient.make({ ...EMBEDDED, path: socketPath(dataDir), maxConnections: 1 })
         }
-        const opened = yield* openEmbedded(dataDir, { share: false, waitForLock: false }).pipe(Effect.option)
+        // Held by another process: it may be a server about to share it. Any other failure (DATA_DIR not private) is final.
+        const opened = yield* openEmbedded(dataDir, { share: false, waitForLock: false }).pipe(
+          Effect.map(Option.some),
+          Effect.catchTag("DataDirInUse", () => Effect.succeedNone)
+        )
         if (Option.isSome(opened)) {
           const bridge = opened.value
           return yield* PgClient.make({ ...EMBEDDED, stream: () => bridge.connect(), maxConnections: 1 })
