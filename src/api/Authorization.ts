@@ -21,6 +21,12 @@ export class IncomingSecretAuth extends HttpApiMiddleware.Service<IncomingSecret
   error: [NotAuthorized, ServiceUnavailable]
 }) {}
 
+/** The headers of the one 401, whatever its cause. */
+export const NOT_AUTHORIZED_HEADERS = {
+  "www-authenticate": "Bearer realm=\"v1\"",
+  "cache-control": "no-store"
+} as const
+
 /** The exact 401 body, for documentation and tests. */
 export const NOT_AUTHORIZED_BODY = { code: 401, message: "Not Authorized" } as const
 export const NotAuthorizedBody = Schema.Struct({ code: Schema.Literal(401), message: Schema.Literal("Not Authorized") })

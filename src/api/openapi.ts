@@ -15,8 +15,7 @@
  *   and the examples its fields carry;
  * - paths that differ only by a parameter's name merged (`/item/{id}`).
  */
-import { NOT_AUTHORIZED_HEADERS } from "../layers/http/ErrorResponses.ts"
-import { NOT_AUTHORIZED_BODY } from "./Authorization.ts"
+import { NOT_AUTHORIZED_BODY, NOT_AUTHORIZED_HEADERS } from "./Authorization.ts"
 
 type Json = Record<string, unknown>
 

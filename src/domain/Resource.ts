@@ -46,7 +46,7 @@ export const DateRangeQuery = { ...dateQueryFields("createdAt"), ...dateQueryFie
 export const defineResource = <
   const Name extends string,
   const Fields extends Schema.Struct.Fields,
-  const Computed extends Schema.Struct.Fields = {},
+  const Computed extends Schema.Struct.Fields = Record<never, never>,
   const Filter extends (keyof Fields | keyof Computed) & string = never
 >(spec: {
   readonly name: Name

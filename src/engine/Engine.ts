@@ -4,9 +4,9 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { isOutage } from "../layers/storage/StorageErrors.ts"
-import { traced } from "../layers/telemetry/Span.ts"
-import type { EngineRequest } from "../services/Downstream.ts"
+import { isOutage } from "../domain/StorageOutage.ts"
+import { traced } from "../domain/Span.ts"
+import type { EngineRequest } from "../api/EngineCall.ts"
 import { EngineError } from "./EngineError.ts"
 import { ModelFetcher } from "./geometry/ModelFetcher.ts"
 import type { OperationContext, Operations } from "./Operation.ts"

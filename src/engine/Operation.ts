@@ -2,7 +2,7 @@
 import type { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
-import type { EngineRequest } from "../services/Downstream.ts"
+import type { EngineRequest } from "../api/EngineCall.ts"
 import type { EngineError } from "./EngineError.ts"
 import type { RecordRepository } from "./RecordRepository.ts"
 

@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { type Resource, toRecordFilter } from "../domain/Resource.ts"
-import type { EngineRequest } from "../services/Downstream.ts"
+import type { EngineRequest } from "../api/EngineCall.ts"
 import { EngineError } from "./EngineError.ts"
 import type { EngineServices, Operation, OperationContext, Operations } from "./Operation.ts"
 import type { SqlError } from "effect/sql/SqlError"

@@ -22,10 +22,11 @@ import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientRes
 import type { SqlClient } from "effect/sql"
 import { DownstreamError } from "../domain/Errors.ts"
 import { AppConfig, InvalidConfig } from "../services/AppConfig.ts"
-import { type CallScope, Downstream, type EngineRequest } from "../services/Downstream.ts"
+import type { CallScope, EngineRequest } from "../api/EngineCall.ts"
+import { Downstream } from "../services/Downstream.ts"
 import { DownstreamEmbedded, ENGINE_SOURCE } from "./DownstreamEmbedded.ts"
 import { IncomingTraceContext } from "./telemetry/TraceContext.ts"
-import { traced } from "./telemetry/Span.ts"
+import { traced } from "../domain/Span.ts"
 
 /** The engine's internal API, relative to DOWNSTREAM_URL. */
 export const ENGINE_OPERATIONS_PATH = "/engine/v1/operations"

@@ -23,7 +23,7 @@ import { AuthenticationFailed } from "../services/SecretStore.ts"
 import { MeterSqlClient } from "./storage/Storage.ts"
 import { storageFailure } from "./storage/StorageErrors.ts"
 import { Instruments } from "./telemetry/Instruments.ts"
-import { traced } from "./telemetry/Span.ts"
+import { traced } from "../domain/Span.ts"
 
 interface Pending {
   readonly event: MeterEvent

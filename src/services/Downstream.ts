@@ -6,20 +6,8 @@
  * to the client unchanged.
  */
 import { Context, type Effect } from "effect"
+import type { CallScope, EngineRequest } from "../api/EngineCall.ts"
 import type { DownstreamError } from "../domain/Errors.ts"
-
-/** Whose call this is: every record belongs to one app. */
-export interface CallScope {
-  readonly appId: string
-  readonly requestId: string
-}
-
-/** An operation's input, as the gateway decoded it from the HTTP request. */
-export interface EngineRequest {
-  readonly params?: Readonly<Record<string, unknown>> | undefined
-  readonly query?: Readonly<Record<string, unknown>> | undefined
-  readonly payload?: unknown
-}
 
 export class Downstream extends Context.Service<Downstream, {
   /**

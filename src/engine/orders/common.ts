@@ -1,6 +1,6 @@
 /** Small helpers the order workflows share: reading fields of stored records, listing all of a filter. */
 import { Effect } from "effect"
-import type { EngineRequest } from "../../services/Downstream.ts"
+import type { EngineRequest } from "../../api/EngineCall.ts"
 import { RecordRepository, type StoredRecord } from "../RecordRepository.ts"
 
 /** A path parameter as a string ("" when absent). */

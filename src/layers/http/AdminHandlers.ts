@@ -11,7 +11,8 @@ import { NotAuthorized, NotFound } from "../../domain/Errors.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Meter } from "../../services/Meter.ts"
 import { SecretStore } from "../../services/SecretStore.ts"
-import { errorResponse, schemaErrorToBadRequest } from "./ErrorResponses.ts"
+import { schemaErrorToBadRequest } from "../../api/BadRequests.ts"
+import { errorResponse } from "./ErrorResponses.ts"
 
 const digest = (value: string) => createHash("sha256").update(value).digest()
 

@@ -15,8 +15,9 @@ import { HttpServerResponse } from "effect/http"
 import { type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { CurrentCaller } from "../../api/Authorization.ts"
 import { BadRequest, DownstreamError } from "../../domain/Errors.ts"
-import { Downstream, type EngineRequest } from "../../services/Downstream.ts"
-import { traced } from "../telemetry/Span.ts"
+import type { EngineRequest } from "../../api/EngineCall.ts"
+import { Downstream } from "../../services/Downstream.ts"
+import { traced } from "../../domain/Span.ts"
 import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
 
 /** The spec's answer for a missing id: 200 with an empty body. */

@@ -15,7 +15,8 @@ import { AppConfig } from "../../services/AppConfig.ts"
 import { Meter } from "../../services/Meter.ts"
 import { SecretStore } from "../../services/SecretStore.ts"
 import { Instruments } from "../telemetry/Instruments.ts"
-import { downstreamResponse, errorResponse, schemaErrorToBadRequest } from "./ErrorResponses.ts"
+import { schemaErrorToBadRequest } from "../../api/BadRequests.ts"
+import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
 import { makeIncomingSecretGuard } from "./IncomingSecretGuard.ts"
 
 /** The response for a handler's failure, or `undefined` for a defect (left to the server: 500). */

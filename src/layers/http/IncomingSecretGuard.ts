@@ -31,7 +31,7 @@ import { NO_INSTRUMENTS, type TelemetryInstruments } from "../telemetry/Instrume
 import { activeSpan } from "../telemetry/JsonLog.ts"
 import { CurrentRequestFacts, type RequestFacts } from "../telemetry/RequestTelemetry.ts"
 import { type IncomingTrace, IncomingTraceContext, parentSpanOf, traceFromHeaders } from "../telemetry/TraceContext.ts"
-import { traced } from "../telemetry/Span.ts"
+import { traced } from "../../domain/Span.ts"
 import { clientAddress, presentedSecret } from "./CallerIdentity.ts"
 import { errorResponse, notAuthorized } from "./ErrorResponses.ts"
 

@@ -14,7 +14,7 @@ import type { DownstreamError } from "../../domain/Errors.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { Instruments } from "../telemetry/Instruments.ts"
 import { CurrentRequestFacts } from "../telemetry/RequestTelemetry.ts"
-import { traced } from "../telemetry/Span.ts"
+import { traced } from "../../domain/Span.ts"
 import { unstorableInput } from "./ForwardHandlers.ts"
 
 /** A tool's handler: decode the arguments, invoke the REST operation, check the answer. */

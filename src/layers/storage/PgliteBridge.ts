@@ -40,14 +40,16 @@ export class PgliteBridge {
   connect(): Duplex {
     const id = this.nextConnection++
     const splitter = new MessageSplitter()
-    const bridge = this
+    // The stream's own methods run with the stream as `this`.
+    const enqueue = (batch: Batch) => this.enqueue(batch)
+    const release = () => this.release(id)
     const duplex = new Duplex({
       read() {},
       write(chunk: Buffer, _encoding, callback) {
         const { messages, immediate } = splitter.push(chunk)
         if (immediate.length > 0) duplex.push(immediate)
         if (messages.length === 0) return callback()
-        bridge.enqueue({
+        enqueue({
           connection: id,
           bytes: messages,
           reply: (bytes) => {
@@ -58,12 +60,12 @@ export class PgliteBridge {
         callback()
       },
       final(callback) {
-        bridge.release(id)
+        release()
         duplex.push(null)
         callback()
       },
       destroy(error, callback) {
-        bridge.release(id)
+        release()
         callback(error)
       }
     })

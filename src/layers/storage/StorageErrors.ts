@@ -1,20 +1,7 @@
 import { Effect } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import { ServiceUnavailable } from "../../domain/Errors.ts"
-
-/** Failures that say storage is out of reach or overloaded, not that our SQL is wrong. */
-const OUTAGES = new Set([
-  "ConnectionError",
-  "AuthenticationError",
-  "AuthorizationError",
-  "LockTimeoutError",
-  "StatementTimeoutError",
-  "DeadlockError",
-  "SerializationError",
-  "UnknownError"
-])
-
-export const isOutage = (error: SqlError): boolean => OUTAGES.has(error.reason._tag)
+import { isOutage } from "../../domain/StorageOutage.ts"
 
 /** During an outage every call fails the same way: one warning a second says so without flooding the log. */
 const WARNING_INTERVAL_MS = 1_000
