@@ -8,6 +8,7 @@ import { type Resource, toRecordFilter } from "../domain/Resource.ts"
 import type { EngineRequest } from "../api/EngineCall.ts"
 import { EngineError } from "./EngineError.ts"
 import type { EngineServices, Operation, OperationContext, Operations } from "./Operation.ts"
+import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { RecordRepository, type StoredRecord } from "./RecordRepository.ts"
 
@@ -25,18 +26,29 @@ export const checkReferences = (resource: Resource, context: OperationContext, i
     }
   })
 
+type Step<A> = Effect.Effect<A, EngineError | SqlError, EngineServices>
+
 /**
- * How a resource's records are completed before they are stored: the fields
- * the engine sets (a state, computed values, defaults). `previous` is the
- * stored record on a replace, with its computed fields already carried over.
+ * What a resource adds to its record operations.
+ *
+ * - `prepare` completes a record before it is stored: the fields the engine
+ *   sets (a state, computed values, defaults). `previous` is the stored
+ *   record on a replace, with its computed fields already carried over. It
+ *   runs before the transaction: it may take its time (a model download).
+ * - `written` and `removed` are the other records that go with it (a part's
+ *   model versions, a service job's PPS records). They run in the same
+ *   transaction as the record's own write, so a failure in either leaves
+ *   nothing behind.
  */
 export interface RecordHooks {
-  readonly prepare?: (
-    context: OperationContext,
-    input: StoredRecord,
-    previous: StoredRecord | undefined
-  ) => Effect.Effect<StoredRecord, EngineError | SqlError, EngineServices>
+  readonly prepare?: (context: OperationContext, input: StoredRecord, previous: StoredRecord | undefined) => Step<StoredRecord>
+  readonly written?: (context: OperationContext, stored: StoredRecord, previous: StoredRecord | undefined) => Step<void>
+  readonly removed?: (context: OperationContext, removed: StoredRecord) => Step<void>
 }
+
+/** `operation` in one transaction: every write it makes is kept, or none. */
+export const transactional = (operation: Operation): Operation => (context, request) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(operation(context, request)))
 
 const keep = (record: StoredRecord, keys: ReadonlyArray<string>) =>
   Object.fromEntries(keys.filter((key) => key in record).map((key) => [key, record[key]]))
@@ -44,6 +56,13 @@ const keep = (record: StoredRecord, keys: ReadonlyArray<string>) =>
 export const crudOperations = (resource: Resource, hooks: RecordHooks = {}): Operations => {
   const name = resource.name
   const prepare = hooks.prepare ?? ((_context, input) => Effect.succeed(input))
+  const written = hooks.written
+  const removed = hooks.removed
+  /** The record's write and what goes with it, in one transaction when there is more than the one write. */
+  const atomically = <A>(write: Step<A>, after: ((record: A) => Step<void>) | undefined): Step<A> =>
+    after === undefined
+      ? write
+      : Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(Effect.tap(write, after)))
   const list: Operation = (context, request) =>
     Effect.gen(function*() {
       const records = yield* RecordRepository
@@ -65,7 +84,10 @@ export const crudOperations = (resource: Resource, hooks: RecordHooks = {}): Ope
       const input = request.payload as StoredRecord
       yield* checkReferences(resource, context, input)
       const prepared = yield* prepare(context, input, undefined)
-      return yield* records.insert(name, context.appId, prepared, { numberPrefix: resource.storage.numberPrefix })
+      return yield* atomically(
+        records.insert(name, context.appId, prepared, { numberPrefix: resource.storage.numberPrefix }),
+        written === undefined ? undefined : (stored) => written(context, stored, undefined)
+      )
     })
   const replace: Operation = (context, request) =>
     Effect.gen(function*() {
@@ -76,15 +98,21 @@ export const crudOperations = (resource: Resource, hooks: RecordHooks = {}): Ope
       if (previous === undefined) return yield* EngineError.notFound(name, id)
       yield* checkReferences(resource, context, input)
       const prepared = yield* prepare(context, { ...keep(previous, resource.computedKeys), ...input }, previous)
-      const replaced = yield* records.replace(name, context.appId, id, prepared)
-      return replaced ?? (yield* EngineError.notFound(name, id))
+      return yield* atomically(
+        Effect.flatMap(records.replace(name, context.appId, id, prepared), (replaced) =>
+          replaced === undefined ? Effect.fail(EngineError.notFound(name, id)) : Effect.succeed(replaced)),
+        written === undefined ? undefined : (stored) => written(context, stored, previous)
+      )
     })
   const remove: Operation = (context, request) =>
     Effect.gen(function*() {
       const records = yield* RecordRepository
       const id = param(request, "id")
-      const removed = yield* records.remove(name, context.appId, id)
-      return removed ?? (yield* EngineError.notFound(name, id))
+      return yield* atomically(
+        Effect.flatMap(records.remove(name, context.appId, id), (record) =>
+          record === undefined ? Effect.fail(EngineError.notFound(name, id)) : Effect.succeed(record)),
+        removed === undefined ? undefined : (record) => removed(context, record)
+      )
     })
   return {
     [`${name}.list`]: list,

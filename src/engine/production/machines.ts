@@ -4,7 +4,7 @@
  */
 import { Effect } from "effect"
 import { Machine } from "../../domain/resources/production.ts"
-import { crudOperations, type RecordHooks } from "../crud.ts"
+import { crudOperations, type RecordHooks, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { Operation } from "../Operation.ts"
 import { RecordRepository, type StoredRecord } from "../RecordRepository.ts"
@@ -135,7 +135,8 @@ const removeMachine: Operation = (context, request) =>
   })
 
 export const machineWorkflows = {
-  "machine.remove": removeMachine,
+  // Each moves reels between machines as well: all of it, or none.
+  "machine.remove": transactional(removeMachine),
   "machine.byProximity": byProximity,
-  "machine.assignReels": assignReels
+  "machine.assignReels": transactional(assignReels)
 } as const

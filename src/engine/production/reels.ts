@@ -8,7 +8,7 @@ import { toDateFilters } from "../../domain/Resource.ts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { Reel } from "../../domain/resources/production.ts"
-import { checkReferences } from "../crud.ts"
+import { checkReferences, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { Operation, OperationContext } from "../Operation.ts"
 import { RecordRepository, type StoredRecord } from "../RecordRepository.ts"
@@ -159,9 +159,10 @@ export const reelWorkflows = {
   "reelGroup.list": listReelGroups,
   "reelGroup.get": getReelGroup,
   "reelGroup.replace": replaceReelGroup,
-  "reel.replace": replaceReel,
+  // A reel moving between machines changes both; a group's reels are created all or none.
+  "reel.replace": transactional(replaceReel),
   "reel.listInGroup": listReelsInGroup,
-  "reel.createInGroup": createReelsInGroup
+  "reel.createInGroup": transactional(createReelsInGroup)
 } as const
 
 /** Used by machine deletion: the reels it held are released. */

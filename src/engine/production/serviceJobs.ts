@@ -8,7 +8,7 @@
 import { toDateFilters } from "../../domain/Resource.ts"
 import { Effect } from "effect"
 import { ServiceJob } from "../../domain/resources/production.ts"
-import { crudOperations, type RecordHooks } from "../crud.ts"
+import { crudOperations, type RecordHooks, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { Operation, OperationContext } from "../Operation.ts"
 import { RecordRepository, type StoredRecord } from "../RecordRepository.ts"
@@ -38,6 +38,15 @@ export const serviceJobHooks: RecordHooks = {
       return previous === undefined
         ? { ...input, state: "queued", timeline: [], totalTime: 0 }
         : input
+    }),
+  // In the job's own transaction: its PPS records follow its parts, and go with it.
+  written: (context, job) => syncPps(context, job),
+  removed: (context, job) =>
+    Effect.gen(function*() {
+      const records = yield* RecordRepository
+      for (const pps of yield* listAll("pps", context.appId, { serviceJobId: [String(job.id)] })) {
+        yield* records.remove("pps", context.appId, String(pps.id))
+      }
     })
 }
 
@@ -74,30 +83,6 @@ const syncPps = (context: OperationContext, job: StoredRecord) =>
   })
 
 const generic = crudOperations(ServiceJob, serviceJobHooks)
-
-const createJob: Operation = (context, request) =>
-  Effect.gen(function*() {
-    const job = (yield* generic["serviceJob.create"]!(context, request)) as StoredRecord
-    yield* syncPps(context, job)
-    return job
-  })
-
-const replaceJob: Operation = (context, request) =>
-  Effect.gen(function*() {
-    const job = (yield* generic["serviceJob.replace"]!(context, request)) as StoredRecord
-    yield* syncPps(context, job)
-    return job
-  })
-
-const removeJob: Operation = (context, request) =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const job = yield* generic["serviceJob.remove"]!(context, request)
-    for (const pps of yield* listAll("pps", context.appId, { serviceJobId: [param(request, "id")] })) {
-      yield* records.remove("pps", context.appId, String(pps.id))
-    }
-    return job
-  })
 
 const findJob = (context: OperationContext, id: string) =>
   Effect.gen(function*() {
@@ -347,15 +332,15 @@ const sendToProduction: Operation = (context, request) =>
   })
 
 export const serviceJobWorkflows = {
-  "serviceJob.create": createJob,
-  "serviceJob.replace": replaceJob,
-  "serviceJob.remove": removeJob,
+  "serviceJob.create": generic["serviceJob.create"]!,
+  "serviceJob.replace": generic["serviceJob.replace"]!,
+  "serviceJob.remove": generic["serviceJob.remove"]!,
   "serviceJob.startTimeline": startTimeline,
   "serviceJob.stopTimeline": stopTimeline,
-  "serviceJob.merge": merge,
-  "serviceJob.reassignTicketModels": reassign,
+  "serviceJob.merge": transactional(merge),
+  "serviceJob.reassignTicketModels": transactional(reassign),
   "serviceJob.production": production,
   "serviceJob.updateProduction": updateProduction,
   "serviceJobProduction.list": listProductions,
-  "ticket.sendToProduction": sendToProduction
+  "ticket.sendToProduction": transactional(sendToProduction)
 } as const
