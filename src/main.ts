@@ -4,6 +4,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Layer } from "effect"
+import { ModelAnalyserLive } from "./engine/geometry/ModelAnalyser.ts"
 import { ModelFetcherLive } from "./engine/geometry/ModelFetcher.ts"
 import { ServicesLive } from "./layers/AppLayers.ts"
 import { HttpServerLive } from "./layers/http/Server.ts"
@@ -16,8 +17,8 @@ const Main = HttpServerLive.pipe(
   Layer.provideMerge(StorageLive("serve")),
   Layer.provide(AppConfig.layer),
   Layer.provide(TelemetryLive),
-  // MODEL_FETCH_* read once at start: an invalid value stops the start, naming it.
-  Layer.provide(ModelFetcherLive)
+  // MODEL_FETCH_*, MODEL_ANALYSIS_* and MODEL_MAX_* read once at start: an invalid value stops the start, naming it.
+  Layer.provide([ModelFetcherLive, ModelAnalyserLive])
 )
 
 Layer.launch(Main).pipe(NodeRuntime.runMain)

@@ -94,3 +94,8 @@ export class DownstreamError extends Schema.Error<DownstreamError>("DownstreamEr
   source: Schema.String,
   requestId: Schema.String
 }) {}
+
+/** A configuration that cannot run: it stops the start, its message naming the variable. */
+export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidConfig", {
+  message: Schema.String
+}) {}

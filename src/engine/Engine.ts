@@ -8,6 +8,7 @@ import { isOutage } from "../domain/StorageOutage.ts"
 import { traced } from "../domain/Span.ts"
 import type { EngineRequest } from "../api/EngineCall.ts"
 import { EngineError } from "./EngineError.ts"
+import { ModelAnalyser } from "./geometry/ModelAnalyser.ts"
 import { ModelFetcher } from "./geometry/ModelFetcher.ts"
 import type { OperationContext, Operations } from "./Operation.ts"
 import { engineOperations } from "./operations.ts"
@@ -30,6 +31,7 @@ export class Engine extends Context.Service<Engine, {
         const repository = yield* RecordRepository
         const sql = yield* SqlClient.SqlClient
         const fetcher = yield* ModelFetcher
+        const analyser = yield* ModelAnalyser
         return Engine.of({
           operations: Object.keys(operations).sort(),
           invoke: (operation, context, request) => {
@@ -41,6 +43,7 @@ export class Engine extends Context.Service<Engine, {
               Effect.provideService(RecordRepository, repository),
               Effect.provideService(SqlClient.SqlClient, sql),
               Effect.provideService(ModelFetcher, fetcher),
+              Effect.provideService(ModelAnalyser, analyser),
               traced(`engine ${operation}`, { attributes: { "app.id": context.appId } })
             )
           }

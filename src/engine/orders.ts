@@ -43,7 +43,7 @@ const prepareCatalogueModel: NonNullable<RecordHooks["prepare"]> = (context, inp
       ...input,
       configurations: configurations.map((configuration) => ({ ...configuration, id: text(configuration, "id") ?? randomUUID() })),
       // Analysed once here, so every part made from the model shares it without a download.
-      geometry: sameFile ? previous.geometry : yield* modelGeometry(endpoint, fileNameOf(endpoint))
+      geometry: sameFile ? previous.geometry : yield* modelGeometry(endpoint, fileNameOf(endpoint), context.appId)
     }
   })
 

@@ -1,5 +1,5 @@
 /**
- * Downstream over HTTP: a remote engine at DOWNSTREAM_URL (src/engine/server.ts
+ * Downstream over HTTP: a remote engine at DOWNSTREAM_URL (src/layers/EngineServer.ts
  * serves one). Each call is `POST {DOWNSTREAM_URL}/engine/v1/operations/{operation}`
  * with `{appId, request}`, the caller's `x-request-id` and the W3C trace
  * context: with tracing on, the `traceparent` of the call's client span (the
@@ -21,7 +21,8 @@ import { constTrue } from "effect/Function"
 import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import type { SqlClient } from "effect/sql"
 import { DownstreamError } from "../domain/Errors.ts"
-import { AppConfig, InvalidConfig } from "../services/AppConfig.ts"
+import { InvalidConfig } from "../domain/Errors.ts"
+import { AppConfig } from "../services/AppConfig.ts"
 import type { CallScope, EngineRequest } from "../api/EngineCall.ts"
 import { Downstream } from "../services/Downstream.ts"
 import { DownstreamEmbedded, ENGINE_SOURCE } from "./DownstreamEmbedded.ts"

@@ -16,7 +16,7 @@
 import { Config, Effect, Layer, Option, References } from "effect"
 import { FetchHttpClient, Headers } from "effect/http"
 import { OtlpMetrics, OtlpSerialization, OtlpTracer } from "effect/observability"
-import { InvalidConfig } from "../services/AppConfig.ts"
+import { InvalidConfig } from "../domain/Errors.ts"
 import { Instruments, makeInstruments } from "./telemetry/Instruments.ts"
 import { JsonLoggerLive } from "./telemetry/JsonLog.ts"
 

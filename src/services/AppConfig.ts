@@ -2,7 +2,8 @@
  * The service's configuration, read once from the environment. Names and
  * defaults are the interface contract (docs/operations.md).
  */
-import { Config, Context, Effect, Layer, Option, Redacted, Result, Schema } from "effect"
+import { Config, Context, Effect, Layer, Option, Redacted, Result } from "effect"
+import { InvalidConfig } from "../domain/Errors.ts"
 import { parseIpRange, type IpRange } from "../domain/IpAllowList.ts"
 
 /** The 1.0.0 release of this interface: secrets issued before it cannot authenticate. */
@@ -26,9 +27,6 @@ export interface AppConfigShape {
   readonly meterFlushWindowMs: number
 }
 
-export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidConfig", {
-  message: Schema.String
-}) {}
 
 const raw = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(8080)),

@@ -3,13 +3,45 @@
  * cube, 2×3×4 box, cube with a square hole) in every format, measures exact
  * to 1e-9 relative; 3MF units, build and component transforms, several
  * objects; and malformed files, each a ModelError saying what is wrong.
+ *
+ * Then its budgets: triangles counted through 3MF component instancing
+ * before anything is placed, the unpacked bytes of a 3MF counted as
+ * produced (lying sizes, deflate bombs), the XML read in linear time; and
+ * the model analyser's worker threads: the time budget terminates a thread
+ * (from when the task starts, not while it waits), a thread out of memory
+ * is a refusal, one app's analyses wait for its own turn, never another's.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect } from "effect"
+import { ConfigProvider, Duration, Effect, Exit, Fiber } from "effect"
+import { DEFAULT_LIMITS } from "../../src/engine/geometry/limits.ts"
 import { analyse, type Geometry, type Mesh, ModelError } from "../../src/engine/geometry/mesh.ts"
 import { analyseModel, analyseModelSync } from "../../src/engine/geometry/model.ts"
+import {
+  analyserOptionsFromConfig,
+  checkOptions,
+  defaultAnalyserOptions,
+  makeModelAnalyser,
+  type ModelAnalyserOptions,
+  perAppOf
+} from "../../src/engine/geometry/ModelAnalyser.ts"
 import { isPrivateAddress, optionsFromConfig } from "../../src/engine/geometry/ModelFetcher.ts"
-import { asciiStl, binaryStl, box, cubeWithHole, obj, sphere, threeMf, zip } from "../../src/engine/geometry/writers.ts"
+import {
+  asciiStl,
+  binaryStl,
+  box,
+  componentFanOut3mf,
+  cubeWithHole,
+  deflatedRepeat,
+  lyingParts3mf,
+  meshXml,
+  obj,
+  paddedCube3mf,
+  sphere,
+  threeMf,
+  unclosedTags3mf,
+  zip
+} from "../../src/engine/geometry/writers.ts"
+import { readZip, streamEntry, unpackBudget } from "../../src/engine/geometry/zip.ts"
 
 const text = (source: string) => new TextEncoder().encode(source)
 
@@ -110,8 +142,16 @@ describe("OBJ", () => {
       "# a 2x3x4 box in quads",
       "mtllib box.mtl",
       "o box",
-      "v 0 0 0", "v 2 0 0", "v 2 3 0", "v 0 3 0", "v 0 0 4", "v 2 0 4", "v 2 3 4", "v 0 3 4",
-      "vt 0 0", "vn 0 0 1",
+      "v 0 0 0",
+      "v 2 0 0",
+      "v 2 3 0",
+      "v 0 3 0",
+      "v 0 0 4",
+      "v 2 0 4",
+      "v 2 3 4",
+      "v 0 3 4",
+      "vt 0 0",
+      "vn 0 0 1",
       "g sides",
       "usemtl steel",
       "f 1/1/1 4/1/1 3/1/1 2/1/1",
@@ -192,7 +232,12 @@ describe("unreadable files say what is wrong", () => {
     ["JSON", text("{\"error\": \"denied\"}"), "part.stl", "JSON"],
     ["a truncated binary STL", binaryStl(box(1, 1, 1)).subarray(0, 400), "part.stl", "header says 12 triangles"],
     ["a short file", text("hello"), "part.stl", "too short"],
-    ["a facet of two vertices", text("solid x\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nendloop\nendfacet\nendsolid x\n"), "part.stl", "facet 1 has 2 vertices"],
+    [
+      "a facet of two vertices",
+      text("solid x\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nendloop\nendfacet\nendsolid x\n"),
+      "part.stl",
+      "facet 1 has 2 vertices"
+    ],
     ["a vertex that is not a number", text("solid x\nfacet normal 0 0 1\nouter loop\nvertex 0 zero 0\n"), "part.stl", "three numbers"],
     ["an ASCII STL without facets", text("solid x\nendsolid x\n"), "part.stl", "no facets"],
     ["an OBJ face on a missing vertex", text("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 4\n"), "part.obj", "vertex 4 does not exist"],
@@ -202,11 +247,26 @@ describe("unreadable files say what is wrong", () => {
     ["a ZIP named .stl", zip([{ name: "a.txt", content: "a" }]), "part.stl", "ZIP archive, not an STL"],
     ["a 3MF without a model part", zip([{ name: "a.txt", content: "a" }]), "part.3mf", "no model part 3D/3dmodel.model"],
     ["a truncated 3MF", threeMf({ objects: [{ id: 1, mesh: box(1, 1, 1) }], items: [{ objectId: 1 }] }).subarray(0, 200), "part.3mf", "damaged"],
-    ["a 3MF in furlongs", threeMf({ unit: "furlong", objects: [{ id: 1, mesh: box(1, 1, 1) }], items: [{ objectId: 1 }] }), "part.3mf", "unit \"furlong\" is unknown"],
+    [
+      "a 3MF in furlongs",
+      threeMf({ unit: "furlong", objects: [{ id: 1, mesh: box(1, 1, 1) }], items: [{ objectId: 1 }] }),
+      "part.3mf",
+      "unit \"furlong\" is unknown"
+    ],
     ["a 3MF without build items", threeMf({ objects: [{ id: 1, mesh: box(1, 1, 1) }], items: [] }), "part.3mf", "no items"],
     ["a 3MF item on a missing object", threeMf({ objects: [{ id: 1, mesh: box(1, 1, 1) }], items: [{ objectId: 7 }] }), "part.3mf", "no object 7"],
-    ["a 3MF with a bad transform", threeMf({ objects: [{ id: 1, mesh: box(1, 1, 1) }], items: [{ objectId: 1, transform: "1 0 0" }] }), "part.3mf", "is not 12 numbers"],
-    ["a 3MF component cycle", threeMf({ objects: [{ id: 1, components: [{ objectId: 2 }] }, { id: 2, components: [{ objectId: 1 }] }], items: [{ objectId: 1 }] }), "part.3mf", "nest deeper"],
+    [
+      "a 3MF with a bad transform",
+      threeMf({ objects: [{ id: 1, mesh: box(1, 1, 1) }], items: [{ objectId: 1, transform: "1 0 0" }] }),
+      "part.3mf",
+      "is not 12 numbers"
+    ],
+    [
+      "a 3MF component cycle",
+      threeMf({ objects: [{ id: 1, components: [{ objectId: 2 }] }, { id: 2, components: [{ objectId: 1 }] }], items: [{ objectId: 1 }] }),
+      "part.3mf",
+      "nest deeper"
+    ],
     ["an unknown format", text("just some text"), "part.step", "not recognised"]
   ]
   for (const [what, bytes, fileName, expected] of cases) {
@@ -223,7 +283,25 @@ describe("unreadable files say what is wrong", () => {
 
 describe("the fetcher's address check", () => {
   it("refuses loopback, private, link-local, mapped and reserved addresses; allows public ones", () => {
-    for (const address of ["127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "::1", "::", "fd00::1", "fe80::1", "::ffff:127.0.0.1", "::ffff:7f00:1", "224.0.0.1", "not an address"]) {
+    for (
+      const address of [
+        "127.0.0.1",
+        "10.1.2.3",
+        "172.16.0.1",
+        "192.168.1.1",
+        "169.254.169.254",
+        "100.64.0.1",
+        "0.0.0.0",
+        "::1",
+        "::",
+        "fd00::1",
+        "fe80::1",
+        "::ffff:127.0.0.1",
+        "::ffff:7f00:1",
+        "224.0.0.1",
+        "not an address"
+      ]
+    ) {
       assert.isTrue(isPrivateAddress(address), address)
     }
     for (const address of ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8"]) assert.isFalse(isPrivateAddress(address), address)
@@ -249,5 +327,303 @@ describe("the fetcher's address check", () => {
       [true, 1000, 5000, 0, ["example", "test"]]
     )
     assert.deepStrictEqual(read({ MODEL_FETCH_PLACEHOLDER_HOSTS: "none" }).placeholderHosts, [])
+  })
+})
+
+// ---------------------------------------------------------------------------
+// Budgets
+
+const MiB = 1024 * 1024
+
+/** The ModelError of analysing `bytes` in this thread with `limits`, and how long it took. */
+const refusal = (bytes: Uint8Array, fileName: string, limits = DEFAULT_LIMITS) => {
+  const start = performance.now()
+  const error = Effect.runSync(Effect.flip(analyseModel(bytes, fileName, limits)))
+  return { error, ms: performance.now() - start }
+}
+
+const limited = (maxTriangles: number, maxUnpackedBytes = DEFAULT_LIMITS.maxUnpackedBytes) => ({ maxTriangles, maxUnpackedBytes })
+
+const MODEL_OPEN = `<?xml version="1.0" encoding="UTF-8"?>\n<model unit="millimeter">`
+
+describe("budgets: triangles, counted through component instancing before anything is placed", () => {
+  it("10⁶ and 10⁷ cubes from a kilobyte of nested components are refused at once, naming MODEL_MAX_TRIANGLES", () => {
+    for (const [levels, placed] of [[6, 12_000_000], [7, 120_000_000]] as const) {
+      const file = componentFanOut3mf(levels)
+      assert.isBelow(file.length, 2000)
+      const { error, ms } = refusal(file, "fan.3mf")
+      assert.strictEqual(error.type, "ModelTooComplex")
+      assert.strictEqual(error.reason, `it has more than 5000000 triangles (MODEL_MAX_TRIANGLES): the 3MF build places ${placed}`)
+      assert.isBelow(ms, 500, "refused before placing anything")
+    }
+    // 10² cubes: placed and measured.
+    expectGeometry(analyseModelSync(componentFanOut3mf(2), "fan.3mf"), { ...boxGeometry(19, 19, 1, 1200), volume: 100, surfaceArea: 600 })
+  })
+
+  it("each instance counts: a shared sub-assembly twice is twice its triangles; the budget is inclusive", () => {
+    // Object 3 = two of object 2, object 2 = two cubes: four cubes, 48 triangles.
+    const diamond = threeMf({
+      objects: [
+        { id: 1, mesh: box(1, 1, 1) },
+        { id: 2, components: [{ objectId: 1 }, { objectId: 1, transform: "1 0 0 0 1 0 0 0 1 2 0 0" }] },
+        { id: 3, components: [{ objectId: 2 }, { objectId: 2, transform: "1 0 0 0 1 0 0 0 1 0 2 0" }] },
+        { id: 4, type: "support", mesh: box(500, 500, 500) }
+      ],
+      items: [{ objectId: 3 }, { objectId: 4 }]
+    })
+    assert.strictEqual(analyseModelSync(diamond, "d.3mf", limited(48)).triangleCount, 48)
+    const { error } = refusal(diamond, "d.3mf", limited(47))
+    assert.strictEqual(error.type, "ModelTooComplex")
+    assert.include(error.reason, "more than 47 triangles (MODEL_MAX_TRIANGLES): the 3MF build places 48")
+  })
+
+  it("components nest up to 32 levels; 33, or a cycle, are refused", () => {
+    const chain = (levels: number) =>
+      threeMf({
+        objects: [
+          { id: 1, mesh: box(1, 1, 1) },
+          ...Array.from({ length: levels }, (_, k) => ({ id: k + 2, components: [{ objectId: k + 1 }] }))
+        ],
+        items: [{ objectId: levels + 1 }]
+      })
+    assert.strictEqual(analyseModelSync(chain(32), "c.3mf").triangleCount, 12)
+    assert.include(refusal(chain(33), "c.3mf").error.reason, "nest deeper than 32")
+  })
+
+  it("vertices are budgeted too (three a triangle), defined or placed", () => {
+    const manyVertices: Mesh = { positions: new Float64Array(3 * 40).map((_, i) => i), triangles: Uint32Array.from([0, 1, 2]) }
+    const { error } = refusal(threeMf({ objects: [{ id: 1, mesh: manyVertices }], items: [{ objectId: 1 }] }), "v.3mf", limited(10))
+    assert.strictEqual(error.type, "ModelTooComplex")
+    assert.include(error.reason, "more than 30 vertices (3 × MODEL_MAX_TRIANGLES)")
+  })
+
+  it("binary STL by its header, ASCII STL by its facets, OBJ by its faces", () => {
+    const cube = box(1, 1, 1)
+    for (
+      const [bytes, fileName, detail] of [
+        [binaryStl(cube), "c.stl", "the binary STL header says 12"],
+        [text(asciiStl(cube)), "c.stl", "the ASCII STL has more facets"],
+        [text(obj(cube)), "c.obj", "OBJ line"]
+      ] as const
+    ) {
+      assert.strictEqual(analyseModelSync(bytes, fileName, limited(12)).triangleCount, 12, fileName)
+      const { error } = refusal(bytes, fileName, limited(11))
+      assert.strictEqual(error.type, "ModelTooComplex", fileName)
+      assert.include(error.reason, `it has more than 11 triangles (MODEL_MAX_TRIANGLES): ${detail}`)
+    }
+  })
+})
+
+describe("budgets: the unpacked bytes of a 3MF, as produced, never as declared", () => {
+  it("an entry declaring 10 bytes is charged what it inflates to; the sink never sees more than the budget", () => {
+    const file = paddedCube3mf(3)
+    const entry = readZip(file).get("3D/3dmodel.model")!
+    assert.strictEqual(entry.size, 10)
+    let seen = 0
+    const budget = unpackBudget(limited(5_000_000, MiB))
+    const error = Effect.runSync(
+      Effect.flip(Effect.try({ try: () => streamEntry(file, entry, budget, (chunk) => void (seen += chunk.length)), catch: (e) => e as ModelError }))
+    )
+    assert.strictEqual(error.type, "ModelTooLarge")
+    assert.include(error.reason, `the 3MF archive unpacks to more than ${MiB} bytes (MODEL_MAX_UNPACKED_BYTES): stopped in the entry 3D/3dmodel.model`)
+    assert.isAtMost(seen, MiB)
+    // With room for it, the same entry is read whole, and is a cube.
+    assert.strictEqual(analyseModelSync(file, "padded.3mf", limited(100, 4 * MiB)).volume, 1)
+  })
+
+  it("the budget is shared by every part: six lying parts of 3 MiB pass 8 MiB in the third", () => {
+    const file = lyingParts3mf(3)
+    assert.strictEqual(analyseModelSync(file, "parts.3mf", limited(100, 32 * MiB)).triangleCount, 60)
+    const { error } = refusal(file, "parts.3mf", limited(100, 8 * MiB))
+    assert.strictEqual(error.type, "ModelTooLarge")
+    assert.include(error.reason, "(MODEL_MAX_UNPACKED_BYTES): stopped in the entry 3D/part2.model")
+  })
+
+  it("an entry that declares more than the budget is refused before it is inflated", () => {
+    const file = zip([{ name: "3D/3dmodel.model", content: "<model/>", declaredSize: 2 * MiB }])
+    const entry = readZip(file).get("3D/3dmodel.model")!
+    let called = false
+    const error = Effect.runSync(
+      Effect.flip(Effect.try({ try: () => streamEntry(file, entry, unpackBudget(limited(10, MiB)), () => (called = true)), catch: (e) => e as ModelError }))
+    )
+    assert.strictEqual(error.type, "ModelTooLarge")
+    assert.include(error.reason, "the entry 3D/3dmodel.model declares 2097152 bytes")
+    assert.isFalse(called)
+  })
+
+  it("a 1.6 MB deflate bomb of a gigabyte is refused after the budget, not after the gigabyte; one of zeros at once", () => {
+    const bomb = paddedCube3mf(1024)
+    assert.isBelow(bomb.length, 2_000_000)
+    const { error, ms } = refusal(bomb, "bomb.3mf", limited(100, 64 * MiB))
+    assert.strictEqual(error.type, "ModelTooLarge")
+    assert.include(error.reason, "more than 67108864 bytes (MODEL_MAX_UNPACKED_BYTES)")
+    assert.isBelow(ms, 5000)
+    const zeros = zip([{
+      name: "3D/3dmodel.model",
+      content: "",
+      declaredSize: 10,
+      deflated: deflatedRepeat(MODEL_OPEN, new Uint8Array(MiB), 1024, "</model>")
+    }])
+    const nul = refusal(zeros, "zeros.3mf")
+    assert.isUndefined(nul.error.type)
+    assert.include(nul.error.reason, "is not well-formed XML")
+    assert.isBelow(nul.ms, 1000)
+  })
+})
+
+describe("the 3MF XML is read in linear time", () => {
+  it("`<a` × 120,000 (415 bytes; 54 s with the old regular expressions) is refused at once as malformed XML", () => {
+    const file = unclosedTags3mf()
+    assert.strictEqual(file.length, 415)
+    const { error, ms } = refusal(file, "a.3mf")
+    assert.isUndefined(error.type)
+    assert.include(error.reason, "3MF 3D/3dmodel.model is not well-formed XML")
+    assert.isBelow(ms, 1000)
+  })
+
+  it("a comment or attribute of 16 MiB is refused (the parser would hold it whole)", () => {
+    const file = zip([{
+      name: "3D/3dmodel.model",
+      content: "",
+      deflated: deflatedRepeat(`${MODEL_OPEN}<!--`, new Uint8Array(MiB).fill(0x61), 20, "--></model>")
+    }])
+    assert.include(refusal(file, "c.3mf").error.reason, "more than 16777216 characters without a tag")
+  })
+
+  it("entities, prefixed attributes and CDATA are read as before", () => {
+    const model = `<?xml version="1.0" encoding="UTF-8"?>
+<m:model xmlns:m="http://schemas.microsoft.com/3dmanufacturing/core/2015/02" m:unit="&#99;entimeter">
+<![CDATA[ <object id="9"/> ]]>
+<m:resources><m:object id="o&amp;1">${meshXml(box(1, 2, 3))}</m:object></m:resources>
+<m:build><m:item objectid="o&amp;1" transform="1 0 0 0 1 0 0 0 1 0 0 0"/></m:build></m:model>`
+    expectGeometry(analyseModelSync(zip([{ name: "3D/3dmodel.model", content: model }]), "e.3mf"), boxGeometry(10, 20, 30))
+  })
+})
+
+// ---------------------------------------------------------------------------
+// The model analyser: worker threads
+
+/** A legal model that takes a second or more: 400,000 cubes (4,800,000 triangles, within the budget) from a kilobyte. */
+const slowModel = () => componentFanOut3mf([10, 10, 10, 10, 10, 4])
+
+const analyserWith = (options: Partial<ModelAnalyserOptions>) => makeModelAnalyser({ ...defaultAnalyserOptions, ...options })
+
+const cubeStl = () => binaryStl(box(10, 10, 10))
+
+describe("the model analyser (worker threads)", () => {
+  it.live("analyses in a thread what the engine's own thread measures, in every format", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const analyser = yield* analyserWith({ workers: 2 })
+      const files: ReadonlyArray<readonly [Uint8Array, string]> = [
+        [binaryStl(cubeWithHole(10, 4)), "holed.stl"],
+        [text(asciiStl(cubeWithHole(10, 4))), "holed.stl"],
+        [text(obj(cubeWithHole(10, 4))), "holed.obj"],
+        [
+          threeMf({ unit: "inch", objects: [{ id: 1, mesh: cubeWithHole(10, 4) }], items: [{ objectId: 1, transform: "-1 0 0 0 1 0 0 0 1 0 0 0" }] }),
+          "holed.3mf"
+        ]
+      ]
+      for (const [bytes, fileName] of files) {
+        const inThread = analyseModelSync(bytes, fileName)
+        assert.deepStrictEqual(yield* analyser.analyse(bytes.slice(), fileName, "app"), inThread, fileName)
+      }
+      const error = yield* Effect.flip(analyser.analyse(text("solid x\nendsolid x\n"), "empty.stl", "app"))
+      assert.strictEqual(error.type, "UnreadableModel")
+      assert.include(error.reason, "no facets")
+    })))
+
+  it.live("over the time budget the thread is terminated and replaced; the next file is analysed", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const analyser = yield* analyserWith({ workers: 1, timeout: Duration.millis(400) })
+      yield* analyser.analyse(cubeStl(), "warm.stl", "app")
+      const [before] = analyser.threadIds()
+      const start = performance.now()
+      const error = yield* Effect.flip(analyser.analyse(slowModel(), "slow.3mf", "app"))
+      assert.strictEqual(error.type, "ModelAnalysisTimeout")
+      assert.strictEqual(error.reason, "its analysis took longer than 400ms (MODEL_ANALYSIS_TIMEOUT)")
+      assert.isBelow(performance.now() - start, 2500)
+      assert.notInclude(analyser.threadIds(), before, "the thread that ran it is gone")
+      assert.strictEqual((yield* analyser.analyse(cubeStl(), "cube.stl", "app")).volume, 1000)
+    })))
+
+  it.live("the time budget runs from when the task starts, not while it waits for a thread", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const analyser = yield* analyserWith({ workers: 1, timeout: Duration.millis(600) })
+      const slow = yield* Effect.forkChild(analyser.analyse(slowModel(), "slow.3mf", "a"))
+      yield* Effect.sleep(Duration.millis(50))
+      const start = performance.now()
+      // App b waits for the only thread (held by a until its budget ends), then has its own budget.
+      const geometry = yield* analyser.analyse(cubeStl(), "cube.stl", "b")
+      assert.strictEqual(geometry.volume, 1000)
+      assert.isAbove(performance.now() - start, 500, "it waited longer than the budget, and was still analysed")
+      assert.strictEqual((yield* Effect.flip(Fiber.join(slow))).type, "ModelAnalysisTimeout")
+    })))
+
+  it.live("a thread out of memory is a refusal naming the limit; the pool goes on", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const analyser = yield* analyserWith({ workers: 1, maxMemoryMb: 32 })
+      // One face of eight million corners: the line's words alone outgrow a 32 MB heap.
+      const huge = text(`v 0 0 0\nv 1 0 0\nv 0 1 0\nf${" 1".repeat(8_000_000)}\n`)
+      const error = yield* Effect.flip(analyser.analyse(huge, "huge.obj", "app"))
+      assert.strictEqual(error.type, "ModelAnalysisOutOfMemory")
+      assert.strictEqual(error.reason, "its analysis needed more than 32 MB of memory (MODEL_ANALYSIS_MAX_MEMORY_MB)")
+      assert.strictEqual((yield* analyser.analyse(cubeStl(), "cube.stl", "app")).volume, 1000)
+    })))
+
+  it.live("an app runs at most half the threads: its next file waits for its own turn, another app's does not", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const analyser = yield* analyserWith({ workers: 2, timeout: Duration.millis(1000) })
+      assert.strictEqual(perAppOf({ ...defaultAnalyserOptions, workers: 2 }), 1)
+      assert.strictEqual(perAppOf({ ...defaultAnalyserOptions, workers: 5 }), 3)
+      yield* Effect.all([analyser.analyse(cubeStl(), "warm.stl", "x"), analyser.analyse(cubeStl(), "warm.stl", "y")], { concurrency: 2 })
+      const start = performance.now()
+      const finished: Record<string, number> = {}
+      const timed = (label: string, effect: Effect.Effect<unknown, ModelError>) =>
+        Effect.exit(effect).pipe(Effect.tap(() => Effect.sync(() => (finished[label] = performance.now() - start))))
+      const greedy = yield* Effect.forkChild(timed("a: slow", analyser.analyse(slowModel(), "slow.3mf", "a")))
+      yield* Effect.sleep(Duration.millis(50))
+      const [own, other] = yield* Effect.all([
+        timed("a: cube", analyser.analyse(cubeStl(), "cube.stl", "a")),
+        timed("b: cube", analyser.analyse(cubeStl(), "cube.stl", "b"))
+      ], { concurrency: 2 })
+      yield* Fiber.join(greedy)
+      assert.isTrue(Exit.isSuccess(own) && Exit.isSuccess(other))
+      assert.isBelow(finished["b: cube"]!, 700, "app b is not kept waiting by app a")
+      assert.isAbove(finished["a: cube"]!, finished["a: slow"]! - 50, "app a's second file waited for its first")
+    })))
+
+  it.live("an analysis interrupted (the request gone) ends its thread", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const analyser = yield* analyserWith({ workers: 1 })
+      yield* analyser.analyse(cubeStl(), "warm.stl", "app")
+      const [before] = analyser.threadIds()
+      const outcome = yield* analyser.analyse(slowModel(), "slow.3mf", "app").pipe(Effect.timeoutOption(Duration.millis(300)))
+      assert.isTrue(outcome._tag === "None")
+      assert.notInclude(analyser.threadIds(), before)
+      assert.strictEqual((yield* analyser.analyse(cubeStl(), "cube.stl", "app")).volume, 1000)
+    })))
+
+  it("reads MODEL_ANALYSIS_* and MODEL_MAX_*: defaults, values, and refuses non-positive numbers", () => {
+    const read = (env: Record<string, string>) =>
+      Effect.runSync(analyserOptionsFromConfig.pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(env))))
+    const defaults = read({})
+    assert.deepStrictEqual(
+      [defaults.workers, Duration.toMillis(defaults.timeout), defaults.maxMemoryMb, defaults.maxTriangles, defaults.maxUnpackedBytes],
+      [2, 20_000, 512, 5_000_000, 512 * MiB]
+    )
+    const set = read({
+      MODEL_ANALYSIS_WORKERS: "4",
+      MODEL_ANALYSIS_TIMEOUT: "5 seconds",
+      MODEL_ANALYSIS_MAX_MEMORY_MB: "512",
+      MODEL_MAX_TRIANGLES: "1000",
+      MODEL_MAX_UNPACKED_BYTES: "1048576"
+    })
+    assert.deepStrictEqual(
+      [set.workers, Duration.toMillis(set.timeout), set.maxMemoryMb, set.maxTriangles, set.maxUnpackedBytes],
+      [4, 5000, 512, 1000, MiB]
+    )
+    assert.isUndefined(checkOptions(set))
+    assert.strictEqual(checkOptions({ ...set, workers: 0 }), "MODEL_ANALYSIS_WORKERS must be positive, not 0")
+    assert.strictEqual(checkOptions({ ...set, maxTriangles: -1 }), "MODEL_MAX_TRIANGLES must be positive, not -1")
   })
 })

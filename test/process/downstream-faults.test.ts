@@ -3,7 +3,7 @@
  * comes back, while a client keeps calling.
  *
  * Two processes, as deployed: the gateway (`node src/main.ts`, DOWNSTREAM_URL)
- * and the engine (`node src/engine/main.ts`), each on its own DATA_DIR. On the
+ * and the engine (`node src/engineMain.ts`), each on its own DATA_DIR. On the
  * engine's port, in turn:
  *
  *   up        the engine                               → 2xx
@@ -82,7 +82,7 @@ const tempDir = (prefix: string) =>
 const STARTUP_TIMEOUT_MS = 90_000
 
 const startEngine = (dataDir: string, port: number): Promise<NodeServer> =>
-  startNodeServer("src/engine/main.ts", { DATA_DIR: dataDir, DATABASE_URL: undefined, ENGINE_TOKEN: undefined }, {
+  startNodeServer("src/engineMain.ts", { DATA_DIR: dataDir, DATABASE_URL: undefined, ENGINE_TOKEN: undefined }, {
     port,
     timeoutMs: STARTUP_TIMEOUT_MS
   })

@@ -21,7 +21,7 @@ const withDataDir = async <A>(run: (dataDir: string) => Promise<A>) => {
 describe("Start-up refusals", () => {
   it("the engine on an address other than loopback without ENGINE_TOKEN", () =>
     withDataDir(async (dataDir) => {
-      const { code, output } = await failedStart("src/engine/main.ts", { DATA_DIR: dataDir, HOST: "0.0.0.0", ENGINE_TOKEN: undefined })
+      const { code, output } = await failedStart("src/engineMain.ts", { DATA_DIR: dataDir, HOST: "0.0.0.0", ENGINE_TOKEN: undefined })
       assert.notStrictEqual(code, 0)
       assert.isNotNull(code, "the engine started")
       assert.include(output, "ENGINE_TOKEN must be set when the engine listens on HOST=0.0.0.0")
@@ -30,7 +30,7 @@ describe("Start-up refusals", () => {
 
   it("the engine on loopback without ENGINE_TOKEN still starts (one machine, nobody else reaches it)", () =>
     withDataDir(async (dataDir) => {
-      const engine = await startNodeServer("src/engine/main.ts", { DATA_DIR: dataDir, HOST: "127.0.0.1", ENGINE_TOKEN: undefined })
+      const engine = await startNodeServer("src/engineMain.ts", { DATA_DIR: dataDir, HOST: "127.0.0.1", ENGINE_TOKEN: undefined })
       try {
         assert.strictEqual((await fetch(`${engine.base}/health`)).status, 200)
       } finally {

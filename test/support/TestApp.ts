@@ -7,7 +7,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { createServer } from "node:http"
 import { Engine } from "../../src/engine/Engine.ts"
-import { EngineRoutesWith, type EngineRoutesOptions } from "../../src/engine/server.ts"
+import { EngineRoutesWith, type EngineRoutesOptions } from "../../src/layers/EngineServer.ts"
 import { ServicesLive } from "../../src/layers/AppLayers.ts"
 import { GatewayRoutes, ROUTER_CONFIG } from "../../src/layers/http/Server.ts"
 import { MeterSqlClient, StorageLive } from "../../src/layers/storage/Storage.ts"
@@ -92,7 +92,7 @@ const urlOf = Effect.gen(function*() {
 })
 
 /**
- * The engine service (src/engine/server.ts routes + Engine) served in-process
+ * The engine service (src/layers/EngineServer.ts routes + Engine) served in-process
  * on 127.0.0.1:<random> over the SqlClient in context; provides its URL only.
  */
 export const EngineOnRandomPort = (options: EngineRoutesOptions = { token: Option.none() }) => {

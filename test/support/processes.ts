@@ -170,7 +170,7 @@ export const startPrivatePostgres = async (): Promise<PrivatePostgres> => {
 }
 
 /**
- * Starts `node <script>` (e.g. `src/engine/main.ts`) with `env` on `port`
+ * Starts `node <script>` (e.g. `src/engineMain.ts`) with `env` on `port`
  * (a free one when omitted) and waits until it listens. `kill` ends it with
  * SIGKILL, as a crash would.
  */
@@ -222,7 +222,7 @@ export const startNodeServer = async (
 }
 
 /**
- * Runs `script` (`src/main.ts`, `src/engine/main.ts`) with `env` until it
+ * Runs `script` (`src/main.ts`, `src/engineMain.ts`) with `env` until it
  * exits, for a start that must fail: its exit code and everything it wrote.
  * A start that does not fail is killed after 30 seconds (exit code null).
  */

@@ -25,7 +25,7 @@ import * as Http from "node:http"
 import * as Https from "node:https"
 import { isIP } from "node:net"
 import { describeSpecial, isFetchable } from "../../domain/SpecialAddresses.ts"
-import { InvalidConfig } from "../../services/AppConfig.ts"
+import { InvalidConfig } from "../../domain/Errors.ts"
 import { EngineError } from "../EngineError.ts"
 
 export const MODEL_FETCHER_SOURCE = "model-fetcher"

@@ -5,11 +5,29 @@
  * also draws the mesh's D2 shape distribution, which the part similarity
  * compares (shapeDistribution.ts).
  */
-import { Data } from "effect"
+// effect/Data, not the whole of effect: the analysis workers load this module, and start faster so.
+import * as Data from "effect/Data"
 import { d2Distribution } from "./shapeDistribution.ts"
 
-/** Why a model file cannot be read; `reason` says what is wrong, for the caller. */
-export class ModelError extends Data.TaggedError("ModelError")<{ readonly reason: string }> {}
+/**
+ * What kind of refusal a ModelError is (the API's error `type`):
+ * `UnreadableModel` (the default) when the file is not a model that can be
+ * read; the others when a budget of the analysis is exceeded (limits.ts,
+ * ModelAnalyser.ts).
+ */
+export type ModelErrorType =
+  | "UnreadableModel"
+  | "ModelTooComplex"
+  | "ModelTooLarge"
+  | "ModelAnalysisTimeout"
+  | "ModelAnalysisOutOfMemory"
+
+/**
+ * Why a model file cannot be read or analysed; `reason` says what is wrong,
+ * for the caller; `type`, when a budget was exceeded, which (unreadable when
+ * absent).
+ */
+export class ModelError extends Data.TaggedError("ModelError")<{ readonly reason: string; readonly type?: ModelErrorType }> {}
 
 /** Vertices (x, y, z per vertex, mm) and triangles (three vertex indices each, counter-clockwise seen from outside). */
 export interface Mesh {
@@ -211,4 +229,55 @@ export const weld = (positions: ArrayLike<number>, triangles: Uint32Array): Mesh
   const out = new Uint32Array(triangles.length)
   for (let i = 0; i < triangles.length; i++) out[i] = map[triangles[i]!]!
   return { positions: welder.positions(), triangles: out }
+}
+
+/** Numbers appended one by one into a typed array that doubles as it fills (no array of boxed numbers). */
+export class GrowableFloats {
+  data: Float64Array
+  length = 0
+
+  constructor(capacity = 48) {
+    this.data = new Float64Array(Math.max(capacity, 4))
+  }
+
+  push(value: number): void {
+    if (this.length === this.data.length) this.grow()
+    this.data[this.length++] = value
+  }
+
+  private grow(): void {
+    const next = new Float64Array(this.data.length * 2)
+    next.set(this.data)
+    this.data = next
+  }
+
+  /** The numbers pushed (a view, not a copy). */
+  values(): Float64Array {
+    return this.data.subarray(0, this.length)
+  }
+}
+
+/** Vertex indices appended one by one, as GrowableFloats. */
+export class GrowableIndices {
+  data: Uint32Array
+  length = 0
+
+  constructor(capacity = 48) {
+    this.data = new Uint32Array(Math.max(capacity, 4))
+  }
+
+  push(value: number): void {
+    if (this.length === this.data.length) this.grow()
+    this.data[this.length++] = value
+  }
+
+  private grow(): void {
+    const next = new Uint32Array(this.data.length * 2)
+    next.set(this.data)
+    this.data = next
+  }
+
+  values(): Uint32Array {
+    return this.data.subarray(0, this.length)
+  }
 }

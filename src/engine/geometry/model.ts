@@ -1,87 +1,23 @@
 /**
- * A model file's geometry: the format from the file name's extension (else
- * from the content), checks that the content is that format, the mesh, and
- * its measures and shape distribution.
+ * A model file's geometry as an Effect, in this thread (modelFile.ts does
+ * the work). The engine analyses the files API callers give in worker
+ * threads instead, with time, memory and size budgets (ModelAnalyser.ts);
+ * this in-thread form is for trusted files: the seed, tests, benchmarks.
  */
 import { Effect } from "effect"
-import { type AnalysedGeometry, analyse, type Mesh, ModelError } from "./mesh.ts"
-import { parseObj } from "./obj.ts"
-import { isBinaryStl, parseStl } from "./stl.ts"
-import { parse3mf } from "./threeMf.ts"
-import { isZip } from "./zip.ts"
+import { type AnalysisLimits, DEFAULT_LIMITS } from "./limits.ts"
+import type { AnalysedGeometry, ModelError } from "./mesh.ts"
+import { analyseModelSync, asModelError } from "./modelFile.ts"
 
-export type ModelFormat = "stl" | "3mf" | "obj"
-
-const FORMATS: ReadonlyArray<ModelFormat> = ["stl", "3mf", "obj"]
-
-const extensionOf = (fileName: string | null | undefined): string | undefined => {
-  const match = /\.([A-Za-z0-9]+)$/.exec(fileName ?? "")
-  return match?.[1]?.toLowerCase()
-}
-
-const head = (bytes: Uint8Array) => new TextDecoder().decode(bytes.subarray(0, 512)).replace(/^\uFEFF/, "").trimStart()
-
-/** The format of the bytes by their content alone, if it is clear. */
-const sniff = (bytes: Uint8Array): ModelFormat | undefined => {
-  if (isZip(bytes)) return "3mf"
-  if (isBinaryStl(bytes)) return "stl"
-  const text = head(bytes)
-  if (/^solid\b/i.test(text)) return "stl"
-  if (/^(v|vn|vt|f|o|g|mtllib|usemtl|s)\s/m.test(text)) return "obj"
-  return undefined
-}
-
-/** Content that is plainly not a model: what a misconfigured file host answers. */
-const notAModel = (bytes: Uint8Array): string | undefined => {
-  if (bytes.length === 0) return "the file is empty"
-  const text = head(bytes).toLowerCase()
-  if (text.startsWith("<!doctype html") || text.startsWith("<html")) return "the file is an HTML page, not a model"
-  if (text.startsWith("{") || text.startsWith("[")) {
-    try {
-      JSON.parse(new TextDecoder().decode(bytes))
-      return "the file is JSON, not a model"
-    } catch {
-      return undefined
-    }
-  }
-  return undefined
-}
-
-/** The mesh of a model file; fails with what is wrong when it cannot be read. */
-export const parseModel = (bytes: Uint8Array, fileName: string | null | undefined): Mesh => {
-  const junk = notAModel(bytes)
-  if (junk !== undefined) throw new ModelError({ reason: junk })
-  const extension = extensionOf(fileName)
-  const named = FORMATS.find((format) => format === extension)
-  const format = named ?? sniff(bytes)
-  if (format === undefined) {
-    throw new ModelError({
-      reason: `the format of ${fileName ?? "the file"} is not recognised: expected an STL (binary or ASCII), 3MF or OBJ file`
-    })
-  }
-  const zip = isZip(bytes)
-  if (format === "3mf" && !zip) throw new ModelError({ reason: "the file is not a ZIP archive, as a 3MF file is" })
-  if (format !== "3mf" && zip) throw new ModelError({ reason: `the file is a ZIP archive, not ${format === "stl" ? "an STL" : "an OBJ"} file` })
-  switch (format) {
-    case "stl":
-      return parseStl(bytes)
-    case "3mf":
-      return parse3mf(bytes)
-    case "obj":
-      return parseObj(new TextDecoder().decode(bytes))
-  }
-}
-
-/** The geometry of a model file, synchronously (throws ModelError). */
-export const analyseModelSync = (bytes: Uint8Array, fileName: string | null | undefined): AnalysedGeometry =>
-  analyse(parseModel(bytes, fileName))
+export { analyseModelSync, type ModelFormat, parseModel } from "./modelFile.ts"
 
 /** The geometry of a model file, or a ModelError saying what is wrong with it. */
-export const analyseModel = (bytes: Uint8Array, fileName: string | null | undefined): Effect.Effect<AnalysedGeometry, ModelError> =>
+export const analyseModel = (
+  bytes: Uint8Array,
+  fileName: string | null | undefined,
+  limits: AnalysisLimits = DEFAULT_LIMITS
+): Effect.Effect<AnalysedGeometry, ModelError> =>
   Effect.try({
-    try: () => analyseModelSync(bytes, fileName),
-    catch: (error) =>
-      error instanceof ModelError
-        ? error
-        : new ModelError({ reason: `the file could not be read (${error instanceof Error ? error.message : String(error)})` })
+    try: () => analyseModelSync(bytes, fileName, limits),
+    catch: asModelError
   })

@@ -4,20 +4,30 @@
  * of more than three corners are split into a fan. Everything else
  * (normals, texture coordinates, groups, materials, lines) is ignored.
  * Units are not in the file: millimetres.
+ *
+ * Triangles are counted as the faces are read: past `limits.maxTriangles`
+ * (or three vertices a triangle) the file is refused there.
  */
-import { type Mesh, ModelError, weld } from "./mesh.ts"
+import { type AnalysisLimits, DEFAULT_LIMITS, maxVertices, tooManyTriangles, tooManyVertices } from "./limits.ts"
+import { GrowableFloats, GrowableIndices, type Mesh, ModelError, weld } from "./mesh.ts"
 
-export const parseObj = (source: string): Mesh => {
-  const positions: Array<number> = []
-  const triangles: Array<number> = []
-  const lines = source.split(/\r?\n/)
-  for (let n = 0; n < lines.length; n++) {
-    const line = lines[n]!.trim()
+export const parseObj = (source: string, limits: AnalysisLimits = DEFAULT_LIMITS): Mesh => {
+  const positions = new GrowableFloats(4096)
+  const triangles = new GrowableIndices(4096)
+  const maxCoordinates = 3 * maxVertices(limits)
+  const maxIndices = 3 * limits.maxTriangles
+  // Line by line, without an array of every line (a 100 MB file has millions).
+  for (let start = 0, n = 0; start <= source.length; n++) {
+    let end = source.indexOf("\n", start)
+    if (end < 0) end = source.length
+    const line = source.slice(start, end).trim()
+    start = end + 1
     if (line === "" || line.startsWith("#")) continue
     const parts = line.split(/\s+/)
     const keyword = parts[0]
     if (keyword === "v") {
       if (parts.length < 4) throw new ModelError({ reason: `OBJ line ${n + 1}: a vertex needs x, y and z` })
+      if (positions.length >= maxCoordinates) throw tooManyVertices(limits, `OBJ line ${n + 1}`)
       const w = parts.length > 4 ? Number(parts[4]) : 1
       for (let k = 1; k <= 3; k++) {
         const value = Number(parts[k])
@@ -38,9 +48,14 @@ export const parseObj = (source: string): Mesh => {
         return resolved
       })
       if (corners.length < 3) throw new ModelError({ reason: `OBJ line ${n + 1}: a face needs 3 vertices at least` })
-      for (let k = 1; k + 1 < corners.length; k++) triangles.push(corners[0]!, corners[k]!, corners[k + 1]!)
+      if (triangles.length + 3 * (corners.length - 2) > maxIndices) throw tooManyTriangles(limits, `OBJ line ${n + 1}`)
+      for (let k = 1; k + 1 < corners.length; k++) {
+        triangles.push(corners[0]!)
+        triangles.push(corners[k]!)
+        triangles.push(corners[k + 1]!)
+      }
     }
   }
   if (triangles.length === 0) throw new ModelError({ reason: "the OBJ file has no faces" })
-  return weld(positions, Uint32Array.from(triangles))
+  return weld(positions.values(), triangles.values())
 }

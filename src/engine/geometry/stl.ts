@@ -3,7 +3,8 @@
  * normals are ignored (the vertex order says which side is out); vertices
  * with equal coordinates are welded, so watertightness can be checked.
  */
-import { type Mesh, ModelError, VertexWelder } from "./mesh.ts"
+import { type AnalysisLimits, DEFAULT_LIMITS, tooManyTriangles } from "./limits.ts"
+import { GrowableFloats, type Mesh, ModelError, VertexWelder } from "./mesh.ts"
 
 const HEADER = 80
 const RECORD = 50
@@ -18,21 +19,26 @@ const startsWithSolid = (bytes: Uint8Array) => {
   return new TextDecoder().decode(bytes.subarray(i, i + 5)).toLowerCase() === "solid"
 }
 
-export const parseStl = (bytes: Uint8Array): Mesh => {
-  if (isBinaryStl(bytes)) return parseBinaryStl(bytes)
-  if (startsWithSolid(bytes)) return parseAsciiStl(new TextDecoder().decode(bytes))
+/** The mesh of an STL file, binary or ASCII; over `limits.maxTriangles` it is refused before the mesh is built. */
+export const parseStl = (bytes: Uint8Array, limits: AnalysisLimits = DEFAULT_LIMITS): Mesh => {
+  if (isBinaryStl(bytes)) return parseBinaryStl(bytes, limits)
+  if (startsWithSolid(bytes)) return parseAsciiStl(new TextDecoder().decode(bytes), limits)
   if (bytes.length < HEADER + 4) {
     throw new ModelError({ reason: `the STL file is ${bytes.length} bytes: too short for a binary STL (84 bytes at least) and not ASCII (no "solid")` })
   }
   const count = new DataView(bytes.buffer, bytes.byteOffset, bytes.length).getUint32(HEADER, true)
   throw new ModelError({
-    reason: `the binary STL header says ${count} triangles (${HEADER + 4 + RECORD * count} bytes) but the file has ${bytes.length} bytes (truncated or not an STL)`
+    reason: `the binary STL header says ${count} triangles (${
+      HEADER + 4 + RECORD * count
+    } bytes) but the file has ${bytes.length} bytes (truncated or not an STL)`
   })
 }
 
-export const parseBinaryStl = (bytes: Uint8Array): Mesh => {
+export const parseBinaryStl = (bytes: Uint8Array, limits: AnalysisLimits = DEFAULT_LIMITS): Mesh => {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length)
   const count = view.getUint32(HEADER, true)
+  // The header's count, checked before anything is allocated for it.
+  if (count > limits.maxTriangles) throw tooManyTriangles(limits, `the binary STL header says ${count}`)
   const welder = new VertexWelder(count * 3)
   const triangles = new Uint32Array(count * 3)
   for (let t = 0; t < count; t++) {
@@ -53,19 +59,23 @@ export const parseBinaryStl = (bytes: Uint8Array): Mesh => {
 
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/
 
-export const parseAsciiStl = (source: string): Mesh => {
+export const parseAsciiStl = (source: string, limits: AnalysisLimits = DEFAULT_LIMITS): Mesh => {
   // Token by token (no array of every token: a 100 MB file has tens of millions).
   const TOKEN = /\S+/g
   const next = () => TOKEN.exec(source)?.[0]
-  const corners: Array<number> = []
+  const corners = new GrowableFloats(4096)
+  // Corners of the triangles the budget allows (vertices outside a facet count too).
+  const maxCorners = 9 * limits.maxTriangles
   let facet = 0
   let inLoop = 0
   for (let token = next(); token !== undefined; token = next()) {
     const word = token.toLowerCase()
     if (word === "outer") {
       facet++
+      if (facet > limits.maxTriangles) throw tooManyTriangles(limits, "the ASCII STL has more facets")
       inLoop = 0
     } else if (word === "vertex") {
+      if (corners.length >= maxCorners) throw tooManyTriangles(limits, "the ASCII STL has more vertices than that many facets have")
       for (let k = 0; k < 3; k++) {
         const value = next()
         if (value === undefined || !NUMBER.test(value)) {
@@ -80,8 +90,9 @@ export const parseAsciiStl = (source: string): Mesh => {
   }
   if (corners.length === 0) throw new ModelError({ reason: "the ASCII STL file has no facets" })
   if (corners.length % 9 !== 0) throw new ModelError({ reason: "the ASCII STL file ends inside a facet" })
-  const welder = new VertexWelder(corners.length / 3)
-  const triangles = new Uint32Array(corners.length / 3)
-  for (let v = 0; v < triangles.length; v++) triangles[v] = welder.add(corners[3 * v]!, corners[3 * v + 1]!, corners[3 * v + 2]!)
+  const c = corners.values()
+  const welder = new VertexWelder(c.length / 3)
+  const triangles = new Uint32Array(c.length / 3)
+  for (let v = 0; v < triangles.length; v++) triangles[v] = welder.add(c[3 * v]!, c[3 * v + 1]!, c[3 * v + 2]!)
   return { positions: welder.positions(), triangles }
 }

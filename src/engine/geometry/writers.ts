@@ -1,9 +1,11 @@
 /**
  * Model files written from a mesh: binary and ASCII STL, OBJ, and a 3MF
  * archive (stored or deflated ZIP). The tests and the benchmark use them to
- * produce real files; shapes with known measures are here too.
+ * produce real files; shapes with known measures are here too, and the
+ * hostile files the analysis must refuse cheaply (components fanning out,
+ * deflate bombs, ZIP entries that lie about their size).
  */
-import { crc32, deflateRawSync } from "node:zlib"
+import { constants, crc32, deflateRawSync } from "node:zlib"
 import type { Mesh } from "./mesh.ts"
 
 // ---------------------------------------------------------------------------
@@ -19,8 +21,30 @@ const fromQuads = (positions: ReadonlyArray<number>, quads: ReadonlyArray<readon
 export const box = (x: number, y: number, z: number, x0 = 0, y0 = 0, z0 = 0): Mesh =>
   fromQuads(
     [
-      x0, y0, z0, x0 + x, y0, z0, x0 + x, y0 + y, z0, x0, y0 + y, z0,
-      x0, y0, z0 + z, x0 + x, y0, z0 + z, x0 + x, y0 + y, z0 + z, x0, y0 + y, z0 + z
+      x0,
+      y0,
+      z0,
+      x0 + x,
+      y0,
+      z0,
+      x0 + x,
+      y0 + y,
+      z0,
+      x0,
+      y0 + y,
+      z0,
+      x0,
+      y0,
+      z0 + z,
+      x0 + x,
+      y0,
+      z0 + z,
+      x0 + x,
+      y0 + y,
+      z0 + z,
+      x0,
+      y0 + y,
+      z0 + z
     ],
     [[0, 3, 2, 1], [4, 5, 6, 7], [0, 1, 5, 4], [1, 2, 6, 5], [2, 3, 7, 6], [3, 0, 4, 7]]
   )
@@ -138,24 +162,39 @@ export const meshXml = (mesh: Mesh): string => {
   return `<mesh><vertices>${vertices.join("")}</vertices><triangles>${triangles.join("")}</triangles></mesh>`
 }
 
+export interface ZipEntryInput {
+  readonly name: string
+  readonly content: string | Uint8Array
+  /** Already deflated (raw DEFLATE) content, written as is: `content` is then ignored, the CRC 0. */
+  readonly deflated?: Uint8Array
+  /** The unpacked size the headers declare, when it should not be the true one (a lie). */
+  readonly declaredSize?: number
+}
+
 /** A ZIP archive of the entries (deflated unless `stored`). */
-export const zip = (entries: ReadonlyArray<{ readonly name: string; readonly content: string | Uint8Array }>, stored = false): Uint8Array => {
+export const zip = (entries: ReadonlyArray<ZipEntryInput>, stored = false): Uint8Array => {
   const locals: Array<Uint8Array> = []
   const centrals: Array<Uint8Array> = []
   let offset = 0
   for (const entry of entries) {
     const name = new TextEncoder().encode(entry.name)
-    const content = typeof entry.content === "string" ? new TextEncoder().encode(entry.content) : entry.content
-    const data = stored ? content : new Uint8Array(deflateRawSync(content))
-    const crc = crc32(content)
+    const content = entry.deflated !== undefined
+      ? new Uint8Array(0)
+      : typeof entry.content === "string"
+      ? new TextEncoder().encode(entry.content)
+      : entry.content
+    const method = entry.deflated !== undefined ? 8 : stored ? 0 : 8
+    const data = entry.deflated ?? (stored ? content : new Uint8Array(deflateRawSync(content)))
+    const crc = entry.deflated !== undefined ? 0 : crc32(content)
+    const size = entry.declaredSize ?? content.length
     const local = new Uint8Array(30 + name.length)
     const lv = new DataView(local.buffer)
     lv.setUint32(0, 0x04034b50, true)
     lv.setUint16(4, 20, true)
-    lv.setUint16(8, stored ? 0 : 8, true)
+    lv.setUint16(8, method, true)
     lv.setUint32(14, crc, true)
     lv.setUint32(18, data.length, true)
-    lv.setUint32(22, content.length, true)
+    lv.setUint32(22, size, true)
     lv.setUint16(26, name.length, true)
     local.set(name, 30)
     const central = new Uint8Array(46 + name.length)
@@ -163,10 +202,10 @@ export const zip = (entries: ReadonlyArray<{ readonly name: string; readonly con
     cv.setUint32(0, 0x02014b50, true)
     cv.setUint16(4, 20, true)
     cv.setUint16(6, 20, true)
-    cv.setUint16(10, stored ? 0 : 8, true)
+    cv.setUint16(10, method, true)
     cv.setUint32(16, crc, true)
     cv.setUint32(20, data.length, true)
-    cv.setUint32(24, content.length, true)
+    cv.setUint32(24, size, true)
     cv.setUint16(28, name.length, true)
     cv.setUint32(42, offset, true)
     central.set(name, 46)
@@ -233,3 +272,110 @@ export const threeMf = (options: {
     { name: "3D/part.model", content: model }
   ], options.stored ?? false)
 }
+
+// ---------------------------------------------------------------------------
+// Hostile files (what the analysis must refuse cheaply)
+
+const concat = (parts: ReadonlyArray<Uint8Array>): Uint8Array => {
+  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0))
+  let at = 0
+  for (const part of parts) {
+    out.set(part, at)
+    at += part.length
+  }
+  return out
+}
+
+/**
+ * A raw DEFLATE stream of `prefix`, then `unit` `count` times, then
+ * `suffix`, without compressing the whole: each piece is deflated on its own
+ * and ends on a byte boundary (a sync flush), so the pieces concatenate; the
+ * unit's is repeated. A megabyte of it can inflate to a gigabyte.
+ */
+export const deflatedRepeat = (prefix: string | Uint8Array, unit: Uint8Array, count: number, suffix: string | Uint8Array): Uint8Array => {
+  const bytes = (value: string | Uint8Array) => (typeof value === "string" ? new TextEncoder().encode(value) : value)
+  const flushed = (value: Uint8Array) => new Uint8Array(deflateRawSync(value, { finishFlush: constants.Z_SYNC_FLUSH }))
+  const head = flushed(bytes(prefix))
+  const body = flushed(unit)
+  const tail = new Uint8Array(deflateRawSync(bytes(suffix)))
+  return concat([head, ...Array.from({ length: count }, () => body), tail])
+}
+
+/**
+ * A 3MF of a unit cube instanced through levels of components: object 1 the
+ * cube, object k+1 `fanOuts[k-1]` components of object k, the build item the
+ * top one: the product of the fan-outs in cubes (12 triangles each) from a
+ * kilobyte or so. A number is that many levels of 10. Level L moves its
+ * component k by 2·k·10^⌊L/3⌋ mm along the axis L mod 3, so no two cubes
+ * share a place (while fan-outs are at most 10).
+ */
+export const componentFanOut3mf = (fanOuts: number | ReadonlyArray<number>): Uint8Array => {
+  const levels = typeof fanOuts === "number" ? Array.from({ length: fanOuts }, () => 10) : fanOuts
+  const objects: Array<ThreeMfObject> = [{ id: 1, mesh: box(1, 1, 1) }]
+  levels.forEach((fanOut, level) => {
+    const step = 2 * 10 ** Math.floor(level / 3)
+    const axis = level % 3
+    objects.push({
+      id: level + 2,
+      components: Array.from({ length: fanOut }, (_, k) => {
+        const offset = [0, 0, 0]
+        offset[axis] = k * step
+        return { objectId: level + 1, transform: `1 0 0 0 1 0 0 0 1 ${offset.join(" ")}` }
+      })
+    })
+  })
+  return threeMf({ objects, items: [{ objectId: levels.length + 1 }] })
+}
+
+const MiB = 1024 * 1024
+
+/** A mebibyte of spaces with an empty element `<x/>` every 4 KiB (no run of text is long); deflates about 650 to 1. */
+export const paddingMiB = (): Uint8Array => {
+  const unit = new Uint8Array(MiB).fill(0x20)
+  const tag = new TextEncoder().encode("<x/>")
+  for (let i = 0; i < MiB; i += 4096) unit.set(tag, i)
+  return unit
+}
+
+const MODEL_OPEN = `<?xml version="1.0" encoding="UTF-8"?>\n<model unit="millimeter" xmlns:p="http://schemas.microsoft.com/3dmanufacturing/production/2015/06">`
+const CUBE_RESOURCES = () => `<resources><object id="1" type="model">${meshXml(box(1, 1, 1))}</object></resources>`
+
+/**
+ * A 3MF of a unit cube whose model part carries `mebibytes` MiB of padding
+ * and declares 10 bytes: at 1024, a 1.6 MB deflate bomb of a gigabyte.
+ */
+export const paddedCube3mf = (mebibytes: number): Uint8Array =>
+  zip([{
+    name: "3D/3dmodel.model",
+    content: "",
+    declaredSize: 10,
+    deflated: deflatedRepeat(MODEL_OPEN, paddingMiB(), mebibytes, `${CUBE_RESOURCES()}<build><item objectid="1"/></build></model>`)
+  }])
+
+/**
+ * Six model parts, each declaring 10 bytes and unpacking to `mebibytes` MiB
+ * (padding around its content): the root's object has components in the
+ * five others (`p:path`), each a unit cube; 60 triangles in all.
+ */
+export const lyingParts3mf = (mebibytes: number): Uint8Array => {
+  const padding = paddingMiB()
+  const components = [1, 2, 3, 4, 5]
+    .map((k) => `<component objectid="1" p:path="/3D/part${k}.model" transform="1 0 0 0 1 0 0 0 1 ${2 * k} 0 0"/>`)
+    .join("")
+  const lying = (name: string, content: string) => ({
+    name,
+    content: "",
+    declaredSize: 10,
+    deflated: deflatedRepeat(MODEL_OPEN, padding, mebibytes, `${content}</model>`)
+  })
+  return zip([
+    lying(
+      "3D/3dmodel.model",
+      `<resources><object id="1" type="model"><components>${components}</components></object></resources><build><item objectid="1"/></build>`
+    ),
+    ...[1, 2, 3, 4, 5].map((k) => lying(`3D/part${k}.model`, `${CUBE_RESOURCES()}<build/>`))
+  ])
+}
+
+/** The 3MF whose `<a` × 120,000 took the regular-expression reader 54 s: 415 bytes. */
+export const unclosedTags3mf = (): Uint8Array => zip([{ name: "3D/3dmodel.model", content: `<model unit="millimeter"><resources>${"<a".repeat(120_000)}` }])

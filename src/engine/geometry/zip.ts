@@ -1,21 +1,47 @@
 /**
  * The little of ZIP a 3MF needs: the central directory, and the stored or
  * deflated entries it lists (no ZIP64, no encryption).
+ *
+ * An entry's content is streamed, never inflated whole: the compressed
+ * bytes go to fflate's streaming inflater in small slices, each slice's
+ * output is charged to an UnpackBudget (shared by every entry the reader
+ * opens) and handed on before the next slice is inflated. The sizes the
+ * archive declares are not trusted: the budget counts the bytes produced,
+ * and the inflation stops as soon as they pass it, so the memory an entry
+ * costs does not follow what it would inflate to.
  */
-import { inflateRawSync } from "node:zlib"
+import { Inflate } from "fflate"
+import { type AnalysisLimits, unpacksTooLarge } from "./limits.ts"
 import { ModelError } from "./mesh.ts"
 
 const EOCD = 0x06054b50
 const CENTRAL = 0x02014b50
 const LOCAL = 0x04034b50
 
+/**
+ * Compressed bytes inflated at a time: deflate expands at most 1032 to 1,
+ * so one slice produces at most ~16 MiB before the budget is checked again.
+ */
+const INFLATE_SLICE = 16 * 1024
+/** Bytes of a stored entry handed on at a time. */
+const STORED_SLICE = 64 * 1024
+
 export interface ZipEntry {
   readonly name: string
   readonly method: number
   readonly compressedSize: number
+  /** The size the central directory declares: a claim, not trusted. */
   readonly size: number
   readonly localOffset: number
 }
+
+/** What the entries read from one archive have produced, against the limit. */
+export interface UnpackBudget {
+  readonly limits: AnalysisLimits
+  used: number
+}
+
+export const unpackBudget = (limits: AnalysisLimits): UnpackBudget => ({ limits, used: 0 })
 
 export const isZip = (bytes: Uint8Array) => bytes.length >= 4 && bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] === 0x03 && bytes[3] === 0x04
 
@@ -58,21 +84,48 @@ export const readZip = (bytes: Uint8Array): ReadonlyMap<string, ZipEntry> => {
   return entries
 }
 
-/** The content of an entry; `limit` bounds what it may inflate to. */
-export const entryBytes = (bytes: Uint8Array, entry: ZipEntry, limit: number): Uint8Array => {
+/**
+ * Streams the content of an entry to `sink`, in chunks, charging `budget`
+ * with every byte produced; refuses (ModelTooLarge) as soon as the total
+ * passes the limit. An entry that declares more than is left is refused
+ * before it is inflated; one that declares less is not believed.
+ */
+export const streamEntry = (bytes: Uint8Array, entry: ZipEntry, budget: UnpackBudget, sink: (chunk: Uint8Array) => void): void => {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length)
   const at = entry.localOffset
   if (at + 30 > bytes.length || view.getUint32(at, true) !== LOCAL) throw bad(`the entry ${entry.name} has no local header`)
   const start = at + 30 + view.getUint16(at + 26, true) + view.getUint16(at + 28, true)
   const end = start + entry.compressedSize
   if (end > bytes.length) throw bad(`the entry ${entry.name} runs past the end of the file`)
-  if (entry.size > limit) throw new ModelError({ reason: `the 3MF entry ${entry.name} unpacks to ${entry.size} bytes, over the limit of ${limit}` })
+  const limit = budget.limits.maxUnpackedBytes
+  if (entry.size > limit - budget.used) throw unpacksTooLarge(budget.limits, `the entry ${entry.name} declares ${entry.size} bytes`)
+  // What the sink throws is its own (a parse error of the content), not the inflation's.
+  let sinkError: unknown = undefined
+  const charge = (chunk: Uint8Array) => {
+    budget.used += chunk.length
+    if (budget.used > limit) throw unpacksTooLarge(budget.limits, `stopped in the entry ${entry.name}`)
+    if (chunk.length === 0) return
+    try {
+      sink(chunk)
+    } catch (error) {
+      sinkError = error
+      throw error
+    }
+  }
   const data = bytes.subarray(start, end)
-  if (entry.method === 0) return data
-  if (entry.method !== 8) throw new ModelError({ reason: `the 3MF entry ${entry.name} uses compression method ${entry.method}; only stored and deflate are supported` })
+  if (entry.method === 0) {
+    for (let i = 0; i < data.length; i += STORED_SLICE) charge(data.subarray(i, i + STORED_SLICE))
+    return
+  }
+  if (entry.method !== 8) {
+    throw new ModelError({ reason: `the 3MF entry ${entry.name} uses compression method ${entry.method}; only stored and deflate are supported` })
+  }
+  const inflater = new Inflate((chunk) => charge(chunk))
   try {
-    return inflateRawSync(data, { maxOutputLength: Math.max(limit, 1) })
+    if (data.length === 0) inflater.push(data, true)
+    for (let i = 0; i < data.length; i += INFLATE_SLICE) inflater.push(data.subarray(i, i + INFLATE_SLICE), i + INFLATE_SLICE >= data.length)
   } catch (error) {
+    if (error instanceof ModelError || (sinkError !== undefined && error === sinkError)) throw error
     throw bad(`the entry ${entry.name} does not inflate (${error instanceof Error ? error.message : String(error)})`)
   }
 }

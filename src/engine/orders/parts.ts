@@ -4,23 +4,26 @@
  * catalogue, similar parts and the fields of a model version.
  *
  * A part with a `modelEndpoint` has its model file downloaded (ModelFetcher)
- * and analysed when it is created or its model changes: `geometry` is the
+ * and analysed when it is created or its model changes, in a worker thread
+ * of the ModelAnalyser (never on the request loop): `geometry` is the
  * file's (docs/geometry.md), and so is its model version's. A file that
- * cannot be read is a 422 saying what is wrong; a download that fails is the
- * model fetcher's error. A part from a catalogue configuration is made from
- * its catalogue model's file. Models on placeholder hosts (`*.example`) have
- * `geometry: null`, and so no price. Every write prices the part again
- * (docs/pricing.md); a part whose model changes gets a new model version.
+ * cannot be read is a 422 saying what is wrong, one over a budget of the
+ * analysis (time, memory, triangles, unpacked size) a 422 naming the limit;
+ * a download that fails is the model fetcher's error. A part from a
+ * catalogue configuration is made from its catalogue model's file. Models
+ * on placeholder hosts (`*.example`) have `geometry: null`, and so no
+ * price. Every write prices the part again (docs/pricing.md); a part whose
+ * model changes gets a new model version.
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { TicketModel } from "../../domain/resources/orders.ts"
 import { crudOperations, type RecordHooks } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
-import { analyseModel } from "../geometry/model.ts"
+import { ModelAnalyser } from "../geometry/ModelAnalyser.ts"
 import { ModelFetcher } from "../geometry/ModelFetcher.ts"
-import { pricePart } from "../pricing/pricePart.ts"
 import type { Operation, OperationContext, Operations } from "../Operation.ts"
+import { pricePart } from "../pricing/pricePart.ts"
 import { GLOBAL_APP, RecordRepository, type StoredRecord } from "../RecordRepository.ts"
 import { arrayOf, fileNameOf, listAll, numeric, objectOf, param, payloadOf, text } from "./common.ts"
 
@@ -103,24 +106,26 @@ const sameModel = (a: StoredRecord, b: StoredRecord) => {
 /**
  * The geometry of the model file at the endpoint's url: null when there is
  * no url or its host is a placeholder; the fetcher's error when the download
- * fails; a 422 naming the file and what is wrong when it cannot be read.
+ * fails; a 422 naming the file and what is wrong when it cannot be read
+ * (`UnreadableModel`), or naming the limit when it exceeds a budget of the
+ * analysis (`ModelTooComplex`, `ModelTooLarge`, `ModelAnalysisTimeout`,
+ * `ModelAnalysisOutOfMemory`). The analysis counts against `appId`'s share
+ * of the analysis threads.
  */
-export const modelGeometry = (endpoint: StoredRecord | undefined, fileName: string | null) =>
+export const modelGeometry = (endpoint: StoredRecord | undefined, fileName: string | null, appId: string) =>
   Effect.gen(function*() {
     const url = endpoint === undefined ? undefined : text(endpoint, "url")
     if (url === undefined) return null
     const fetcher = yield* ModelFetcher
     const bytes = yield* fetcher.fetch(url)
     if (bytes === undefined) return null
-    return yield* analyseModel(bytes, fileName).pipe(
-      Effect.mapError((error) =>
-        new EngineError({
-          status: 422,
-          type: "UnreadableModel",
-          message: `modelEndpoint: the model file ${fileName ?? url} cannot be read: ${error.reason}`
-        })
-      ),
-      Effect.withSpan("geometry analyse", { attributes: { "model.bytes": bytes.length } })
+    const analyser = yield* ModelAnalyser
+    return yield* analyser.analyse(bytes, fileName, appId).pipe(
+      Effect.mapError((error) => {
+        const type = error.type ?? "UnreadableModel"
+        const what = type === "UnreadableModel" ? "cannot be read" : "cannot be analysed"
+        return new EngineError({ status: 422, type, message: `modelEndpoint: the model file ${fileName ?? url} ${what}: ${error.reason}` })
+      })
     )
   })
 
@@ -134,7 +139,7 @@ const partModel = (context: OperationContext, part: StoredRecord) =>
     const endpoint = objectOf(part.modelEndpoint)
     if (endpoint !== undefined) {
       const fileName = fileNameOf(endpoint)
-      return { fileName, geometry: yield* modelGeometry(endpoint, fileName) }
+      return { fileName, geometry: yield* modelGeometry(endpoint, fileName, context.appId) }
     }
     const configurationId = text(part, "catalogueModelConfigurationId") ?? ""
     const found = yield* findConfiguration(context.appId, configurationId)
@@ -143,7 +148,9 @@ const partModel = (context: OperationContext, part: StoredRecord) =>
     }
     const catalogueEndpoint = objectOf(found.model.modelEndpoint)
     const fileName = fileNameOf(catalogueEndpoint)
-    const geometry = found.model.geometry !== undefined ? found.model.geometry : yield* modelGeometry(catalogueEndpoint, fileName)
+    const geometry = found.model.geometry !== undefined
+      ? found.model.geometry
+      : yield* modelGeometry(catalogueEndpoint, fileName, context.appId)
     return { fileName, geometry }
   })
 
@@ -162,12 +169,8 @@ const prepareTicketModel: NonNullable<RecordHooks["prepare"]> = (context, input,
     return yield* pricePart(context, { ...input, ...(yield* partModel(context, input)) })
   })
 
-export const partHooks: Readonly<Record<string, RecordHooks>> = { ticketModel: { prepare: prepareTicketModel } }
-
 // ---------------------------------------------------------------------------
 // Part operations
-
-const generic = crudOperations(TicketModel, { prepare: prepareTicketModel })
 
 /** Stores the part's model as its next model version (the first for a new part, with no lookup). */
 const addVersion = (context: OperationContext, part: StoredRecord, first = false) =>
@@ -185,36 +188,30 @@ const addVersion = (context: OperationContext, part: StoredRecord, first = false
     })
   })
 
-/** Creates a part (through the generic create and its hook) and its first model version. */
-const createPart: Operation = (context, request) =>
-  Effect.gen(function*() {
-    const part = (yield* generic["ticketModel.create"]!(context, request)) as StoredRecord
-    yield* addVersion(context, part, true)
-    return part
-  })
-
-const replacePart: Operation = (context, request) =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const previous = yield* records.find("ticketModel", context.appId, param(request, "id"))
-    const part = (yield* generic["ticketModel.replace"]!(context, request)) as StoredRecord
-    if (previous !== undefined && !sameModel(previous, part)) yield* addVersion(context, part)
-    return part
-  })
-
-/** Deletes a part with its model versions and machining strategies. */
-const removePart: Operation = (context, request) =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const part = (yield* generic["ticketModel.remove"]!(context, request)) as StoredRecord
-    const partId = String(part.id)
-    for (const resource of ["modelVersion", "machiningStrategy"]) {
-      for (const record of yield* listAll(resource, context.appId, { ticketModelId: partId })) {
-        yield* records.remove(resource, context.appId, String(record.id))
+/**
+ * A part's hooks: its model versions go with it, written in the part's own
+ * transaction (the first with a new part, the next when its model changes),
+ * and removed with it, as are its machining strategies.
+ */
+const ticketModelHooks: RecordHooks = {
+  prepare: prepareTicketModel,
+  written: (context, part, previous) =>
+    previous !== undefined && sameModel(previous, part) ? Effect.void : Effect.asVoid(addVersion(context, part, previous === undefined)),
+  removed: (context, part) =>
+    Effect.gen(function*() {
+      const records = yield* RecordRepository
+      for (const resource of ["modelVersion", "machiningStrategy"]) {
+        for (const record of yield* listAll(resource, context.appId, { ticketModelId: String(part.id) })) {
+          yield* records.remove(resource, context.appId, String(record.id))
+        }
       }
-    }
-    return part
-  })
+    })
+}
+
+export const partHooks: Readonly<Record<string, RecordHooks>> = { ticketModel: ticketModelHooks }
+
+const generic = crudOperations(TicketModel, ticketModelHooks)
+const createPart = generic["ticketModel.create"]!
 
 /** `POST /ticket-model/from-catalogue`: all parts or none. */
 const fromCatalogue: Operation = (context, request) =>
@@ -260,8 +257,7 @@ const fromCatalogue: Operation = (context, request) =>
 
 const STRATEGY_KEYS = ["ticketModelId", "serviceId", "strategy", "toolIds", "stepover", "notes"] as const
 
-const strategyOf = (record: StoredRecord) =>
-  Object.fromEntries(STRATEGY_KEYS.filter((key) => record[key] !== undefined).map((key) => [key, record[key]]))
+const strategyOf = (record: StoredRecord) => Object.fromEntries(STRATEGY_KEYS.filter((key) => record[key] !== undefined).map((key) => [key, record[key]]))
 
 const strategyId = (ticketModelId: string, serviceId: string) => `${ticketModelId}:${serviceId}`
 
@@ -332,8 +328,8 @@ const fieldsResolve: Operation = (context, request) =>
 
 export const partWorkflows: Operations = {
   "ticketModel.create": createPart,
-  "ticketModel.replace": replacePart,
-  "ticketModel.remove": removePart,
+  "ticketModel.replace": generic["ticketModel.replace"]!,
+  "ticketModel.remove": generic["ticketModel.remove"]!,
   "ticketModel.fromCatalogue": fromCatalogue,
   "ticketModel.getMachiningStrategy": getMachiningStrategy,
   "ticketModel.setMachiningStrategy": setMachiningStrategy,

@@ -26,7 +26,7 @@
 import { Config, Context, Effect } from "effect"
 import { HttpServerError, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { randomUUID } from "node:crypto"
-import { InvalidConfig } from "../../services/AppConfig.ts"
+import { InvalidConfig } from "../../domain/Errors.ts"
 import type { TelemetryInstruments } from "./Instruments.ts"
 import { activeSpan, writeLine } from "./JsonLog.ts"
 import { type IncomingTrace, traceFromHeaders } from "./TraceContext.ts"

@@ -8,18 +8,19 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Layer } from "effect"
-import { ModelFetcherLive } from "./geometry/ModelFetcher.ts"
-import { StorageLive } from "../layers/storage/Storage.ts"
-import { telemetryFor } from "../layers/Telemetry.ts"
-import { AppConfig } from "../services/AppConfig.ts"
-import { EngineServerLive } from "./server.ts"
+import { ModelAnalyserLive } from "./engine/geometry/ModelAnalyser.ts"
+import { ModelFetcherLive } from "./engine/geometry/ModelFetcher.ts"
+import { StorageLive } from "./layers/storage/Storage.ts"
+import { telemetryFor } from "./layers/Telemetry.ts"
+import { AppConfig } from "./services/AppConfig.ts"
+import { EngineServerLive } from "./layers/EngineServer.ts"
 
 const Main = EngineServerLive.pipe(
   Layer.provideMerge(StorageLive("serve")),
   Layer.provide(AppConfig.layer),
   Layer.provide(telemetryFor("mfg-engine")),
-  // MODEL_FETCH_* read once at start: an invalid value stops the start, naming it.
-  Layer.provide(ModelFetcherLive)
+  // MODEL_FETCH_*, MODEL_ANALYSIS_* and MODEL_MAX_* read once at start: an invalid value stops the start, naming it.
+  Layer.provide([ModelFetcherLive, ModelAnalyserLive])
 )
 
 Layer.launch(Main).pipe(NodeRuntime.runMain)

@@ -1,0 +1,269 @@
+/**
+ * The model analyser: parses and measures the model files API callers give,
+ * never on the event loop that answers requests (docs/geometry.md, "Limits
+ * of the analysis"). Each file is analysed in a thread of a bounded pool
+ * (piscina), within budgets:
+ *
+ * - time, MODEL_ANALYSIS_TIMEOUT (20 s), from when the task starts running
+ *   in its thread (the worker says so; waiting for a thread does not
+ *   count): past it the thread is terminated (piscina aborts the task, which
+ *   terminates its thread, and starts another) and the part is refused;
+ * - memory, MODEL_ANALYSIS_MAX_MEMORY_MB (512) of JavaScript heap per
+ *   thread (`resourceLimits`): a thread that runs out is ended by Node, and
+ *   the part refused, the process unharmed (the largest files the download
+ *   limit lets through analyse within 128; the mesh's typed arrays are
+ *   outside the heap, bounded by the triangle budget instead);
+ * - triangles, MODEL_MAX_TRIANGLES (5,000,000), counted before the mesh is
+ *   allocated (through 3MF component instancing), and the bytes a 3MF's
+ *   parts unpack to, MODEL_MAX_UNPACKED_BYTES (512 MiB), counted as they are
+ *   produced (limits.ts, zip.ts, threeMf.ts);
+ * - threads: MODEL_ANALYSIS_WORKERS (2); one app runs at most half of them
+ *   (rounded up) at once, its further files waiting for its own turn, so
+ *   one app cannot hold every thread while the others wait.
+ *
+ * Exceeding a budget is a ModelError whose `type` names it
+ * (ModelAnalysisTimeout, ModelAnalysisOutOfMemory, ModelTooComplex,
+ * ModelTooLarge); a file that cannot be read is one without a type
+ * (unreadable). The threads run at a lower scheduling priority (nice +10
+ * where the platform allows), so a busy pool yields the CPU to the request
+ * loop.
+ *
+ * The pool belongs to a scope: `modelAnalyserLayer(options)` and
+ * `ModelAnalyserLive` end its threads with the layer. The default reference
+ * (what the engine uses when neither is provided) is one pool for the
+ * process, made on first use from MODEL_* and never closed; its idle
+ * threads do not keep the process alive.
+ */
+import { InvalidConfig } from "../../domain/Errors.ts"
+import { Config, Context, Duration, Effect, Layer, Predicate, Scope, Semaphore } from "effect"
+import { MessageChannel } from "node:worker_threads"
+import { Piscina } from "piscina"
+import type { AnalysisOutcome, AnalysisTask } from "./analysisWorker.ts"
+import { type AnalysisLimits, DEFAULT_LIMITS } from "./limits.ts"
+import { type AnalysedGeometry, ModelError } from "./mesh.ts"
+
+export interface ModelAnalyserOptions {
+  /** Threads of the pool (MODEL_ANALYSIS_WORKERS). */
+  readonly workers: number
+  /** An analysis's running time, from when its thread starts it (MODEL_ANALYSIS_TIMEOUT). */
+  readonly timeout: Duration.Duration
+  /** JavaScript heap of each thread, MB (MODEL_ANALYSIS_MAX_MEMORY_MB). */
+  readonly maxMemoryMb: number
+  /** Triangles of a model (MODEL_MAX_TRIANGLES). */
+  readonly maxTriangles: number
+  /** Bytes a 3MF's parts may unpack to (MODEL_MAX_UNPACKED_BYTES). */
+  readonly maxUnpackedBytes: number
+  /** Analyses one app may run at once; by default half the workers, rounded up. */
+  readonly perApp?: number
+}
+
+export interface ModelAnalyserShape {
+  /**
+   * The geometry of a model file, analysed in a worker thread for `appId`;
+   * a ModelError when it cannot be read or exceeds a budget. The bytes are
+   * moved to the worker when they fill their buffer (not copied): the
+   * caller must not use them afterwards.
+   */
+  readonly analyse: (bytes: Uint8Array, fileName: string | null, appId: string) => Effect.Effect<AnalysedGeometry, ModelError>
+  /** The ids of the pool's threads (diagnostics and tests: a terminated thread's id is gone). */
+  readonly threadIds: () => ReadonlyArray<number>
+}
+
+export const defaultAnalyserOptions: ModelAnalyserOptions = {
+  workers: 2,
+  timeout: Duration.seconds(20),
+  maxMemoryMb: 512,
+  maxTriangles: DEFAULT_LIMITS.maxTriangles,
+  maxUnpackedBytes: DEFAULT_LIMITS.maxUnpackedBytes
+}
+
+/** The options from the environment (MODEL_ANALYSIS_*, MODEL_MAX_*), defaults for what is not set; see `checkOptions`. */
+export const analyserOptionsFromConfig: Config.Config<ModelAnalyserOptions> = Config.all({
+  workers: Config.Int("MODEL_ANALYSIS_WORKERS").pipe(Config.withDefault(defaultAnalyserOptions.workers)),
+  timeout: Config.Duration("MODEL_ANALYSIS_TIMEOUT").pipe(Config.withDefault(defaultAnalyserOptions.timeout)),
+  maxMemoryMb: Config.Int("MODEL_ANALYSIS_MAX_MEMORY_MB").pipe(Config.withDefault(defaultAnalyserOptions.maxMemoryMb)),
+  maxTriangles: Config.Int("MODEL_MAX_TRIANGLES").pipe(Config.withDefault(defaultAnalyserOptions.maxTriangles)),
+  maxUnpackedBytes: Config.Int("MODEL_MAX_UNPACKED_BYTES").pipe(Config.withDefault(defaultAnalyserOptions.maxUnpackedBytes))
+})
+
+/** What is wrong with the options, if anything: every number must be positive. */
+export const checkOptions = (options: ModelAnalyserOptions): string | undefined => {
+  const numbers: ReadonlyArray<readonly [string, number]> = [
+    ["MODEL_ANALYSIS_WORKERS", options.workers],
+    ["MODEL_ANALYSIS_TIMEOUT (ms)", Duration.toMillis(options.timeout)],
+    ["MODEL_ANALYSIS_MAX_MEMORY_MB", options.maxMemoryMb],
+    ["MODEL_MAX_TRIANGLES", options.maxTriangles],
+    ["MODEL_MAX_UNPACKED_BYTES", options.maxUnpackedBytes]
+  ]
+  const wrong = numbers.find(([, value]) => !(value > 0) || !Number.isFinite(value))
+  return wrong === undefined ? undefined : `${wrong[0]} must be positive, not ${wrong[1]}`
+}
+
+/** The configured options, or the defect that stops the start (or the first analysis) naming what is wrong. */
+const configured = analyserOptionsFromConfig.pipe(
+  Effect.catch((error) => Effect.die(new InvalidConfig({ message: `MODEL_ANALYSIS_* / MODEL_MAX_*: ${error.message}` }))),
+  Effect.flatMap((options) => {
+    const wrong = checkOptions(options)
+    return wrong === undefined ? Effect.succeed(options) : Effect.die(new InvalidConfig({ message: wrong }))
+  })
+)
+
+/** Analyses one app may run at once. */
+export const perAppOf = (options: ModelAnalyserOptions) => Math.max(1, options.perApp ?? Math.ceil(options.workers / 2))
+
+const WORKER = new URL("./analysisWorker.ts", import.meta.url)
+
+/** Node's error for a worker that ran out of its heap. */
+const isOutOfMemory = (error: unknown) => Predicate.hasProperty(error, "code") && error.code === "ERR_WORKER_OUT_OF_MEMORY"
+
+/** The bytes as a view that may be moved to the worker: their own buffer if they fill it, else a copy. */
+const movable = (bytes: Uint8Array): Uint8Array =>
+  bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer ? bytes : bytes.slice()
+
+interface Analyser extends ModelAnalyserShape {
+  readonly close: () => Promise<void>
+}
+
+/** A pool and what runs files on it, with fixed options; `close` ends its threads. */
+const makeAnalyser = (options: ModelAnalyserOptions): Analyser => {
+  const pool = new Piscina<AnalysisTask, AnalysisOutcome>({
+    filename: WORKER.href,
+    minThreads: options.workers,
+    maxThreads: options.workers,
+    idleTimeout: Infinity,
+    resourceLimits: { maxOldGenerationSizeMb: options.maxMemoryMb, stackSizeMb: 4 },
+    // Below the request loop's priority (Linux sets it per thread; ignored where unsupported).
+    niceIncrement: 10
+  })
+  // An error of a thread with no task (there should be none): reported, never an unhandled 'error' event.
+  pool.on("error", (error) => console.error("model analyser: a worker thread failed", error))
+  const limits: AnalysisLimits = { maxTriangles: options.maxTriangles, maxUnpackedBytes: options.maxUnpackedBytes }
+  // setTimeout takes at most 2³¹ − 1 ms (24.8 days); more would fire at once.
+  const timeoutMs = Math.min(Duration.toMillis(options.timeout), 2 ** 31 - 1)
+  const perApp = perAppOf(options)
+  const timedOut = new ModelError({
+    type: "ModelAnalysisTimeout",
+    reason: `its analysis took longer than ${Duration.format(options.timeout)} (MODEL_ANALYSIS_TIMEOUT)`
+  })
+  const outOfMemory = new ModelError({
+    type: "ModelAnalysisOutOfMemory",
+    reason: `its analysis needed more than ${options.maxMemoryMb} MB of memory (MODEL_ANALYSIS_MAX_MEMORY_MB)`
+  })
+
+  /** One file on the pool: the time budget runs from the worker's "started" message; past it the task is aborted, which terminates its thread. */
+  const run = (bytes: Uint8Array, fileName: string | null) =>
+    Effect.callback<AnalysedGeometry, ModelError>((resume, signal) => {
+      const controller = new AbortController()
+      const { port1, port2 } = new MessageChannel()
+      let timer: ReturnType<typeof setTimeout> | undefined
+      let expired = false
+      let settled = false
+      const settle = () => {
+        settled = true
+        clearTimeout(timer)
+        port1.close()
+      }
+      port1.once("message", () => {
+        // The answer may overtake the "started" message (another port): then there is nothing to time.
+        if (settled) return
+        timer = setTimeout(() => {
+          expired = true
+          controller.abort(new Error("MODEL_ANALYSIS_TIMEOUT"))
+        }, timeoutMs)
+      })
+      const data = movable(bytes)
+      pool.run({ bytes: data, fileName, limits, started: port2 }, {
+        transferList: [port2, data.buffer as ArrayBuffer],
+        signal: controller.signal
+      }).then(
+        (outcome) => {
+          settle()
+          resume(outcome.ok ? Effect.succeed(outcome.geometry) : Effect.fail(new ModelError({ type: outcome.type, reason: outcome.reason })))
+        },
+        (error: unknown) => {
+          settle()
+          if (signal.aborted) return
+          if (expired) return resume(Effect.fail(timedOut))
+          if (isOutOfMemory(error)) return resume(Effect.fail(outOfMemory))
+          resume(Effect.die(error))
+        }
+      )
+      // Interrupted (the request went away): the task is dropped from the queue, or its thread terminated.
+      return Effect.sync(() => {
+        settle()
+        controller.abort(new Error("interrupted"))
+      })
+    })
+
+  // One semaphore per app with analyses running or waiting, dropped when it has none.
+  const apps = new Map<string, { readonly semaphore: Semaphore.Semaphore; users: number }>()
+  const forApp = <A, E>(appId: string, effect: Effect.Effect<A, E>) =>
+    Effect.suspend(() => {
+      let slot = apps.get(appId)
+      if (slot === undefined) {
+        slot = { semaphore: Semaphore.makeUnsafe(perApp), users: 0 }
+        apps.set(appId, slot)
+      }
+      const entry = slot
+      entry.users++
+      return entry.semaphore.withPermits(1)(effect).pipe(
+        Effect.ensuring(Effect.sync(() => {
+          if (--entry.users === 0) apps.delete(appId)
+        }))
+      )
+    })
+
+  return {
+    analyse: (bytes, fileName, appId) =>
+      forApp(appId, run(bytes, fileName)).pipe(
+        Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.type": error.type ?? "UnreadableModel" })),
+        Effect.withSpan("geometry analyse", { attributes: { "model.bytes": bytes.length, "app.id": appId } }, { captureStackTrace: false })
+      ),
+    threadIds: () => pool.threads.map((thread) => thread.threadId),
+    close: () => pool.destroy()
+  }
+}
+
+/** An analyser with fixed options, its pool closed with the scope. */
+export const makeModelAnalyser = (options: ModelAnalyserOptions): Effect.Effect<ModelAnalyserShape, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => makeAnalyser(options)),
+    (analyser) => Effect.promise(() => analyser.close())
+  )
+
+/** The process's pool, made on first use from the environment; never closed (its idle threads do not hold the process). */
+let processPool: Analyser | undefined
+
+const fromConfig: ModelAnalyserShape = {
+  analyse: (bytes, fileName, appId) =>
+    Effect.suspend(() =>
+      processPool !== undefined
+        ? processPool.analyse(bytes, fileName, appId)
+        : configured.pipe(
+          Effect.flatMap((options) => {
+            processPool ??= makeAnalyser(options)
+            return processPool.analyse(bytes, fileName, appId)
+          })
+        )
+    ),
+  threadIds: () => processPool?.threadIds() ?? []
+}
+
+/**
+ * The model analyser the engine uses: a reference, so operations need not
+ * declare it; by default the process's pool, configured from the
+ * environment when the first model is analysed. A host (or a test)
+ * provides `ModelAnalyserLive` or `modelAnalyserLayer(options)` instead.
+ */
+export const ModelAnalyser = Context.Reference<ModelAnalyserShape>("mfg/engine/ModelAnalyser", { defaultValue: () => fromConfig })
+
+/** An analyser with fixed options (tests, hosts that configure it in code); its threads end with the layer. */
+export const modelAnalyserLayer = (options: Partial<ModelAnalyserOptions> = {}) =>
+  Layer.effect(ModelAnalyser, makeModelAnalyser({ ...defaultAnalyserOptions, ...options }))
+
+/**
+ * The analyser configured by MODEL_ANALYSIS_* and MODEL_MAX_*, read when the
+ * layer is built: an invalid value stops the start with a message naming
+ * it; its threads start with the layer and end with it.
+ */
+export const ModelAnalyserLive = Layer.effect(ModelAnalyser, Effect.flatMap(configured, makeModelAnalyser))
