@@ -27,9 +27,9 @@ import { fixed, median, ratioText, renderTable, thousands } from "./stats.ts"
 import {
   BenchmarkInvalid,
   checkAuthenticatedRead,
+  cleanupOnExit,
   createRecord,
   createSecret,
-  cleanupOnExit,
   requestJson,
   startBaselines,
   startService,
@@ -199,7 +199,11 @@ const main = async () => {
   console.log(`auth-read: GET /v1/customer/{id}, ${connections} connections, ${warmup} s warm-up + ${duration} s per measurement, ${rounds} rounds`)
   console.log(`node ${process.versions.node} (${NODE}), ${cpus().length} CPUs, PostgreSQL ${settings}`)
   const [load1 = 0] = loadavg()
-  console.log(`load average before the run: ${fixed(load1, 2)}${load1 > 0.5 * cpus().length ? "  (WARNING: other processes are using the CPUs; numbers will be noisy)" : ""}`)
+  console.log(
+    `load average before the run: ${fixed(load1, 2)}${
+      load1 > 0.5 * cpus().length ? "  (WARNING: other processes are using the CPUs; numbers will be noisy)" : ""
+    }`
+  )
   console.log(`targets: ${targets.map((t) => `${t.name} [pid ${t.server.pid}]`).join(", ")}\n`)
 
   const measured = new Map<Target, Array<Measurement>>(targets.map((target) => [target, []]))

@@ -84,7 +84,9 @@ const main = async () => {
     console.log(`401 timing on ${flags.storage}, ${samples} samples each (µs: median, interquartile range)`)
     for (const [kind, values] of Object.entries(timings)) {
       const sorted = Float64Array.from(values).sort()
-      console.log(`  ${kind.padEnd(18)} ${medians[kind]!.toFixed(1).padStart(7)}   p25–p75 ${percentile(sorted, 25).toFixed(1)}–${percentile(sorted, 75).toFixed(1)}`)
+      console.log(
+        `  ${kind.padEnd(18)} ${medians[kind]!.toFixed(1).padStart(7)}   p25–p75 ${percentile(sorted, 25).toFixed(1)}–${percentile(sorted, 75).toFixed(1)}`
+      )
     }
     const base = medians["unknown id"]!
     for (const [kind, value] of Object.entries(medians)) {

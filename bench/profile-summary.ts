@@ -46,8 +46,7 @@ const top = positiveNumber("top", flags.top, true, USAGE)
 const REPO = Path.resolve(import.meta.dirname, "..")
 
 /** A short file name: relative to the repository, `node_modules/` and `file://` removed. */
-const shortUrl = (url: string) =>
-  url.replace(/^file:\/\//, "").replace(`${REPO}/`, "").replace(/^.*node_modules\//, "")
+const shortUrl = (url: string) => url.replace(/^file:\/\//, "").replace(`${REPO}/`, "").replace(/^.*node_modules\//, "")
 
 /** What part of the stack a frame belongs to. */
 const areaOf = (frame: CallFrame): string => {
@@ -62,8 +61,7 @@ const areaOf = (frame: CallFrame): string => {
   return pkg
 }
 
-const frameKey = (frame: CallFrame) =>
-  `${frame.functionName || "(anonymous)"} ${shortUrl(frame.url)}${frame.url === "" ? "" : `:${frame.lineNumber + 1}`}`
+const frameKey = (frame: CallFrame) => `${frame.functionName || "(anonymous)"} ${shortUrl(frame.url)}${frame.url === "" ? "" : `:${frame.lineNumber + 1}`}`
 
 const profile = JSON.parse(readFileSync(file, "utf8")) as CpuProfile
 const byId = new Map(profile.nodes.map((node) => [node.id, node]))

@@ -13,14 +13,7 @@
 import { MODEL_GEOMETRY, MODEL_PATH } from "./fixture-host.ts"
 import type { RequestSpec } from "./load.ts"
 import type { Server } from "./servers.ts"
-import {
-  type Baselines,
-  BenchmarkInvalid,
-  createRecord,
-  createSecret,
-  requestJson,
-  wrongRandomPart
-} from "./targets.ts"
+import { type Baselines, BenchmarkInvalid, createRecord, createSecret, requestJson, wrongRandomPart } from "./targets.ts"
 
 export const SCENARIO_IDS = ["read", "401", "mcp", "part", "tracing"] as const
 export type ScenarioId = (typeof SCENARIO_IDS)[number]
@@ -283,8 +276,7 @@ const tracing = ({ service, traced }: SuiteTargets): Scenario => {
 
 const BUILDERS: Record<ScenarioId, (targets: SuiteTargets) => Scenario> = { read, "401": refused, mcp, part, tracing }
 
-export const buildScenarios = (ids: ReadonlyArray<ScenarioId>, targets: SuiteTargets): Array<Scenario> =>
-  ids.map((id) => BUILDERS[id](targets))
+export const buildScenarios = (ids: ReadonlyArray<ScenarioId>, targets: SuiteTargets): Array<Scenario> => ids.map((id) => BUILDERS[id](targets))
 
 /**
  * Before any load: every request of every target answers as the load will
@@ -307,4 +299,3 @@ export const checkScenario = async (scenario: Scenario) => {
     }
   }
 }
-

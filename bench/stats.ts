@@ -11,8 +11,7 @@ export const median = (values: ReadonlyArray<number>): number => {
 export const percentile = (sorted: Float64Array, p: number): number =>
   sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
 
-export const fixed = (value: number | undefined, digits: number) =>
-  value !== undefined && Number.isFinite(value) ? value.toFixed(digits) : "-"
+export const fixed = (value: number | undefined, digits: number) => value !== undefined && Number.isFinite(value) ? value.toFixed(digits) : "-"
 
 export const thousands = (value: number) => (Number.isFinite(value) ? Math.round(value).toLocaleString("en-US") : "-")
 

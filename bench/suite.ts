@@ -19,8 +19,8 @@ import * as Path from "node:path"
 import { parseArgs } from "node:util"
 import { runLoad } from "./load.ts"
 import { listOf, positiveNumber, usageError } from "./options.ts"
-import { countRows, createBenchDatabase, type BenchDatabase } from "./postgres.ts"
-import { buildScenarios, checkScenario, prepareService, SCENARIO_IDS, type Scenario, type SuiteTargets } from "./scenarios.ts"
+import { type BenchDatabase, countRows, createBenchDatabase } from "./postgres.ts"
+import { buildScenarios, checkScenario, prepareService, type Scenario, SCENARIO_IDS, type SuiteTargets } from "./scenarios.ts"
 import { freePort, NODE, type Server, startServer } from "./servers.ts"
 import { fixed, thousands } from "./stats.ts"
 import { type Cell, renderResult, summarize, writeResult } from "./suite-report.ts"
@@ -79,23 +79,27 @@ const fixtureStats = async (host: Server) => (await fetch(`${host.baseUrl}/stats
 const startTargets = async (db: BenchDatabase): Promise<SuiteTargets> => {
   const needs = (id: (typeof SCENARIO_IDS)[number]) => scenarioIds.includes(id)
   const fixtureHost = needs("part") || needs("tracing") ? await startFixtureHost() : undefined
-  const service = await prepareService(await startService({
-    name: `service (${storage})`,
-    storage,
-    databaseUrl: db.url,
-    nodeOptions,
-    // The part scenario's model is on 127.0.0.1: allowed for this process only.
-    env: { MODEL_FETCH_ALLOW_PRIVATE: "true" }
-  }))
-  const baselines = needs("read") ? await startBaselines(db, service.customer) : undefined
-  const traced = needs("tracing") && fixtureHost !== undefined
-    ? await prepareService(await startService({
-      name: `service (${storage}, tracing on)`,
+  const service = await prepareService(
+    await startService({
+      name: `service (${storage})`,
       storage,
       databaseUrl: db.url,
       nodeOptions,
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: fixtureHost.baseUrl, OTEL_SERVICE_NAME: "mfg-bench" }
-    }))
+      // The part scenario's model is on 127.0.0.1: allowed for this process only.
+      env: { MODEL_FETCH_ALLOW_PRIVATE: "true" }
+    })
+  )
+  const baselines = needs("read") ? await startBaselines(db, service.customer) : undefined
+  const traced = needs("tracing") && fixtureHost !== undefined
+    ? await prepareService(
+      await startService({
+        name: `service (${storage}, tracing on)`,
+        storage,
+        databaseUrl: db.url,
+        nodeOptions,
+        env: { OTEL_EXPORTER_OTLP_ENDPOINT: fixtureHost.baseUrl, OTEL_SERVICE_NAME: "mfg-bench" }
+      })
+    )
     : undefined
   return {
     service,
@@ -118,8 +122,10 @@ const warmUpOnce = async (cells: ReadonlyArray<Cell>) => {
       const first = cells.find((cell) => cell.scenario === scenario && cell.target === target.key)
       const warmed = await runLoad({ ...target, ...FIRST_WARMUP, database: BENCH_DATABASE, mustComplete: false })
       first?.warmups.push(warmed)
-      console.log(`warm-up  ${scenario.id.padEnd(7)} ${target.label.padEnd(30)} ${thousands(warmed.requestsPerSecond).padStart(7)} req/s` +
-        (warmed.errors > 0 ? `  ERRORS: ${warmed.errorDetail}` : ""))
+      console.log(
+        `warm-up  ${scenario.id.padEnd(7)} ${target.label.padEnd(30)} ${thousands(warmed.requestsPerSecond).padStart(7)} req/s` +
+          (warmed.errors > 0 ? `  ERRORS: ${warmed.errorDetail}` : "")
+      )
     }
   }
 }
@@ -192,13 +198,17 @@ const main = async () => {
     .flatMap((server) => (server === undefined ? [] : [`${server.name} [pid ${server.pid}]`]))
   const targetCount = scenarios.reduce((sum, s) => sum + s.targets.length, 0)
   const cellCount = scenarios.reduce((sum, s) => sum + s.targets.length * (s.connections ?? connections).length, 0)
-  console.log(`bench suite: ${scenarioIds.join(", ")} at ${connections.join(", ")} connections (tracing: 32), ` +
-    `${rounds} round${rounds === 1 ? "" : "s"} of ${warmup} s warm-up + ${duration} s per measurement, ` +
-    `${cellCount * rounds} measurements after a first ${FIRST_WARMUP.seconds} s warm-up of each target ` +
-    `(about ${Math.ceil((targetCount * FIRST_WARMUP.seconds + cellCount * rounds * (warmup + duration)) / 60)} min)`)
+  console.log(
+    `bench suite: ${scenarioIds.join(", ")} at ${connections.join(", ")} connections (tracing: 32), ` +
+      `${rounds} round${rounds === 1 ? "" : "s"} of ${warmup} s warm-up + ${duration} s per measurement, ` +
+      `${cellCount * rounds} measurements after a first ${FIRST_WARMUP.seconds} s warm-up of each target ` +
+      `(about ${Math.ceil((targetCount * FIRST_WARMUP.seconds + cellCount * rounds * (warmup + duration)) / 60)} min)`
+  )
   console.log(`node ${process.versions.node} (${NODE}), ${cpus().length} CPUs, PostgreSQL ${database.settings}, service storage ${storage}`)
-  console.log(`load average before the run: ${fixed(loadBefore, 2)}` +
-    (loadBefore > 0.5 * cpus().length ? "  (WARNING: other processes are using the CPUs; figures will be noisy)" : ""))
+  console.log(
+    `load average before the run: ${fixed(loadBefore, 2)}` +
+      (loadBefore > 0.5 * cpus().length ? "  (WARNING: other processes are using the CPUs; figures will be noisy)" : "")
+  )
   console.log(`processes: ${processes.join(", ")}\n`)
   for (const scenario of scenarios) console.log(`  ${scenario.id.padEnd(8)} ${scenario.title}`)
   console.log("")
@@ -215,8 +225,10 @@ const main = async () => {
   console.log(renderResult(result, scenarios.flatMap((scenario) => scenario.ratios)))
   console.log(`\nmetered: ${metered}`)
   if (exported !== undefined) {
-    console.log(`fixture host: ${exported["modelDownloads"]} model downloads, ${exported["traceExports"]} OTLP trace exports ` +
-      `(${fixed((exported["traceBytes"] ?? 0) / 1024 / 1024, 1)} MiB)`)
+    console.log(
+      `fixture host: ${exported["modelDownloads"]} model downloads, ${exported["traceExports"]} OTLP trace exports ` +
+        `(${fixed((exported["traceBytes"] ?? 0) / 1024 / 1024, 1)} MiB)`
+    )
   }
   console.log(`load average after the run: ${fixed(loadAfter, 2)} (includes the suite's own load)`)
   const file = writeResult({

@@ -93,7 +93,10 @@ export const startService = async (options: ServiceOptions): Promise<Server> => 
 }
 
 /** A new Incoming Secret of the service (admin API); its value. */
-export const createSecret = async (server: Server, ipAddresses: ReadonlyArray<string> = IP_RANGES): Promise<{ readonly id: string; readonly value: string }> => {
+export const createSecret = async (
+  server: Server,
+  ipAddresses: ReadonlyArray<string> = IP_RANGES
+): Promise<{ readonly id: string; readonly value: string }> => {
   const created = await requestJson(`${server.baseUrl}/api/v1/secret`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-admin-token": ADMIN_TOKEN },

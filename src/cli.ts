@@ -7,8 +7,8 @@ import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Effect, Layer, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { NotFound, ServiceUnavailable } from "./domain/Errors.ts"
-import { AppId, IpRangeText, SecretId } from "./domain/Secret.ts"
 import { IsoDateParam } from "./domain/Resource.ts"
+import { AppId, IpRangeText, SecretId } from "./domain/Secret.ts"
 import { seedDemoData } from "./engine/seed.ts"
 import { ServicesLive } from "./layers/AppLayers.ts"
 import { DataDirNotPrivate } from "./layers/storage/PrivateDataDir.ts"
@@ -86,8 +86,7 @@ const secret = Command.make("secret").pipe(
   Command.withSubcommands([secretCreate, secretRegenerate, secretDelete, secretList])
 )
 
-const dateFlag = (name: string) =>
-  Flag.String(name).pipe(Flag.withSchema(IsoDateParam), Flag.optional)
+const dateFlag = (name: string) => Flag.String(name).pipe(Flag.withSchema(IsoDateParam), Flag.optional)
 
 const usage = Command.make(
   "usage",
@@ -139,4 +138,3 @@ cli.pipe(
   Effect.catchIf((error) => error instanceof DataDirNotPrivate, reportDataDirNotPrivate),
   NodeRuntime.runMain({ disableErrorReporting: false })
 )
-

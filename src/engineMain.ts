@@ -10,10 +10,10 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Layer } from "effect"
 import { ModelAnalyserLive } from "./engine/geometry/ModelAnalyser.ts"
 import { ModelFetcherLive } from "./engine/geometry/ModelFetcher.ts"
+import { EngineServerLive } from "./layers/EngineServer.ts"
 import { StorageLive } from "./layers/storage/Storage.ts"
 import { telemetryFor } from "./layers/Telemetry.ts"
 import { AppConfig } from "./services/AppConfig.ts"
-import { EngineServerLive } from "./layers/EngineServer.ts"
 
 const Main = EngineServerLive.pipe(
   Layer.provideMerge(StorageLive("serve")),

@@ -5,9 +5,9 @@
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
 import { BadRequest, NotAuthorized, NotFound, ServiceUnavailable } from "../domain/Errors.ts"
+import { IsoDateParam } from "../domain/Resource.ts"
 import { AppId, SecretCreateRequest, SecretId, SecretIssued, SecretView } from "../domain/Secret.ts"
 import { UsageTotals } from "../domain/Usage.ts"
-import { IsoDateParam } from "../domain/Resource.ts"
 
 export class AdminAuth extends HttpApiMiddleware.Service<AdminAuth>()("mfg/api/AdminAuth", {
   error: [NotAuthorized, NotFound],

@@ -4,19 +4,42 @@ import { EngineErrorBody } from "../domain/Errors.ts"
 import { CatalogueGroup, CatalogueModelGroup } from "./groups/catalogue.ts"
 import { CustomerGroup } from "./groups/customer.ts"
 import {
-  ItemGroup, MeetingNoteGroup, ModelVersionGroup, ProductionNoteGroup, ProjectGroup, TicketGroup, TicketModelGroup,
+  ItemGroup,
+  MeetingNoteGroup,
+  ModelVersionGroup,
+  ProductionNoteGroup,
+  ProjectGroup,
+  TicketGroup,
+  TicketModelGroup,
   TicketQuoteGroup
 } from "./groups/orders.ts"
 import {
-  MachineGroupGroup, MachinesGroup, PpsGroup, ReelGroupGroup, ReelsGroup, ReportMetricsGroup, ServiceJobGroup,
+  MachineGroupGroup,
+  MachinesGroup,
+  PpsGroup,
+  ReelGroupGroup,
+  ReelsGroup,
+  ReportMetricsGroup,
+  ServiceJobGroup,
   ServiceJobProductionGroup
 } from "./groups/production.ts"
+import {
+  AppGroup,
+  BlankGroup,
+  ColourGroup,
+  CurrencyGroup,
+  MaterialGroup,
+  MaterialSeriesGroup,
+  ProductionParameterFieldGroup,
+  QuotationFormGroup,
+  QuotationFormRegionGroup,
+  ServiceGroup,
+  SupplierGroup,
+  TechnologyGroup,
+  UserGroup
+} from "./groups/reference.ts"
 import { withMcpEndpoint } from "./mcp/openapi.ts"
 import { documentTransform } from "./openapi.ts"
-import {
-  AppGroup, BlankGroup, ColourGroup, CurrencyGroup, MaterialGroup, MaterialSeriesGroup, ProductionParameterFieldGroup,
-  QuotationFormGroup, QuotationFormRegionGroup, ServiceGroup, SupplierGroup, TechnologyGroup, UserGroup
-} from "./groups/reference.ts"
 
 export class PublicApi extends HttpApi.make("public-v1")
   .add(AppGroup, BlankGroup, CatalogueModelGroup, CatalogueGroup, ColourGroup, CurrencyGroup, CustomerGroup)
@@ -43,7 +66,5 @@ export class PublicApi extends HttpApi.make("public-v1")
 
 /** Every operation of the API by its id, `<group>.<endpoint>` (`customer.get`): what the engine serves and the meter names. */
 export const PUBLIC_OPERATIONS: ReadonlySet<string> = new Set(
-  Object.values(PublicApi.groups).flatMap((group) =>
-    Object.values(group.endpoints).map((endpoint) => `${group.identifier}.${endpoint.identifier}`)
-  )
+  Object.values(PublicApi.groups).flatMap((group) => Object.values(group.endpoints).map((endpoint) => `${group.identifier}.${endpoint.identifier}`))
 )

@@ -65,17 +65,17 @@ const CONVENTIONS = [
   "",
   "- **Authentication**: " + AUTHENTICATION,
   "- **Empty 200**: a read of a missing id (`GET /v1/<resource>/{id}`, `GET /v1/<resource>/lookup`) answers " +
-    "200 with an empty body, not 404. Such operations carry `x-empty-200: true`.",
+  "200 with an empty body, not 404. Such operations carry `x-empty-200: true`.",
   "- **Lists** filter by repeatable parameters (`?ids=a&ids=b`, `?name=x&name=y`), by one date " +
-    "(`?createdAt=2026-11-22`, a whole UTC day) or a range (`?createdAt[from]=…&createdAt[to]=…`, inclusive), " +
-    "and page with `limit` (1–1000, default 100) and `offset`.",
+  "(`?createdAt=2026-11-22`, a whole UTC day) or a range (`?createdAt[from]=…&createdAt[to]=…`, inclusive), " +
+  "and page with `limit` (1–1000, default 100) and `offset`.",
   "- **PUT replaces the whole record**: every required field must be present; omitted optional fields are cleared.",
   "- **400** names the field or parameter at fault; an unknown field or parameter is a 400, never ignored.",
   "- **Engine errors pass through**: any other status (404, 409, 422, 501, 502, 504, …) has the body " +
-    "`{code, message, type}` and the headers `x-error-source` and `x-error-source-request-id`. " +
-    "502 means the engine answered something unusable, 504 that it did not answer in time.",
+  "`{code, message, type}` and the headers `x-error-source` and `x-error-source-request-id`. " +
+  "502 means the engine answered something unusable, 504 that it did not answer in time.",
   "- **413**: the body is larger than the service accepts (1 MiB unless the operator set `MAX_BODY_BYTES`); " +
-    "it is refused before it is read whole, and the connection is closed.",
+  "it is refused before it is read whole, and the connection is closed.",
   "- **503**: storage is unreachable; nothing was changed or metered, retry later."
 ].join("\n")
 

@@ -51,8 +51,7 @@ export class ServiceUnavailable extends Schema.Error<ServiceUnavailable>("Servic
   httpApiStatus: 503,
   description: "Storage is unreachable; retry later."
 }) {
-  static readonly storage = () =>
-    new ServiceUnavailable({ code: 503, message: "Storage is unavailable", type: "StorageUnavailable" })
+  static readonly storage = () => new ServiceUnavailable({ code: 503, message: "Storage is unavailable", type: "StorageUnavailable" })
 }
 
 /** The one authentication failure, identical for every cause. */

@@ -17,9 +17,7 @@ const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{
 
 /** An ISO 8601 date (`2026-11-22`) or date-time (`2026-11-22T10:00:00Z`). */
 export const IsoDateParam = Schema.String.check(
-  Schema.makeFilter((text: string) =>
-    ISO_DATE.test(text) && !Number.isNaN(Date.parse(text)) ? true : "expected an ISO 8601 date or date-time"
-  )
+  Schema.makeFilter((text: string) => ISO_DATE.test(text) && !Number.isNaN(Date.parse(text)) ? true : "expected an ISO 8601 date or date-time")
 ).annotate({ description: "An ISO 8601 date or date-time", examples: ["2026-11-22", "2026-11-22T10:00:00Z"] })
 
 /** A repeatable query parameter: `?p=a&p=b` or a single `?p=a`. */
@@ -30,15 +28,16 @@ const PageLimit = Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween
 const PageOffset = Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0))
   .annotate({ description: "Records to skip (default 0)" })
 
-const dateQueryFields = <const F extends string>(field: F) => ({
-  [field]: Schema.optional(IsoDateParam.annotate({
-    description: `Records whose ${field} falls on this date (a whole UTC day for a date, that instant for a date-time)`
-  })),
-  [`${field}[from]`]: Schema.optional(IsoDateParam.annotate({ description: `Earliest ${field}, inclusive` })),
-  [`${field}[to]`]: Schema.optional(IsoDateParam.annotate({
-    description: `Latest ${field}, inclusive (a date means the end of that day)`
-  }))
-}) as { readonly [K in F | `${F}[from]` | `${F}[to]`]: Schema.optional<typeof IsoDateParam> }
+const dateQueryFields = <const F extends string>(field: F) =>
+  ({
+    [field]: Schema.optional(IsoDateParam.annotate({
+      description: `Records whose ${field} falls on this date (a whole UTC day for a date, that instant for a date-time)`
+    })),
+    [`${field}[from]`]: Schema.optional(IsoDateParam.annotate({ description: `Earliest ${field}, inclusive` })),
+    [`${field}[to]`]: Schema.optional(IsoDateParam.annotate({
+      description: `Latest ${field}, inclusive (a date means the end of that day)`
+    }))
+  }) as { readonly [K in F | `${F}[from]` | `${F}[to]`]: Schema.optional<typeof IsoDateParam> }
 
 /** `createdAt` and `updatedAt`, each as one date or a `[from]`/`[to]` range: for every list query. */
 export const DateRangeQuery = { ...dateQueryFields("createdAt"), ...dateQueryFields("updatedAt") }

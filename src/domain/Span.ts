@@ -15,8 +15,5 @@ import { Effect, References, type Tracer } from "effect"
 const NO_STACK = { captureStackTrace: false } as const
 
 /** `Effect.withSpan(name, options)`, only when tracing is on. */
-export const traced = (name: string, options?: Tracer.SpanOptionsNoTrace) =>
-<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.withFiber((fiber) =>
-    fiber.getRef(References.TracerEnabled) ? Effect.withSpan(name, options, NO_STACK)(effect) : effect
-  )
+export const traced = (name: string, options?: Tracer.SpanOptionsNoTrace) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withFiber((fiber) => fiber.getRef(References.TracerEnabled) ? Effect.withSpan(name, options, NO_STACK)(effect) : effect)

@@ -41,8 +41,8 @@
  * the first row containing an address names it (192.0.0.9 is "Port Control
  * Protocol Anycast", not "IETF Protocol Assignments").
  */
-import { IpNetwork, NetAddress } from "effect/net"
 import { Result } from "effect"
+import { IpNetwork, NetAddress } from "effect/net"
 
 /** The registry a row is transcribed from. */
 export type Registry =

@@ -4,9 +4,9 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { isOutage } from "../domain/StorageOutage.ts"
-import { traced } from "../domain/Span.ts"
 import type { EngineRequest } from "../api/EngineCall.ts"
+import { traced } from "../domain/Span.ts"
+import { isOutage } from "../domain/StorageOutage.ts"
 import { EngineError } from "./EngineError.ts"
 import { ModelAnalyser } from "./geometry/ModelAnalyser.ts"
 import { ModelFetcher } from "./geometry/ModelFetcher.ts"
@@ -38,8 +38,7 @@ export class Engine extends Context.Service<Engine, {
             const run = operations[operation]
             if (run === undefined) return Effect.fail(EngineError.notImplemented(`The engine has no operation ${operation}`))
             return run(context, request).pipe(
-              Effect.catchTag("SqlError", (error) =>
-                isOutage(error) ? Effect.fail(EngineError.storageUnavailable()) : Effect.die(error)),
+              Effect.catchTag("SqlError", (error) => isOutage(error) ? Effect.fail(EngineError.storageUnavailable()) : Effect.die(error)),
               Effect.provideService(RecordRepository, repository),
               Effect.provideService(SqlClient.SqlClient, sql),
               Effect.provideService(ModelFetcher, fetcher),

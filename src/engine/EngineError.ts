@@ -30,6 +30,5 @@ export class EngineError extends Schema.Error<EngineError>("EngineError")({
   static notImplemented(message: string) {
     return new EngineError({ status: 501, type: "NotImplemented", message })
   }
-  static readonly storageUnavailable = () =>
-    new EngineError({ status: 503, type: "StorageUnavailable", message: "The engine's storage is unavailable" })
+  static readonly storageUnavailable = () => new EngineError({ status: 503, type: "StorageUnavailable", message: "The engine's storage is unavailable" })
 }

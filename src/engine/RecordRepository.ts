@@ -54,8 +54,7 @@ export class RecordRepository extends Context.Service<RecordRepository, {
       return RecordRepository.of({
         // The hottest statement: its text is one constant string, so neither the compiler nor the prepared
         // statement cache builds or hashes it anew on every call.
-        find: (resource, appId, id) =>
-          sql.unsafe<{ data: StoredRecord }>(FIND_SQL, [resource, id, appId, GLOBAL_APP]).pipe(first),
+        find: (resource, appId, id) => sql.unsafe<{ data: StoredRecord }>(FIND_SQL, [resource, id, appId, GLOBAL_APP]).pipe(first),
 
         lookup: (resource, appId, identifier) =>
           sql<{ data: StoredRecord }>`
@@ -89,9 +88,7 @@ export class RecordRepository extends Context.Service<RecordRepository, {
             const number = options.numberPrefix === undefined
               ? {}
               : {
-                number: `${options.numberPrefix}-${
-                  String((yield* sql<{ n: string }>`SELECT nextval('engine_number')::text AS n`)[0]!.n).padStart(6, "0")
-                }`
+                number: `${options.numberPrefix}-${String((yield* sql<{ n: string }>`SELECT nextval('engine_number')::text AS n`)[0]!.n).padStart(6, "0")}`
               }
             const id = options.id ?? timeOrderedUuid()
             const stored = JSON.stringify({ ...input, id, ...number, createdAt: now, updatedAt: now })

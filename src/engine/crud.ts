@@ -4,12 +4,12 @@
  * scoped to the caller's app, with its references checked.
  */
 import { Effect } from "effect"
-import { type Resource, toRecordFilter } from "../domain/Resource.ts"
-import type { EngineRequest } from "../api/EngineCall.ts"
-import { EngineError } from "./EngineError.ts"
-import type { EngineServices, Operation, OperationContext, Operations } from "./Operation.ts"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
+import type { EngineRequest } from "../api/EngineCall.ts"
+import { type Resource, toRecordFilter } from "../domain/Resource.ts"
+import { EngineError } from "./EngineError.ts"
+import type { EngineServices, Operation, OperationContext, Operations } from "./Operation.ts"
 import { RecordRepository, type StoredRecord } from "./RecordRepository.ts"
 
 const param = (request: EngineRequest, name: string) => String(request.params?.[name] ?? "")
@@ -50,8 +50,7 @@ export interface RecordHooks {
 export const transactional = (operation: Operation): Operation => (context, request) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(operation(context, request)))
 
-const keep = (record: StoredRecord, keys: ReadonlyArray<string>) =>
-  Object.fromEntries(keys.filter((key) => key in record).map((key) => [key, record[key]]))
+const keep = (record: StoredRecord, keys: ReadonlyArray<string>) => Object.fromEntries(keys.filter((key) => key in record).map((key) => [key, record[key]]))
 
 export const crudOperations = (resource: Resource, hooks: RecordHooks = {}): Operations => {
   const name = resource.name
@@ -101,7 +100,8 @@ export const crudOperations = (resource: Resource, hooks: RecordHooks = {}): Ope
       return yield* atomically(
         Effect.flatMap(records.replace(name, context.appId, id, prepared), (replaced) =>
           replaced === undefined ? Effect.fail(EngineError.notFound(name, id)) : Effect.succeed(replaced)),
-        written === undefined ? undefined : (stored) => written(context, stored, previous)
+        written === undefined ? undefined : (stored) =>
+          written(context, stored, previous)
       )
     })
   const remove: Operation = (context, request) =>
@@ -111,7 +111,8 @@ export const crudOperations = (resource: Resource, hooks: RecordHooks = {}): Ope
       return yield* atomically(
         Effect.flatMap(records.remove(name, context.appId, id), (record) =>
           record === undefined ? Effect.fail(EngineError.notFound(name, id)) : Effect.succeed(record)),
-        removed === undefined ? undefined : (record) => removed(context, record)
+        removed === undefined ? undefined : (record) =>
+          removed(context, record)
       )
     })
   return {

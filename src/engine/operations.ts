@@ -4,19 +4,53 @@ import { Customer } from "../domain/resources/Customer.ts"
 import { Item, MeetingNote, ModelVersion, ProductionNote, Project, Ticket, TicketModel, TicketQuote } from "../domain/resources/orders.ts"
 import { Machine, MachineGroup, Pps, Reel, ServiceJob } from "../domain/resources/production.ts"
 import {
-  Blank, Colour, Currency, Material, MaterialSeries, PostProcessingService, ProductionParameterField, QuotationForm,
-  QuotationFormRegion, Supplier, Technology, User
+  Blank,
+  Colour,
+  Currency,
+  Material,
+  MaterialSeries,
+  PostProcessingService,
+  ProductionParameterField,
+  QuotationForm,
+  QuotationFormRegion,
+  Supplier,
+  Technology,
+  User
 } from "../domain/resources/reference.ts"
 import { crudOperations, type RecordHooks } from "./crud.ts"
+import type { Operations } from "./Operation.ts"
 import { orderHooks, orderWorkflows } from "./orders.ts"
 import { productionHooks, productionWorkflows } from "./production.ts"
-import type { Operations } from "./Operation.ts"
 
 /** Resources whose records the generic operations serve. */
 export const RESOURCES = [
-  Blank, CatalogueModel, CatalogueProject, Colour, Currency, Customer, Item, Machine, MachineGroup, Material,
-  MaterialSeries, MeetingNote, ModelVersion, PostProcessingService, Pps, ProductionNote, ProductionParameterField,
-  Project, QuotationForm, QuotationFormRegion, Reel, ServiceJob, Supplier, Technology, Ticket, TicketModel, TicketQuote,
+  Blank,
+  CatalogueModel,
+  CatalogueProject,
+  Colour,
+  Currency,
+  Customer,
+  Item,
+  Machine,
+  MachineGroup,
+  Material,
+  MaterialSeries,
+  MeetingNote,
+  ModelVersion,
+  PostProcessingService,
+  Pps,
+  ProductionNote,
+  ProductionParameterField,
+  Project,
+  QuotationForm,
+  QuotationFormRegion,
+  Reel,
+  ServiceJob,
+  Supplier,
+  Technology,
+  Ticket,
+  TicketModel,
+  TicketQuote,
   User
 ] as const
 

@@ -4,8 +4,8 @@
  * timelines, merges, reassignments, PPS progress, reels, proximity).
  * The model is described in docs/workflows-production.md.
  */
-import type { Operations } from "./Operation.ts"
 import type { RecordHooks } from "./crud.ts"
+import type { Operations } from "./Operation.ts"
 import { machineHooks, machineWorkflows, materialHooks } from "./production/machines.ts"
 import { metricsWorkflows } from "./production/metrics.ts"
 import { reelWorkflows } from "./production/reels.ts"

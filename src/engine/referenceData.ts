@@ -36,15 +36,27 @@ const TECHNOLOGIES = [
  */
 const PARAMETER_FIELDS = [
   field("fdm", "layerHeight", "Layer height", [["fdm-lh-0.1", "0.1 mm", 0.1], ["fdm-lh-0.2", "0.2 mm", 0.2], ["fdm-lh-0.3", "0.3 mm", 0.3]], "fdm-lh-0.2"),
-  field("fdm", "infill", "Infill", [["fdm-infill-15", "15 %", 0.15], ["fdm-infill-30", "30 %", 0.3], ["fdm-infill-60", "60 %", 0.6], ["fdm-infill-100", "100 %", 1]], "fdm-infill-30"),
+  field("fdm", "infill", "Infill", [["fdm-infill-15", "15 %", 0.15], ["fdm-infill-30", "30 %", 0.3], ["fdm-infill-60", "60 %", 0.6], [
+    "fdm-infill-100",
+    "100 %",
+    1
+  ]], "fdm-infill-30"),
   field("fdm", "walls", "Wall count", [["fdm-walls-2", "2", 2], ["fdm-walls-3", "3", 3], ["fdm-walls-4", "4", 4]]),
   field("sla", "layerHeight", "Layer height", [["sla-lh-0.025", "25 µm", 0.025], ["sla-lh-0.05", "50 µm", 0.05], ["sla-lh-0.1", "100 µm", 0.1]], "sla-lh-0.05"),
   field("sla", "surfaceFinish", "Surface finish", [["sla-finish-standard", "Standard", 0], ["sla-finish-polished", "Polished", 3]]),
   field("sls", "layerHeight", "Layer height", [["sls-lh-0.1", "0.1 mm", 0.1], ["sls-lh-0.12", "0.12 mm", 0.12]]),
   field("sls", "surfaceFinish", "Surface finish", [["sls-finish-raw", "Raw", 0], ["sls-finish-blasted", "Bead blasted", 0.3]]),
-  field("mjf", "surfaceFinish", "Surface finish", [["mjf-finish-raw", "Raw", 0], ["mjf-finish-blasted", "Bead blasted", 0.3], ["mjf-finish-dyed", "Dyed black", 1]]),
+  field("mjf", "surfaceFinish", "Surface finish", [["mjf-finish-raw", "Raw", 0], ["mjf-finish-blasted", "Bead blasted", 0.3], [
+    "mjf-finish-dyed",
+    "Dyed black",
+    1
+  ]]),
   field("cnc-milling", "tolerance", "Tolerance", [["cnc-tol-0.1", "±0.1 mm", 1], ["cnc-tol-0.05", "±0.05 mm", 1.5], ["cnc-tol-0.01", "±0.01 mm", 3]]),
-  field("cnc-milling", "surfaceFinish", "Surface finish", [["cnc-finish-as-machined", "As machined (Ra 3.2)", 1], ["cnc-finish-fine", "Fine (Ra 1.6)", 1.6], ["cnc-finish-polished", "Polished (Ra 0.8)", 3]])
+  field("cnc-milling", "surfaceFinish", "Surface finish", [["cnc-finish-as-machined", "As machined (Ra 3.2)", 1], ["cnc-finish-fine", "Fine (Ra 1.6)", 1.6], [
+    "cnc-finish-polished",
+    "Polished (Ra 0.8)",
+    3
+  ]])
 ]
 
 /** The fields as records: values as `{id, label}` (magnitudes are the engine's own). */
@@ -93,11 +105,51 @@ const COLOURS = [
 const ADDITIVE = ["fdm", "sla", "sls", "mjf"]
 const SERVICES = [
   { id: "sanding", name: "Sanding", technologyIds: ADDITIVE, pricePerPart: 4, pricePerSquareCentimetre: 0.05, setupTime: 300, cycleTimePerSquareCentimetre: 6 },
-  { id: "painting", name: "Painting", technologyIds: [...ADDITIVE, "cnc-milling"], pricePerPart: 8, pricePerSquareCentimetre: 0.12, setupTime: 900, cycleTimePerSquareCentimetre: 4 },
-  { id: "dyeing", name: "Dyeing", technologyIds: ["sls", "mjf"], pricePerPart: 2, pricePerSquareCentimetre: 0.02, setupTime: 1200, cycleTimePerSquareCentimetre: 0.5 },
-  { id: "vapor-smoothing", name: "Vapor smoothing", technologyIds: ["sls", "mjf"], pricePerPart: 6, pricePerSquareCentimetre: 0.04, setupTime: 1800, cycleTimePerSquareCentimetre: 1 },
-  { id: "bead-blasting", name: "Bead blasting", technologyIds: ["sls", "mjf", "cnc-milling"], pricePerPart: 1.5, pricePerSquareCentimetre: 0.01, setupTime: 600, cycleTimePerSquareCentimetre: 1.5 },
-  { id: "anodizing", name: "Anodizing", technologyIds: ["cnc-milling"], pricePerPart: 5, pricePerSquareCentimetre: 0.08, setupTime: 3600, cycleTimePerSquareCentimetre: 2 }
+  {
+    id: "painting",
+    name: "Painting",
+    technologyIds: [...ADDITIVE, "cnc-milling"],
+    pricePerPart: 8,
+    pricePerSquareCentimetre: 0.12,
+    setupTime: 900,
+    cycleTimePerSquareCentimetre: 4
+  },
+  {
+    id: "dyeing",
+    name: "Dyeing",
+    technologyIds: ["sls", "mjf"],
+    pricePerPart: 2,
+    pricePerSquareCentimetre: 0.02,
+    setupTime: 1200,
+    cycleTimePerSquareCentimetre: 0.5
+  },
+  {
+    id: "vapor-smoothing",
+    name: "Vapor smoothing",
+    technologyIds: ["sls", "mjf"],
+    pricePerPart: 6,
+    pricePerSquareCentimetre: 0.04,
+    setupTime: 1800,
+    cycleTimePerSquareCentimetre: 1
+  },
+  {
+    id: "bead-blasting",
+    name: "Bead blasting",
+    technologyIds: ["sls", "mjf", "cnc-milling"],
+    pricePerPart: 1.5,
+    pricePerSquareCentimetre: 0.01,
+    setupTime: 600,
+    cycleTimePerSquareCentimetre: 1.5
+  },
+  {
+    id: "anodizing",
+    name: "Anodizing",
+    technologyIds: ["cnc-milling"],
+    pricePerPart: 5,
+    pricePerSquareCentimetre: 0.08,
+    setupTime: 3600,
+    cycleTimePerSquareCentimetre: 2
+  }
 ]
 
 /** Records by resource name. */

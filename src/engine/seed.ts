@@ -12,16 +12,34 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { DEFAULT_PAGE_SIZE } from "../domain/Resource.ts"
-import { analyseModelSync } from "./geometry/model.ts"
 import type { Mesh } from "./geometry/mesh.ts"
+import { analyseModelSync } from "./geometry/model.ts"
 import { binaryStl, box, cubeWithHole, sphere } from "./geometry/writers.ts"
 import { REEL_GROUP } from "./production/reels.ts"
 import { RecordRepository, type StoredRecord } from "./RecordRepository.ts"
 
 const CUSTOMERS = [
-  { name: "Acme Robotics", email: "purchasing@acme-robotics.example", company: "Acme Robotics GmbH", externalReference: "demo-acme", address: { city: "Munich", country: "DE" } },
-  { name: "Northwind Drones", email: "parts@northwind.example", company: "Northwind Drones Ltd", externalReference: "demo-northwind", address: { city: "Leeds", country: "GB" } },
-  { name: "Globex Medical", email: "supply@globex.example", company: "Globex Medical BV", externalReference: "demo-globex", address: { city: "Eindhoven", country: "NL" } }
+  {
+    name: "Acme Robotics",
+    email: "purchasing@acme-robotics.example",
+    company: "Acme Robotics GmbH",
+    externalReference: "demo-acme",
+    address: { city: "Munich", country: "DE" }
+  },
+  {
+    name: "Northwind Drones",
+    email: "parts@northwind.example",
+    company: "Northwind Drones Ltd",
+    externalReference: "demo-northwind",
+    address: { city: "Leeds", country: "GB" }
+  },
+  {
+    name: "Globex Medical",
+    email: "supply@globex.example",
+    company: "Globex Medical BV",
+    externalReference: "demo-globex",
+    address: { city: "Eindhoven", country: "NL" }
+  }
 ]
 
 const SUPPLIERS = [
@@ -49,15 +67,57 @@ const MACHINE_GROUPS = [
 ]
 
 const MACHINES = [
-  { externalReference: "demo-fdm-1", name: "Prusa XL #1", technologyId: "fdm", group: "demo-fdm-farm", location: { latitude: 48.1374, longitude: 11.5755 }, buildVolume: { x: 360, y: 360, z: 360 } },
-  { externalReference: "demo-fdm-2", name: "Prusa XL #2", technologyId: "fdm", group: "demo-fdm-farm", location: { latitude: 52.52, longitude: 13.405 }, buildVolume: { x: 360, y: 360, z: 360 } },
-  { externalReference: "demo-mjf-1", name: "HP 5200", technologyId: "mjf", group: "demo-mjf-line", location: { latitude: 51.4416, longitude: 5.4697 }, buildVolume: { x: 380, y: 284, z: 380 } },
-  { externalReference: "demo-cnc-1", name: "DMG Mori CMX 50", technologyId: "cnc-milling", group: "demo-cnc-cell", location: { latitude: 48.7758, longitude: 9.1829 }, buildVolume: { x: 500, y: 450, z: 400 } }
+  {
+    externalReference: "demo-fdm-1",
+    name: "Prusa XL #1",
+    technologyId: "fdm",
+    group: "demo-fdm-farm",
+    location: { latitude: 48.1374, longitude: 11.5755 },
+    buildVolume: { x: 360, y: 360, z: 360 }
+  },
+  {
+    externalReference: "demo-fdm-2",
+    name: "Prusa XL #2",
+    technologyId: "fdm",
+    group: "demo-fdm-farm",
+    location: { latitude: 52.52, longitude: 13.405 },
+    buildVolume: { x: 360, y: 360, z: 360 }
+  },
+  {
+    externalReference: "demo-mjf-1",
+    name: "HP 5200",
+    technologyId: "mjf",
+    group: "demo-mjf-line",
+    location: { latitude: 51.4416, longitude: 5.4697 },
+    buildVolume: { x: 380, y: 284, z: 380 }
+  },
+  {
+    externalReference: "demo-cnc-1",
+    name: "DMG Mori CMX 50",
+    technologyId: "cnc-milling",
+    group: "demo-cnc-cell",
+    location: { latitude: 48.7758, longitude: 9.1829 },
+    buildVolume: { x: 500, y: 450, z: 400 }
+  }
 ]
 
 const REEL_GROUPS = [
-  { externalReference: "demo-pla-black", inventoryProductName: "PLA black 1 kg", material: "demo-pla", colourId: "black", reelWeight: 1000, supplier: "demo-polymers" },
-  { externalReference: "demo-pla-white", inventoryProductName: "PLA white 1 kg", material: "demo-pla", colourId: "white", reelWeight: 1000, supplier: "demo-polymers" }
+  {
+    externalReference: "demo-pla-black",
+    inventoryProductName: "PLA black 1 kg",
+    material: "demo-pla",
+    colourId: "black",
+    reelWeight: 1000,
+    supplier: "demo-polymers"
+  },
+  {
+    externalReference: "demo-pla-white",
+    inventoryProductName: "PLA white 1 kg",
+    material: "demo-pla",
+    colourId: "white",
+    reelWeight: 1000,
+    supplier: "demo-polymers"
+  }
 ]
 
 /** Reels by group; the first of each group is loaded on a printer. */
@@ -75,7 +135,15 @@ const CATALOGUE_MODELS: ReadonlyArray<{
   readonly name: string
   readonly fileName: string
   readonly mesh: () => Mesh
-  readonly configurations: ReadonlyArray<{ readonly id: string; readonly name: string; readonly technologyId: string; readonly material: string; readonly productionParameterIds?: Readonly<Record<string, string>> }>
+  readonly configurations: ReadonlyArray<
+    {
+      readonly id: string
+      readonly name: string
+      readonly technologyId: string
+      readonly material: string
+      readonly productionParameterIds?: Readonly<Record<string, string>>
+    }
+  >
 }> = [
   {
     externalReference: "demo-bearing-block",
@@ -83,8 +151,20 @@ const CATALOGUE_MODELS: ReadonlyArray<{
     fileName: "bearing-block.stl",
     mesh: () => cubeWithHole(40, 16),
     configurations: [
-      { id: "demo-bearing-block-fdm", name: "Bearing block, PLA", technologyId: "fdm", material: "demo-pla", productionParameterIds: { layerHeight: "fdm-lh-0.2", infill: "fdm-infill-60" } },
-      { id: "demo-bearing-block-cnc", name: "Bearing block, aluminium", technologyId: "cnc-milling", material: "demo-alu", productionParameterIds: { tolerance: "cnc-tol-0.05" } }
+      {
+        id: "demo-bearing-block-fdm",
+        name: "Bearing block, PLA",
+        technologyId: "fdm",
+        material: "demo-pla",
+        productionParameterIds: { layerHeight: "fdm-lh-0.2", infill: "fdm-infill-60" }
+      },
+      {
+        id: "demo-bearing-block-cnc",
+        name: "Bearing block, aluminium",
+        technologyId: "cnc-milling",
+        material: "demo-alu",
+        productionParameterIds: { tolerance: "cnc-tol-0.05" }
+      }
     ]
   },
   {
@@ -93,7 +173,13 @@ const CATALOGUE_MODELS: ReadonlyArray<{
     fileName: "spacer-plate.stl",
     mesh: () => box(60, 30, 4),
     configurations: [
-      { id: "demo-spacer-mjf", name: "Spacer plate, PA12", technologyId: "mjf", material: "demo-pa12-mjf", productionParameterIds: { surfaceFinish: "mjf-finish-dyed" } }
+      {
+        id: "demo-spacer-mjf",
+        name: "Spacer plate, PA12",
+        technologyId: "mjf",
+        material: "demo-pa12-mjf",
+        productionParameterIds: { surfaceFinish: "mjf-finish-dyed" }
+      }
     ]
   },
   {
@@ -102,7 +188,13 @@ const CATALOGUE_MODELS: ReadonlyArray<{
     fileName: "knob.stl",
     mesh: () => sphere(15, 48, 24),
     configurations: [
-      { id: "demo-knob-sla", name: "Knob, resin", technologyId: "sla", material: "demo-resin", productionParameterIds: { surfaceFinish: "sla-finish-polished" } }
+      {
+        id: "demo-knob-sla",
+        name: "Knob, resin",
+        technologyId: "sla",
+        material: "demo-resin",
+        productionParameterIds: { surfaceFinish: "sla-finish-polished" }
+      }
     ]
   }
 ]

@@ -20,14 +20,14 @@ import { Config, Effect, Layer, Option, Redacted, References, Schema } from "eff
 import { constTrue } from "effect/Function"
 import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import type { SqlClient } from "effect/sql"
+import type { CallScope, EngineRequest } from "../api/EngineCall.ts"
 import { DownstreamError } from "../domain/Errors.ts"
 import { InvalidConfig } from "../domain/Errors.ts"
+import { traced } from "../domain/Span.ts"
 import { AppConfig } from "../services/AppConfig.ts"
-import type { CallScope, EngineRequest } from "../api/EngineCall.ts"
 import { Downstream } from "../services/Downstream.ts"
 import { DownstreamEmbedded, ENGINE_SOURCE } from "./DownstreamEmbedded.ts"
 import { IncomingTraceContext } from "./telemetry/TraceContext.ts"
-import { traced } from "../domain/Span.ts"
 
 /** The engine's internal API, relative to DOWNSTREAM_URL. */
 export const ENGINE_OPERATIONS_PATH = "/engine/v1/operations"
@@ -80,34 +80,35 @@ const header = (response: HttpClientResponse.HttpClientResponse, name: string): 
 }
 
 /** The engine's answer, read whole (so the connection can be reused) and checked against the protocol. */
-const readAnswer = (operation: string, scope: CallScope) =>
-(response: HttpClientResponse.HttpClientResponse): Effect.Effect<unknown, DownstreamError | HttpClientError.HttpClientError> =>
-  Effect.gen(function*() {
-    const text = yield* response.text
-    const json = parseJson(text)
-    if (response.status === 200) {
-      const body = Option.flatMap(json, decodeSuccess)
-      if (Option.isNone(body)) return yield* unreadable(scope, operation, "a 200 without a JSON `result`")
-      return body.value.result
-    }
-    if (response.status === 401 || response.status === 407) {
-      yield* Effect.logError(`the engine refused the gateway's credentials (${response.status}): check ENGINE_TOKEN on both sides`)
-      return yield* gatewayError(scope, 502, "The engine refused the gateway's credentials")
-    }
-    if (response.status >= 400 && response.status <= 599) {
-      const body = Option.flatMap(json, decodeError)
-      if (Option.isNone(body)) return yield* unreadable(scope, operation, `a ${response.status} without {code, message, type}`)
-      return yield* new DownstreamError({
-        status: response.status,
-        code: body.value.code,
-        message: body.value.message,
-        type: body.value.type,
-        source: header(response, "x-error-source") ?? ENGINE_SOURCE,
-        requestId: header(response, "x-error-source-request-id") ?? scope.requestId
-      })
-    }
-    return yield* unreadable(scope, operation, `unexpected status ${response.status}`)
-  })
+const readAnswer =
+  (operation: string, scope: CallScope) =>
+  (response: HttpClientResponse.HttpClientResponse): Effect.Effect<unknown, DownstreamError | HttpClientError.HttpClientError> =>
+    Effect.gen(function*() {
+      const text = yield* response.text
+      const json = parseJson(text)
+      if (response.status === 200) {
+        const body = Option.flatMap(json, decodeSuccess)
+        if (Option.isNone(body)) return yield* unreadable(scope, operation, "a 200 without a JSON `result`")
+        return body.value.result
+      }
+      if (response.status === 401 || response.status === 407) {
+        yield* Effect.logError(`the engine refused the gateway's credentials (${response.status}): check ENGINE_TOKEN on both sides`)
+        return yield* gatewayError(scope, 502, "The engine refused the gateway's credentials")
+      }
+      if (response.status >= 400 && response.status <= 599) {
+        const body = Option.flatMap(json, decodeError)
+        if (Option.isNone(body)) return yield* unreadable(scope, operation, `a ${response.status} without {code, message, type}`)
+        return yield* new DownstreamError({
+          status: response.status,
+          code: body.value.code,
+          message: body.value.message,
+          type: body.value.type,
+          source: header(response, "x-error-source") ?? ENGINE_SOURCE,
+          requestId: header(response, "x-error-source-request-id") ?? scope.requestId
+        })
+      }
+      return yield* unreadable(scope, operation, `unexpected status ${response.status}`)
+    })
 
 /** A Downstream that calls the engine at `options.url` with the HttpClient in context. */
 export const makeDownstreamHttp = (options: DownstreamHttpOptions) =>
@@ -198,8 +199,7 @@ export const DownstreamHttpWith = (options: DownstreamHttpOptions): Layer.Layer<
   Layer.effect(Downstream, makeDownstreamHttp(options)).pipe(Layer.provide(NodeHttpClient.layerUndici))
 
 /** Downstream over HTTP to the engine at `url`, DOWNSTREAM_TIMEOUT_MS and ENGINE_TOKEN from the environment. */
-export const DownstreamHttpTo = (url: string): Layer.Layer<Downstream> =>
-  Layer.unwrap(Effect.map(loadOptions(url), DownstreamHttpWith))
+export const DownstreamHttpTo = (url: string): Layer.Layer<Downstream> => Layer.unwrap(Effect.map(loadOptions(url), DownstreamHttpWith))
 
 /** Downstream over HTTP to the engine at DOWNSTREAM_URL (which must be set). */
 export const DownstreamHttp: Layer.Layer<Downstream, never, AppConfig> = Layer.unwrap(Effect.gen(function*() {

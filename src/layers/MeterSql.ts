@@ -16,6 +16,7 @@
  */
 import { Cause, Deferred, Effect, Exit, Fiber, Layer, Schedule } from "effect"
 import { ServiceUnavailable } from "../domain/Errors.ts"
+import { traced } from "../domain/Span.ts"
 import type { MeterEvent } from "../domain/Usage.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { Meter } from "../services/Meter.ts"
@@ -23,7 +24,6 @@ import { AuthenticationFailed } from "../services/SecretStore.ts"
 import { MeterSqlClient } from "./storage/Storage.ts"
 import { storageFailure } from "./storage/StorageErrors.ts"
 import { Instruments } from "./telemetry/Instruments.ts"
-import { traced } from "../domain/Span.ts"
 
 interface Pending {
   readonly event: MeterEvent
@@ -85,13 +85,25 @@ export const MeterSql = Layer.effect(
       if (events.length === 1) {
         const e = events[0]!
         return sql.unsafe<{ request_id: string }>(INSERT_ONE, [
-          e.requestId, e.appId, e.secretId, e.secretHash, e.operation, e.method, e.route, e.occurredAt.toISOString()
+          e.requestId,
+          e.appId,
+          e.secretId,
+          e.secretHash,
+          e.operation,
+          e.method,
+          e.route,
+          e.occurredAt.toISOString()
         ])
       }
       const column = (f: (e: MeterEvent) => string) => events.map(f)
       return sql.unsafe<{ request_id: string }>(INSERT_BATCH, [
-        column((e) => e.requestId), column((e) => e.appId), column((e) => e.secretId), column((e) => e.secretHash),
-        column((e) => e.operation), column((e) => e.method), column((e) => e.route),
+        column((e) => e.requestId),
+        column((e) => e.appId),
+        column((e) => e.secretId),
+        column((e) => e.secretHash),
+        column((e) => e.operation),
+        column((e) => e.method),
+        column((e) => e.route),
         column((e) => e.occurredAt.toISOString())
       ])
     }
@@ -183,8 +195,7 @@ export const MeterSql = Layer.effect(
         Effect.catchTag("SqlError", (error) =>
           Effect.sync(() => {
             outcomes = batch.concat(outcomes).slice(-MAX_PENDING_OUTCOMES)
-          }).pipe(Effect.andThen(Effect.logWarning("meter outcomes not written yet", error.reason._tag)))
-        ),
+          }).pipe(Effect.andThen(Effect.logWarning("meter outcomes not written yet", error.reason._tag)))),
         traced("Meter.writeOutcomes", { attributes: { "meter.batch_size": batch.length } })
       )
     }).pipe(

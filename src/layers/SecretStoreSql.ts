@@ -11,11 +11,11 @@
  * blocked address cost the same (bench/auth-timing.ts measures it).
  */
 import { Effect, Layer, Result } from "effect"
+import { IpNetwork } from "effect/net"
 import { SqlClient } from "effect/sql"
 import { hash, randomBytes, timingSafeEqual } from "node:crypto"
-import { IpNetwork } from "effect/net"
 import { NotFound } from "../domain/Errors.ts"
-import { isAllowed, parseIpRange, type IpRange } from "../domain/IpAllowList.ts"
+import { type IpRange, isAllowed, parseIpRange } from "../domain/IpAllowList.ts"
 import { SECRET_VALUE_PATTERN, type SecretIssued, type SecretView } from "../domain/Secret.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { AuthenticationFailed, SecretStore } from "../services/SecretStore.ts"

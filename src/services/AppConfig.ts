@@ -4,7 +4,7 @@
  */
 import { Config, Context, Effect, Layer, Option, Redacted, Result } from "effect"
 import { InvalidConfig } from "../domain/Errors.ts"
-import { parseIpRange, type IpRange } from "../domain/IpAllowList.ts"
+import { type IpRange, parseIpRange } from "../domain/IpAllowList.ts"
 
 /** The 1.0.0 release of this interface: secrets issued before it cannot authenticate. */
 export const RELEASE_1_0_0 = "2026-11-01T00:00:00.000Z"
@@ -26,7 +26,6 @@ export interface AppConfigShape {
   /** Extra wait before a meter flush, to gather more calls into one commit (0: flush as soon as the previous one ends). */
   readonly meterFlushWindowMs: number
 }
-
 
 const raw = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(8080)),

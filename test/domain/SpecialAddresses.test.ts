@@ -10,13 +10,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
 import { IpNetwork, NetAddress } from "effect/net"
 import fc from "fast-check"
-import {
-  classify,
-  describeSpecial,
-  isFetchable,
-  NOT_AN_IP_ADDRESS,
-  SPECIAL_RANGES
-} from "../../src/domain/SpecialAddresses.ts"
+import { classify, describeSpecial, isFetchable, NOT_AN_IP_ADDRESS, SPECIAL_RANGES } from "../../src/domain/SpecialAddresses.ts"
 
 const refused = (address: string, name?: string) => {
   assert.isFalse(isFetchable(address), `${address} should be refused`)
@@ -78,20 +72,40 @@ describe("special-purpose addresses: IPv4", () => {
   it("the addresses just outside the ranges, and public ones, are fetchable", () => {
     for (
       const address of [
-        "8.8.8.8", "1.1.1.1", "93.184.216.34", "1.0.0.0",
-        "9.255.255.255", "11.0.0.0",
-        "100.63.255.255", "100.128.0.0",
-        "126.255.255.255", "128.0.0.0",
-        "169.253.255.255", "169.255.0.0",
-        "172.15.255.255", "172.32.0.0",
-        "191.255.255.255", "192.0.1.0", "192.0.1.255", "192.0.3.0",
-        "192.31.195.255", "192.31.197.0", "192.52.192.255", "192.52.194.0",
-        "192.88.98.255", "192.88.100.0",
-        "192.167.255.255", "192.169.0.0",
-        "192.175.47.255", "192.175.49.0",
-        "198.17.255.255", "198.20.0.0",
-        "198.51.99.255", "198.51.101.0",
-        "203.0.112.255", "203.0.114.0",
+        "8.8.8.8",
+        "1.1.1.1",
+        "93.184.216.34",
+        "1.0.0.0",
+        "9.255.255.255",
+        "11.0.0.0",
+        "100.63.255.255",
+        "100.128.0.0",
+        "126.255.255.255",
+        "128.0.0.0",
+        "169.253.255.255",
+        "169.255.0.0",
+        "172.15.255.255",
+        "172.32.0.0",
+        "191.255.255.255",
+        "192.0.1.0",
+        "192.0.1.255",
+        "192.0.3.0",
+        "192.31.195.255",
+        "192.31.197.0",
+        "192.52.192.255",
+        "192.52.194.0",
+        "192.88.98.255",
+        "192.88.100.0",
+        "192.167.255.255",
+        "192.169.0.0",
+        "192.175.47.255",
+        "192.175.49.0",
+        "198.17.255.255",
+        "198.20.0.0",
+        "198.51.99.255",
+        "198.51.101.0",
+        "203.0.112.255",
+        "203.0.114.0",
         "223.255.255.255"
       ]
     ) fetchable(address)
@@ -155,7 +169,9 @@ describe("special-purpose addresses: IPv6", () => {
   })
 
   it("IPv6 outside global unicast 2000::/3 is refused (IANA IPv6 Address Space: Reserved by IETF)", () => {
-    for (const address of ["::ffff:0:7f00:1", "::1:0:0:1", "64:ff9b:2::1", "100:0:0:2::1", "200::1", "1fff:ffff::1", "4000::1", "5eff::1", "e000::1", "fe00::1"]) {
+    for (
+      const address of ["::ffff:0:7f00:1", "::1:0:0:1", "64:ff9b:2::1", "100:0:0:2::1", "200::1", "1fff:ffff::1", "4000::1", "5eff::1", "e000::1", "fe00::1"]
+    ) {
       refused(address, "Reserved by IETF")
     }
   })
@@ -163,14 +179,24 @@ describe("special-purpose addresses: IPv6", () => {
   it("the addresses just outside the ranges, and public ones, are fetchable", () => {
     for (
       const address of [
-        "2606:4700::1111", "2606:4700:4700::1111", "2001:4860:4860::8888", "2a00:1450:4001:80b::200e",
-        "2000::", "2000::1",
-        "2001:200::", "2001:200::1",
-        "2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", "2001:db9::",
+        "2606:4700::1111",
+        "2606:4700:4700::1111",
+        "2001:4860:4860::8888",
+        "2a00:1450:4001:80b::200e",
+        "2000::",
+        "2000::1",
+        "2001:200::",
+        "2001:200::1",
+        "2001:db7:ffff:ffff:ffff:ffff:ffff:ffff",
+        "2001:db9::",
         "2001:200:ffff:ffff:ffff:ffff:ffff:ffff",
-        "2003::", "2001:ffff::1",
-        "2620:4f:7fff:ffff:ffff:ffff:ffff:ffff", "2620:4f:8001::",
-        "3ffe:ffff::1", "3fff:1000::", "3fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"
+        "2003::",
+        "2001:ffff::1",
+        "2620:4f:7fff:ffff:ffff:ffff:ffff:ffff",
+        "2620:4f:8001::",
+        "3ffe:ffff::1",
+        "3fff:1000::",
+        "3fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"
       ]
     ) fetchable(address)
   })
@@ -180,9 +206,25 @@ describe("special-purpose addresses: input", () => {
   it("what is not an IP address in canonical text is refused", () => {
     for (
       const input of [
-        "", "localhost", "example.com", "127.1", "0x7f.0.0.1", "0177.0.0.1", "2130706433", "127.000.000.001", " 127.0.0.1",
-        "127.0.0.1 ", "1.2.3.4.5", "256.0.0.1", "[::1]", "fe80::1%eth0", "2606:4700::1111%1", "::ffff:8.8.8.8/96", "1::2::3",
-        "12345::", "8.8.8.8:80"
+        "",
+        "localhost",
+        "example.com",
+        "127.1",
+        "0x7f.0.0.1",
+        "0177.0.0.1",
+        "2130706433",
+        "127.000.000.001",
+        " 127.0.0.1",
+        "127.0.0.1 ",
+        "1.2.3.4.5",
+        "256.0.0.1",
+        "[::1]",
+        "fe80::1%eth0",
+        "2606:4700::1111%1",
+        "::ffff:8.8.8.8/96",
+        "1::2::3",
+        "12345::",
+        "8.8.8.8:80"
       ]
     ) {
       assert.isFalse(isFetchable(input), JSON.stringify(input))
@@ -232,9 +274,24 @@ describe("special-purpose addresses: the table", () => {
     return [v4(base), v4(base) + size - 1n]
   }
   const REFERENCE_V4 = [
-    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24",
-    "192.31.196.0/24", "192.52.193.0/24", "192.88.99.0/24", "192.168.0.0/16", "192.175.48.0/24", "198.18.0.0/15", "198.51.100.0/24",
-    "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4"
+    "0.0.0.0/8",
+    "10.0.0.0/8",
+    "100.64.0.0/10",
+    "127.0.0.0/8",
+    "169.254.0.0/16",
+    "172.16.0.0/12",
+    "192.0.0.0/24",
+    "192.0.2.0/24",
+    "192.31.196.0/24",
+    "192.52.193.0/24",
+    "192.88.99.0/24",
+    "192.168.0.0/16",
+    "192.175.48.0/24",
+    "198.18.0.0/15",
+    "198.51.100.0/24",
+    "203.0.113.0/24",
+    "224.0.0.0/4",
+    "240.0.0.0/4"
   ].map(cidr4)
   const referenceV4Refused = (n: bigint) => REFERENCE_V4.some(([low, high]) => n >= low && n <= high)
   const dotted = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join(".")

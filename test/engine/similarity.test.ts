@@ -9,16 +9,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { analyse, type Mesh } from "../../src/engine/geometry/mesh.ts"
 import { analyseModelSync } from "../../src/engine/geometry/model.ts"
-import {
-  d2Distance,
-  d2Distribution,
-  DISTRIBUTION_BINS,
-  distributionCdf,
-  SAMPLE_PAIRS
-} from "../../src/engine/geometry/shapeDistribution.ts"
+import { d2Distance, d2Distribution, DISTRIBUTION_BINS, distributionCdf, SAMPLE_PAIRS } from "../../src/engine/geometry/shapeDistribution.ts"
+import { binaryStl, box, obj, sphere } from "../../src/engine/geometry/writers.ts"
 import { AppShapes } from "../../src/engine/orders/shapeIndex.ts"
 import { shapeSignature, similarityScore } from "../../src/engine/orders/shapeSignature.ts"
-import { binaryStl, box, obj, sphere } from "../../src/engine/geometry/writers.ts"
 
 /** A closed cylinder of radius r and height h around the z axis. */
 const cylinder = (r: number, h: number, segments = 64): Mesh => {
@@ -172,11 +166,15 @@ describe("the shape index's ranking", () => {
     // their features alone; repeated geometries make equal scores.
     let state = 7
     const random = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648
-    const bases = Array.from({ length: 40 }, (_, i) =>
-      analyse(i % 4 === 0 ? sphere(1, 16, 8) : box(1 + 9 * random(), 1 + 9 * random(), 1 + 9 * random())))
+    const bases = Array.from({ length: 40 }, (_, i) => analyse(i % 4 === 0 ? sphere(1, 16, 8) : box(1 + 9 * random(), 1 + 9 * random(), 1 + 9 * random())))
     const sized = (base: number, s: number) => {
       const g = bases[base]!
-      return { ...g, volume: g.volume * s ** 3, surfaceArea: g.surfaceArea * s ** 2, boundingBox: { x: g.boundingBox.x * s, y: g.boundingBox.y * s, z: g.boundingBox.z * s } }
+      return {
+        ...g,
+        volume: g.volume * s ** 3,
+        surfaceArea: g.surfaceArea * s ** 2,
+        boundingBox: { x: g.boundingBox.x * s, y: g.boundingBox.y * s, z: g.boundingBox.z * s }
+      }
     }
     const shapes = new AppShapes()
     const stored = new Map<string, Record<string, unknown>>()

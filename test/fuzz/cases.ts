@@ -105,32 +105,44 @@ const mutateJson = (base: Json, part: Part<Json>): fc.Arbitrary<Mutated<Json>> =
   const leaves = inner.filter((node) => typeof node.value === "number" || typeof node.value === "string")
   const options: Array<fc.Arbitrary<Mutated<Json>>> = []
   if (inner.length > 0) {
-    options.push(fc.tuple(fc.constantFrom(...inner), fc.constantFrom(...OTHER_VALUES)).filter(([node, other]) => jsonType(node.value) !== jsonType(other))
-      .map(([node, other]) => ({ value: setAt(base, node.path, other), mutation: "wrong type", name: dotted(node.path) })))
+    options.push(
+      fc.tuple(fc.constantFrom(...inner), fc.constantFrom(...OTHER_VALUES)).filter(([node, other]) => jsonType(node.value) !== jsonType(other))
+        .map(([node, other]) => ({ value: setAt(base, node.path, other), mutation: "wrong type", name: dotted(node.path) }))
+    )
   }
   // A required field left out (top-level ones from the Schema, nested ones as found).
   const required = part.required.filter((key) => typeof base === "object" && base !== null && !Array.isArray(base) && key in base)
   if (required.length > 0 || keyed.length > 0) {
-    options.push(fc.oneof(
-      ...(required.length > 0 ? [fc.constantFrom(...required).map((key): Path => [key])] : []),
-      ...(keyed.length > 0 ? [fc.constantFrom(...keyed).map((node) => node.path)] : [])
-    ).map((path) => ({ value: setAt(base, path, undefined), mutation: "missing field", name: dotted(path) })))
+    options.push(
+      fc.oneof(
+        ...(required.length > 0 ? [fc.constantFrom(...required).map((key): Path => [key])] : []),
+        ...(keyed.length > 0 ? [fc.constantFrom(...keyed).map((node) => node.path)] : [])
+      ).map((path) => ({ value: setAt(base, path, undefined), mutation: "missing field", name: dotted(path) }))
+    )
   }
   if (objects.length > 0) {
-    options.push(fc.tuple(fc.constantFrom(...objects), unknownKey, fc.constantFrom(...OTHER_VALUES))
-      .filter(([node, key]) => !(key in (node.value as object)))
-      .map(([node, key, other]) => ({ value: setAt(base, [...node.path, key], other), mutation: "unknown field", name: dotted([...node.path, key]) })))
+    options.push(
+      fc.tuple(fc.constantFrom(...objects), unknownKey, fc.constantFrom(...OTHER_VALUES))
+        .filter(([node, key]) => !(key in (node.value as object)))
+        .map(([node, key, other]) => ({ value: setAt(base, [...node.path, key], other), mutation: "unknown field", name: dotted([...node.path, key]) }))
+    )
   }
   if (leaves.length > 0) {
-    options.push(fc.constantFrom(...leaves).chain((node) =>
-      (typeof node.value === "number" ? fc.constantFrom<Json>(...NUMBERS) : fc.oneof(fc.constant<Json>(""), hugeString))
-        .map((other) => ({ value: setAt(base, node.path, other), mutation: "out of range", name: dotted(node.path) }))
-    ))
-    options.push(fc.tuple(fc.constantFrom(...leaves), hugeString)
-      .map(([node, text]) => ({ value: setAt(base, node.path, text), mutation: "huge string", name: dotted(node.path) })))
+    options.push(
+      fc.constantFrom(...leaves).chain((node) =>
+        (typeof node.value === "number" ? fc.constantFrom<Json>(...NUMBERS) : fc.oneof(fc.constant<Json>(""), hugeString))
+          .map((other) => ({ value: setAt(base, node.path, other), mutation: "out of range", name: dotted(node.path) }))
+      )
+    )
+    options.push(
+      fc.tuple(fc.constantFrom(...leaves), hugeString)
+        .map(([node, text]) => ({ value: setAt(base, node.path, text), mutation: "huge string", name: dotted(node.path) }))
+    )
   }
-  options.push(fc.constantFrom<Json>([], 42, "text", null, true, [base])
-    .map((value) => ({ value, mutation: "not an object", name: "", bodyLevel: true })))
+  options.push(
+    fc.constantFrom<Json>([], 42, "text", null, true, [base])
+      .map((value) => ({ value, mutation: "not an object", name: "", bodyLevel: true }))
+  )
   return fc.oneof(...options)
 }
 
@@ -186,40 +198,60 @@ const restCase = (target: RestTarget): fc.Arbitrary<RestCase> => {
     query: target.query === undefined ? fc.constant({}) : pick(target.query.pool),
     payload: target.payload === undefined ? fc.constant(undefined) : pick(target.payload.pool)
   })
-  type Draft = { params: Readonly<Record<string, string>>; query: WireQuery; payload: Json | undefined; raw?: string; mutation: string; name: string; bodyLevel?: boolean }
+  type Draft = {
+    params: Readonly<Record<string, string>>
+    query: WireQuery
+    payload: Json | undefined
+    raw?: string
+    mutation: string
+    name: string
+    bodyLevel?: boolean
+  }
   const mutations = (draft: Draft): fc.Arbitrary<Draft> => {
     const options: Array<fc.Arbitrary<Draft>> = [fc.constant({ ...draft, mutation: "valid", name: "" })]
     const params = target.params
     if (params !== undefined && params.keys.length > 0) {
       // Not "": an empty segment is another URL (the collection's), not an empty id.
-      options.push(fc.tuple(fc.constantFrom(...params.keys), fc.oneof(shortGarbage.filter((text) => text !== ""), hugeAscii))
-        .map(([key, value]) => ({ ...draft, params: { ...draft.params, [key]: value }, mutation: "bad path parameter", name: key })))
+      options.push(
+        fc.tuple(fc.constantFrom(...params.keys), fc.oneof(shortGarbage.filter((text) => text !== ""), hugeAscii))
+          .map(([key, value]) => ({ ...draft, params: { ...draft.params, [key]: value }, mutation: "bad path parameter", name: key }))
+      )
     }
     const query = target.query
     if (query !== undefined) {
-      options.push(fc.tuple(unknownKey, shortGarbage).filter(([key]) => !query.keys.includes(key))
-        .map(([key, value]) => ({ ...draft, query: { ...draft.query, [key]: value }, mutation: "unknown query parameter", name: key })))
+      options.push(
+        fc.tuple(unknownKey, shortGarbage).filter(([key]) => !query.keys.includes(key))
+          .map(([key, value]) => ({ ...draft, query: { ...draft.query, [key]: value }, mutation: "unknown query parameter", name: key }))
+      )
       if (query.keys.length > 0) {
-        options.push(fc.tuple(fc.constantFrom(...query.keys), fc.oneof(shortGarbage, hugeAscii))
-          .map(([key, value]) => ({ ...draft, query: { ...draft.query, [key]: value }, mutation: "bad query parameter", name: key })))
-        options.push(fc.tuple(fc.constantFrom(...query.keys), shortGarbage, shortGarbage)
-          .map(([key, a, b]) => ({ ...draft, query: { ...draft.query, [key]: [a, b] }, mutation: "repeated query parameter", name: key })))
+        options.push(
+          fc.tuple(fc.constantFrom(...query.keys), fc.oneof(shortGarbage, hugeAscii))
+            .map(([key, value]) => ({ ...draft, query: { ...draft.query, [key]: value }, mutation: "bad query parameter", name: key }))
+        )
+        options.push(
+          fc.tuple(fc.constantFrom(...query.keys), shortGarbage, shortGarbage)
+            .map(([key, a, b]) => ({ ...draft, query: { ...draft.query, [key]: [a, b] }, mutation: "repeated query parameter", name: key }))
+        )
       }
     }
     const payload = target.payload
     if (payload !== undefined && draft.payload !== undefined) {
-      options.push(mutateJson(draft.payload, payload).map((mutated) => ({
-        ...draft,
-        payload: mutated.value,
-        mutation: mutated.mutation,
-        name: mutated.name,
-        ...(mutated.bodyLevel === true ? { bodyLevel: true } : {})
-      })))
+      options.push(
+        mutateJson(draft.payload, payload).map((mutated) => ({
+          ...draft,
+          payload: mutated.value,
+          mutation: mutated.mutation,
+          name: mutated.name,
+          ...(mutated.bodyLevel === true ? { bodyLevel: true } : {})
+        }))
+      )
       const text = JSON.stringify(draft.payload)
-      options.push(fc.oneof(
-        fc.nat({ max: Math.max(0, text.length - 1) }).map((cut) => text.slice(0, cut)),
-        fc.constantFrom(`${text},`, `${text}}`, `{${text}`, text.replace(/"/g, "'"), "{name: 1}", "{\"a\":1,}", "\u0000", "\ufeff{}")
-      ).map((raw) => ({ ...draft, payload: undefined, raw, mutation: "malformed JSON", name: "", bodyLevel: true })))
+      options.push(
+        fc.oneof(
+          fc.nat({ max: Math.max(0, text.length - 1) }).map((cut) => text.slice(0, cut)),
+          fc.constantFrom(`${text},`, `${text}}`, `{${text}`, text.replace(/"/g, "'"), "{name: 1}", "{\"a\":1,}", "\u0000", "\ufeff{}")
+        ).map((raw) => ({ ...draft, payload: undefined, raw, mutation: "malformed JSON", name: "", bodyLevel: true }))
+      )
     }
     // Valid requests get the same weight as all invalid kinds together.
     return options.length === 1 ? options[0]! : fc.oneof({ arbitrary: options[0]!, weight: options.length - 1 }, ...options.slice(1))
@@ -249,7 +281,14 @@ const restCase = (target: RestTarget): fc.Arbitrary<RestCase> => {
       body: target.payload === undefined ? undefined : raw,
       expect: {
         valid,
-        names: [draft.name, ...Object.keys(draft.params), ...Object.keys(received), ...(target.query?.keys ?? []), ...(target.payload?.keys ?? []), ...pathsOf(parsed)],
+        names: [
+          draft.name,
+          ...Object.keys(draft.params),
+          ...Object.keys(received),
+          ...(target.query?.keys ?? []),
+          ...(target.payload?.keys ?? []),
+          ...pathsOf(parsed)
+        ],
         bodyLevel: draft.bodyLevel === true
       }
     }

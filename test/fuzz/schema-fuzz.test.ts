@@ -184,7 +184,11 @@ layer(TestApp("pglite"), { timeout: 240_000, excludeTestServices: true })("Schem
         const list = findings.filter((finding) => finding.problem === problem)
         return { problem, count: list.length, examples: list.slice(0, 5) }
       })
-      console.log(`fuzz: ${cases.length} requests (${valid} valid, ${cases.length - valid} invalid) in ${elapsedMs} ms; answers ${JSON.stringify(Object.fromEntries([...tally].sort()))}`)
+      console.log(
+        `fuzz: ${cases.length} requests (${valid} valid, ${cases.length - valid} invalid) in ${elapsedMs} ms; answers ${
+          JSON.stringify(Object.fromEntries([...tally].sort()))
+        }`
+      )
       if (findings.length > 0) console.log(`fuzz findings (seed ${SEED}):\n${JSON.stringify(byProblem, null, 2)}`)
 
       assert.isAtLeast(cases.length, RUNS)

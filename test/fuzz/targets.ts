@@ -122,7 +122,13 @@ const payloadSchema = (endpoint: HttpApiEndpoint.Top): Schema.Top | undefined =>
 
 const restTarget = (groupId: string, endpoint: HttpApiEndpoint.Top, seed: number): RestTarget => {
   const id = `${groupId}.${endpoint.identifier}`
-  const part = <A>(schema: Schema.Top | undefined, encode: (value: unknown) => A, decode: (input: unknown) => Exit.Exit<unknown, unknown>, name: string, keep?: (value: A) => boolean): Part<A> | undefined =>
+  const part = <A>(
+    schema: Schema.Top | undefined,
+    encode: (value: unknown) => A,
+    decode: (input: unknown) => Exit.Exit<unknown, unknown>,
+    name: string,
+    keep?: (value: A) => boolean
+  ): Part<A> | undefined =>
     schema === undefined ? undefined : {
       pool: validPool(schema, encode, seedOf(seed, `${id}.${name}`), keep),
       ...keysOf(schema),
@@ -170,10 +176,17 @@ const mcpTarget = (derived: (typeof McpTools)[number], seed: number): McpTarget 
   const isValid = (value: unknown) => Exit.isSuccess(Effect.runSyncExit(derived.decodeArguments(value)))
   const pools = schemas.map((schema, index) => {
     const codec = Schema.toCodecJson(Schema.toType(schema)) as unknown as Schema.Codec<unknown, unknown>
-    return validPool(schema, (value) => Schema.encodeUnknownSync(codec)(value) as { readonly [key: string]: Json }, seedOf(seed, `${derived.spec.name}.${index}`))
+    return validPool(
+      schema,
+      (value) => Schema.encodeUnknownSync(codec)(value) as { readonly [key: string]: Json },
+      seedOf(seed, `${derived.spec.name}.${index}`)
+    )
   })
   const size = Math.max(...pools.map((pool) => pool.length))
-  const pool = Array.from({ length: size }, (_, index) => Object.assign({}, ...pools.map((part) => part[index % part.length])) as { readonly [key: string]: Json })
+  const pool = Array.from(
+    { length: size },
+    (_, index) => Object.assign({}, ...pools.map((part) => part[index % part.length])) as { readonly [key: string]: Json }
+  )
     .filter(isValid)
   const keys = schemas.map(keysOf)
   return {

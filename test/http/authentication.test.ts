@@ -4,9 +4,9 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { Result } from "effect"
 import { SqlClient } from "effect/sql"
 import { parseIpRange } from "../../src/domain/IpAllowList.ts"
-import { Result } from "effect"
 import { ADMIN_TOKEN, backends } from "../support/backends.ts"
 import { mcpToolCall } from "../support/mcp.ts"
 import { rawRequest } from "../support/rawHttp.ts"
@@ -50,8 +50,7 @@ for (const backend of backends) {
           ["Bearer twice", [`Authorization: Bearer Bearer ${good.value}`]]
         ]
         const replies = yield* Effect.forEach(causes, ([cause, lines]) =>
-          Effect.promise(() => rawRequest(port, "GET", "/v1/customer", lines)).pipe(Effect.map((reply) => [cause, reply] as const))
-        )
+          Effect.promise(() => rawRequest(port, "GET", "/v1/customer", lines)).pipe(Effect.map((reply) => [cause, reply] as const)))
         const [, reference] = replies[0]!
         assert.strictEqual(reference.status, 401)
         assert.strictEqual(reference.body, NOT_AUTHORIZED)
@@ -62,7 +61,9 @@ for (const backend of backends) {
 
         // The same secret, presented well, works in both forms.
         for (const header of [good.value, `Bearer ${good.value}`, `bearer ${good.value}`]) {
-          const reply = yield* Effect.promise(() => rawRequest(port, "GET", "/v1/customer", [`Authorization: ${header}`]))
+          const reply = yield* Effect.promise(() =>
+            rawRequest(port, "GET", "/v1/customer", [`Authorization: ${header}`])
+          )
           assert.strictEqual(reply.status, 200, header)
         }
       }))

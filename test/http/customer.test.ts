@@ -70,13 +70,15 @@ for (const backend of backends) {
     it.effect("rejects an invalid filter value with a 400 naming the parameter", () =>
       Effect.gen(function*() {
         const { client, secret } = yield* setup
-        for (const [query, parameter] of [
-          ["createdAt%5Bfrom%5D=yesterday", "createdAt[from]"],
-          ["createdAt=2026-13-45", "createdAt"],
-          ["updatedAt%5Bto%5D=x", "updatedAt[to]"],
-          ["limit=0", "limit"],
-          ["offset=-1", "offset"]
-        ] as const) {
+        for (
+          const [query, parameter] of [
+            ["createdAt%5Bfrom%5D=yesterday", "createdAt[from]"],
+            ["createdAt=2026-13-45", "createdAt"],
+            ["updatedAt%5Bto%5D=x", "updatedAt[to]"],
+            ["limit=0", "limit"],
+            ["offset=-1", "offset"]
+          ] as const
+        ) {
           const reply = yield* client.call("GET", `/v1/customer?${query}`, { secret })
           assert.strictEqual(reply.status, 400, query)
           const body = reply.json()

@@ -28,7 +28,18 @@ describe("McpDirect.plainToolCall", () => {
   it("takes the transport's own tools/call, with or without client info, trace context and arguments", () => {
     expect(plain(BODY)).toEqual({ id: 7, name: "lookup_ticket", args: { identifier: "T-1" } })
     expect(plain({ ...BODY, id: "a" })?.id).toBe("a")
-    const withMore = { ...BODY, params: { ...BODY.params, _meta: { ...META, "io.modelcontextprotocol/clientInfo": { name: "c", version: "1" }, traceparent: "00-x", "io.modelcontextprotocol/clientCapabilities": { roots: { listChanged: true }, elicitation: {} } } } }
+    const withMore = {
+      ...BODY,
+      params: {
+        ...BODY.params,
+        _meta: {
+          ...META,
+          "io.modelcontextprotocol/clientInfo": { name: "c", version: "1" },
+          traceparent: "00-x",
+          "io.modelcontextprotocol/clientCapabilities": { roots: { listChanged: true }, elicitation: {} }
+        }
+      }
+    }
     expect(plain(withMore)?.name).toBe("lookup_ticket")
     const { arguments: _, ...withoutArguments } = BODY.params
     expect(plain({ ...BODY, params: withoutArguments })?.args).toBeUndefined()
@@ -56,7 +67,10 @@ describe("McpDirect.plainToolCall", () => {
       ["no _meta", { ...BODY, params: { name: "lookup_ticket", arguments: {} } }],
       ["_meta of another version", { ...BODY, params: { ...BODY.params, _meta: { ...META, "io.modelcontextprotocol/protocolVersion": "2025-11-25" } } }],
       ["a progress token", { ...BODY, params: { ...BODY.params, _meta: { ...META, progressToken: 1 } } }],
-      ["capabilities of an odd shape", { ...BODY, params: { ...BODY.params, _meta: { ...META, "io.modelcontextprotocol/clientCapabilities": { roots: true } } } }],
+      ["capabilities of an odd shape", {
+        ...BODY,
+        params: { ...BODY.params, _meta: { ...META, "io.modelcontextprotocol/clientCapabilities": { roots: true } } }
+      }],
       ["client info of an odd shape", { ...BODY, params: { ...BODY.params, _meta: { ...META, "io.modelcontextprotocol/clientInfo": { name: "c" } } } }]
     ]
     for (const [what, body, headers] of variants) expect(plain(body, headers), what).toBeUndefined()

@@ -12,8 +12,8 @@ import { StreamableHTTPClientTransport as LegacyTransport } from "@modelcontextp
 import { Effect } from "effect"
 import { TOOL_SPECS } from "../../src/api/mcp/tools.ts"
 import { ADMIN_TOKEN, backends } from "../support/backends.ts"
-import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
 import { ok, patch } from "../support/http.ts"
+import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
 
 const MODERN = "2026-07-28"
 const LEGACY = "2025-11-25"
@@ -28,8 +28,6 @@ const TOOL_NAMES = [
   "create_part",
   "update_part"
 ]
-
-
 
 const meta = { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} }
 
@@ -101,10 +99,9 @@ for (const backend of backends) {
     })
 
     const usage = (appId: string) =>
-      Effect.flatMap(TestClient, (client) =>
-        client.call("GET", `/api/v1/usage?appId=${appId}`, { headers: { "x-admin-token": ADMIN_TOKEN } })).pipe(
-          Effect.map((reply) => new Map((reply.json().byOperation as Array<{ operation: string; calls: number }>).map((row) => [row.operation, row.calls])))
-        )
+      Effect.flatMap(TestClient, (client) => client.call("GET", `/api/v1/usage?appId=${appId}`, { headers: { "x-admin-token": ADMIN_TOKEN } })).pipe(
+        Effect.map((reply) => new Map((reply.json().byOperation as Array<{ operation: string; calls: number }>).map((row) => [row.operation, row.calls])))
+      )
 
     it.effect("the identical 401 for every MCP request without a valid secret, server/discover included", () =>
       Effect.gen(function*() {
@@ -213,9 +210,16 @@ for (const backend of backends) {
           body: { jsonrpc: "2.0", ...(id === null ? {} : { id }), method, params },
           headers: { accept: "application/json, text/event-stream", ...(version === null ? {} : { "mcp-protocol-version": version }) }
         })
-        const initialize = yield* mcp(legacy("initialize", {
-          protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: "raw", version: "1" }
-        }, 1, null))
+        const initialize = yield* mcp(legacy(
+          "initialize",
+          {
+            protocolVersion: LEGACY,
+            capabilities: {},
+            clientInfo: { name: "raw", version: "1" }
+          },
+          1,
+          null
+        ))
         assert.strictEqual(initialize.status, 200, initialize.text)
         assert.isNull(initialize.headers.get("mcp-session-id"))
         const initialized = message(initialize).result
@@ -269,7 +273,10 @@ for (const backend of backends) {
         assert.strictEqual(missingBody.type, "MissingField")
 
         const wrongType = yield* call("create_part", {
-          ticketId: ticket.id, technologyId: "fdm", materialId: material.id, quantity: "two",
+          ticketId: ticket.id,
+          technologyId: "fdm",
+          materialId: material.id,
+          quantity: "two",
           modelEndpoint: { url: "https://files.example/a.stl" }
         })
         assert.isTrue(wrongType.isError)
@@ -361,7 +368,13 @@ for (const backend of backends) {
         const ticket = yield* call("create_ticket", { projectId: project.id, name: "Same" })
         assert.deepStrictEqual(ok(yield* rest("GET", `/ticket/lookup?identifier=${ticket.id}`), "lookup"), ticket)
         assert.deepStrictEqual(yield* call("lookup_ticket", { identifier: ticket.number }), ticket)
-        const partInput = { ticketId: ticket.id, modelEndpoint: { url: "https://files.example/m.stl" }, technologyId: "fdm", materialId: material.id, quantity: 2 }
+        const partInput = {
+          ticketId: ticket.id,
+          modelEndpoint: { url: "https://files.example/m.stl" },
+          technologyId: "fdm",
+          materialId: material.id,
+          quantity: 2
+        }
         const part = yield* call("create_part", partInput)
         assert.deepStrictEqual(yield* call("list_parts", { ticketId: [ticket.id] }), ok(yield* rest("GET", `/ticket-model?ticketId=${ticket.id}`), "list"))
         const updated = yield* call("update_part", { id: part.id, ...partInput, quantity: 5 })
@@ -375,7 +388,10 @@ for (const backend of backends) {
         assert.deepStrictEqual(textJson(unpriced), (yield* rest("POST", `/ticket/${ticket.id}/quote`, {})).json())
         yield* rest("DELETE", `/ticket-model/${part.id}`)
         const quote = yield* call("create_ticket_quote", { ticketId: ticket.id })
-        assert.deepStrictEqual(yield* call("list_ticket_quotes", { ticketId: [ticket.id] }), ok(yield* rest("GET", `/ticket-quote?ticketId=${ticket.id}`), "quotes"))
+        assert.deepStrictEqual(
+          yield* call("list_ticket_quotes", { ticketId: [ticket.id] }),
+          ok(yield* rest("GET", `/ticket-quote?ticketId=${ticket.id}`), "quotes")
+        )
         const { ticketId, currencyId, state, validUntil, lines } = quote
         const replaced = yield* call("update_ticket_quote", { id: quote.id, ticketId, currencyId, state, validUntil, lines, notes: "Valid with drawing rev B" })
         assert.strictEqual(replaced.notes, "Valid with drawing rev B")

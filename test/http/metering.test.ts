@@ -65,11 +65,14 @@ for (const backend of backends) {
 }
 
 /** A Meter whose storage is down: calls must be refused with 503, not run, not 401. */
-const MeterDown = Layer.succeed(Meter, Meter.of({
-  submit: () => Effect.succeed(Effect.fail(ServiceUnavailable.storage())),
-  complete: () => {},
-  usage: () => Effect.fail(ServiceUnavailable.storage())
-}))
+const MeterDown = Layer.succeed(
+  Meter,
+  Meter.of({
+    submit: () => Effect.succeed(Effect.fail(ServiceUnavailable.storage())),
+    complete: () => {},
+    usage: () => Effect.fail(ServiceUnavailable.storage())
+  })
+)
 
 layer(
   TestApp("pglite", {}, Layer.mergeAll(SecretStoreSql, MeterDown, DownstreamEmbedded)),

@@ -14,8 +14,8 @@ import { defaultOptions, MODEL_FETCHER_SOURCE, modelFetcherLayer } from "../../s
 import { binaryStl, box } from "../../src/engine/geometry/writers.ts"
 import { backends } from "../support/backends.ts"
 import { FileHost, FileHostLive } from "../support/fileHost.ts"
-import { TestApp } from "../support/TestApp.ts"
 import { appWithTicket, ok } from "../support/http.ts"
+import { TestApp } from "../support/TestApp.ts"
 
 const Files = FileHostLive({ "/x.stl": binaryStl(box(10, 10, 10)) })
 
@@ -39,7 +39,10 @@ for (const backend of backends) {
             // The three forms the BlockList missed.
             [`http://[::127.0.0.1]:${port}/x.stl`, "::7f00:1 is a private or reserved address (IPv4-compatible, RFC 4291)"],
             [`http://[::7f00:1]:${port}/x.stl`, "::7f00:1 is a private or reserved address (IPv4-compatible, RFC 4291)"],
-            [`http://[64:ff9b:1::7f00:1]:${port}/x.stl`, "64:ff9b:1::7f00:1 is a private or reserved address (IPv4-IPv6 Translation (local-use NAT64), RFC 8215)"],
+            [
+              `http://[64:ff9b:1::7f00:1]:${port}/x.stl`,
+              "64:ff9b:1::7f00:1 is a private or reserved address (IPv4-IPv6 Translation (local-use NAT64), RFC 8215)"
+            ],
             [`http://[2002:7f00:1::]:${port}/x.stl`, "2002:7f00:1:: is a private or reserved address (6to4, RFC 3056)"],
             // IPv4 spellings: all 127.0.0.1 once parsed.
             [`http://0x7f.1:${port}/x.stl`, "127.0.0.1 is a private or reserved address (Loopback, RFC 1122)"],

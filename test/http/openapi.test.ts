@@ -235,8 +235,19 @@ for (const backend of backends.slice(0, 1)) {
         const generate = yield* run(join(BIN, "openapi-typescript"), ["openapi.json", "--output", "schema.ts"], dir)
         assert.strictEqual(generate.code, 0, generate.stderr)
         const typecheck = yield* run(join(BIN, "tsc"), [
-          "--noEmit", "--strict", "--exactOptionalPropertyTypes", "--skipLibCheck", "--target", "es2022",
-          "--module", "nodenext", "--moduleResolution", "nodenext", "--allowImportingTsExtensions", "--types", "node",
+          "--noEmit",
+          "--strict",
+          "--exactOptionalPropertyTypes",
+          "--skipLibCheck",
+          "--target",
+          "es2022",
+          "--module",
+          "nodenext",
+          "--moduleResolution",
+          "nodenext",
+          "--allowImportingTsExtensions",
+          "--types",
+          "node",
           "smoke.ts"
         ], dir)
         assert.strictEqual(typecheck.code, 0, typecheck.stdout + typecheck.stderr)

@@ -10,14 +10,18 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { CatalogueGroup, CatalogueModelGroup } from "../../src/api/groups/catalogue.ts"
 import {
-  ItemGroup, MeetingNoteGroup, ModelVersionGroup, ProductionNoteGroup, ProjectGroup, TicketGroup, TicketModelGroup,
+  ItemGroup,
+  MeetingNoteGroup,
+  ModelVersionGroup,
+  ProductionNoteGroup,
+  ProjectGroup,
+  TicketGroup,
+  TicketModelGroup,
   TicketQuoteGroup
 } from "../../src/api/groups/orders.ts"
 import { backends } from "../support/backends.ts"
-import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
 import { coverage, ok, patch } from "../support/http.ts"
-
-
+import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
 
 const engineError = (reply: Reply, status: number, includes: string) => {
   assert.strictEqual(reply.status, status, reply.text)
@@ -43,7 +47,18 @@ const geometry = (x: number, y: number, z: number) => ({
 for (const backend of backends) {
   layer(TestApp(backend), { timeout: 60_000, excludeTestServices: true })(`Orders over HTTP (${backend})`, (it) => {
     const covered = coverage(
-      [CatalogueGroup, CatalogueModelGroup, ItemGroup, MeetingNoteGroup, ModelVersionGroup, ProductionNoteGroup, ProjectGroup, TicketGroup, TicketModelGroup, TicketQuoteGroup],
+      [
+        CatalogueGroup,
+        CatalogueModelGroup,
+        ItemGroup,
+        MeetingNoteGroup,
+        ModelVersionGroup,
+        ProductionNoteGroup,
+        ProjectGroup,
+        TicketGroup,
+        TicketModelGroup,
+        TicketQuoteGroup
+      ],
       ["ticket.sendToProduction", "item.remove"]
     )
     /** A fresh app with a customer, a project (in USD) and a draft ticket. */
@@ -124,7 +139,10 @@ for (const backend of backends) {
     it.effect("meeting and production notes: create and list", () =>
       Effect.gen(function*() {
         const { call, customer, project, ticket } = yield* setup
-        const meeting = ok(yield* call("POST", "/meeting-note", { customerId: customer.id, projectId: project.id, title: "Kick-off", body: "Agreed on PLA" }), "meeting")
+        const meeting = ok(
+          yield* call("POST", "/meeting-note", { customerId: customer.id, projectId: project.id, title: "Kick-off", body: "Agreed on PLA" }),
+          "meeting"
+        )
         assert.deepStrictEqual(ok(yield* call("GET", `/meeting-note?customerId=${customer.id}`), "meeting list"), [meeting])
         const note = ok(yield* call("POST", "/production-note", { ticketId: ticket.id, body: "Print flat side down", author: "Ada" }), "production")
         assert.deepStrictEqual(ok(yield* call("GET", `/production-note?ticketId=${ticket.id}`), "production list"), [note])
@@ -272,7 +290,13 @@ for (const backend of backends) {
         assert.strictEqual(single.fileName, "hinge.stl")
         assert.strictEqual(single.catalogueModelConfigurationId, plain.id)
         engineError(
-          yield* call("POST", "/ticket-model", { ticketId: ticket.id, catalogueModelConfigurationId: "nope", technologyId: "fdm", materialId: material.id, quantity: 1 }),
+          yield* call("POST", "/ticket-model", {
+            ticketId: ticket.id,
+            catalogueModelConfigurationId: "nope",
+            technologyId: "fdm",
+            materialId: material.id,
+            quantity: 1
+          }),
           422,
           "catalogueModelConfigurationId"
         )
@@ -480,7 +504,6 @@ for (const backend of backends) {
         engineError(yield* other.call("POST", `/ticket-model/${created.id}/similarity`, {}), 404, created.id)
       }))
 
-    it.effect("had a successful call of every operation of its groups (runs last)", () =>
-      Effect.sync(() => assert.deepStrictEqual(covered.missing(), [])))
+    it.effect("had a successful call of every operation of its groups (runs last)", () => Effect.sync(() => assert.deepStrictEqual(covered.missing(), [])))
   })
 }

@@ -14,8 +14,8 @@ import { defaultOptions, makeModelFetcher, MODEL_FETCHER_SOURCE, modelFetcherLay
 import { binaryStl, box, cubeWithHole, obj, threeMf } from "../../src/engine/geometry/writers.ts"
 import { backends } from "../support/backends.ts"
 import { FileHost, FileHostLive } from "../support/fileHost.ts"
-import { type Reply, TestApp } from "../support/TestApp.ts"
 import { appWithTicket, ok } from "../support/http.ts"
+import { type Reply, TestApp } from "../support/TestApp.ts"
 
 const LIMIT = 64 * 1024
 
@@ -62,7 +62,6 @@ const fetcher = modelFetcherLayer({
   maxRedirects: 3,
   placeholderHosts: ["example"]
 })
-
 
 const failed = (reply: Reply, status: number, source: string, includes: string) => {
   assert.strictEqual(reply.status, status, reply.text)

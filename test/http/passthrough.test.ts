@@ -89,8 +89,7 @@ const TIMEOUT_MARGIN_MS = 700
 const ENGINE_TOKEN = "gateway-to-engine-token"
 
 /** Environment values for one suite, over the process environment. */
-const withEnv = (values: Record<string, string>) =>
-  ConfigProvider.layerAdd(ConfigProvider.fromUnknown(values), { asPrimary: true })
+const withEnv = (values: Record<string, string>) => ConfigProvider.layerAdd(ConfigProvider.fromUnknown(values), { asPrimary: true })
 
 /**
  * A tracer other than the native one, as OpenTelemetry would install: only then
@@ -287,9 +286,9 @@ const closedPort = Effect.promise(() =>
 /** Long, so that answering before it shows the refusal was detected, not waited out. */
 const REFUSED_TIMEOUT_MS = 2_000
 
-const RefusedApp = Layer.unwrap(Effect.map(closedPort, (port) =>
-  TestApp("pglite", { downstreamUrl: Option.some(`http://127.0.0.1:${port}`) })
-)).pipe(Layer.provide(withEnv({ DOWNSTREAM_TIMEOUT_MS: String(REFUSED_TIMEOUT_MS) })))
+const RefusedApp = Layer.unwrap(Effect.map(closedPort, (port) => TestApp("pglite", { downstreamUrl: Option.some(`http://127.0.0.1:${port}`) }))).pipe(
+  Layer.provide(withEnv({ DOWNSTREAM_TIMEOUT_MS: String(REFUSED_TIMEOUT_MS) }))
+)
 
 layer(RefusedApp, { timeout: 60_000, excludeTestServices: true })("Passthrough to an engine that refuses connections", (it) => {
   it.effect("answers 502 naming the engine, at once (not at DOWNSTREAM_TIMEOUT_MS) and never 401", () =>

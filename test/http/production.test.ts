@@ -24,8 +24,7 @@ for (const backend of backends) {
       const client = yield* TestClient
       const appId = `production-${Math.random().toString(36).slice(2)}`
       const { value: secret } = yield* client.createSecret(appId)
-      const call = (method: string, path: string, body?: unknown) =>
-        client.call(method, path, { secret, ...(body === undefined ? {} : { body }) })
+      const call = (method: string, path: string, body?: unknown) => client.call(method, path, { secret, ...(body === undefined ? {} : { body }) })
       const ok = (method: string, path: string, body?: unknown) =>
         Effect.flatMap(call(method, path, body), (reply) =>
           reply.status === 200
@@ -49,12 +48,12 @@ for (const backend of backends) {
       const ticketsOverHttp = probeTicket.status === 200
       const partsOverHttp = ticketsOverHttp &&
         (yield* call("POST", "/v1/ticket-model", {
-          ticketId: probeTicket.json().id,
-          modelEndpoint: { url: "https://files.example/part.stl" },
-          technologyId: "fdm",
-          materialId: materials.fdm,
-          quantity: 1
-        })).status === 200
+            ticketId: probeTicket.json().id,
+            modelEndpoint: { url: "https://files.example/part.stl" },
+            technologyId: "fdm",
+            materialId: materials.fdm,
+            quantity: 1
+          })).status === 200
 
       if (!reported.has(backend)) {
         reported.add(backend)

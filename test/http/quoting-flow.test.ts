@@ -72,8 +72,7 @@ for (const backend of backends) {
         assert.deepStrictEqual(ok(yield* call("GET", `/ticket-model/${printed.id}`), "read").productionTimes, times)
 
         // New production parameters: the PUT recalculates, and the next read returns the new times.
-        const { id: _id, fileName: _f, geometry: _g, productionTimes: _p, unitPrice: _u, totalPrice: _t, createdAt: _c, updatedAt: _m, ...body } =
-          printed
+        const { id: _id, fileName: _f, geometry: _g, productionTimes: _p, unitPrice: _u, totalPrice: _t, createdAt: _c, updatedAt: _m, ...body } = printed
         const finer = ok(
           yield* call("PUT", `/ticket-model/${printed.id}`, { ...body, productionParameterIds: { layerHeight: "fdm-lh-0.1", infill: "fdm-infill-30" } }),
           "replace"
@@ -133,7 +132,12 @@ for (const backend of backends) {
             catalogueId: catalogue.id,
             name: "Holed block",
             modelEndpoint: { url: `${host.url}/models/holed.obj` },
-            configurations: [{ name: "PA12 blasted", technologyId: "sls", materialId: nylon.id, productionParameterIds: { surfaceFinish: "sls-finish-blasted" } }]
+            configurations: [{
+              name: "PA12 blasted",
+              technologyId: "sls",
+              materialId: nylon.id,
+              productionParameterIds: { surfaceFinish: "sls-finish-blasted" }
+            }]
           }),
           "catalogue model"
         )

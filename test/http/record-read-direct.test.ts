@@ -10,9 +10,9 @@ import { assert, describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { PublicApi } from "../../src/api/PublicApi.ts"
 import { DownstreamError } from "../../src/domain/Errors.ts"
+import { recordReadOf, recordReadTable } from "../../src/layers/http/RecordReadDirect.ts"
 import { MeterSql } from "../../src/layers/MeterSql.ts"
 import { SecretStoreSql } from "../../src/layers/SecretStoreSql.ts"
-import { recordReadOf, recordReadTable } from "../../src/layers/http/RecordReadDirect.ts"
 import { Downstream } from "../../src/services/Downstream.ts"
 import { ADMIN_TOKEN, backends } from "../support/backends.ts"
 import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
@@ -129,19 +129,24 @@ for (const backend of backends) {
 }
 
 /** An engine that fails for the id `fails` and answers a record its schema refuses for any other. */
-const OddEngine = Layer.succeed(Downstream, Downstream.of({
-  invoke: (operation, scope, request) =>
-    request.params?.id === "fails"
-      ? Effect.fail(new DownstreamError({
-        status: 409,
-        code: 4091,
-        message: `${operation} is busy`,
-        type: "Conflict",
-        source: "engine",
-        requestId: scope.requestId
-      }))
-      : Effect.succeed({ id: 5 })
-}))
+const OddEngine = Layer.succeed(
+  Downstream,
+  Downstream.of({
+    invoke: (operation, scope, request) =>
+      request.params?.id === "fails"
+        ? Effect.fail(
+          new DownstreamError({
+            status: 409,
+            code: 4091,
+            message: `${operation} is busy`,
+            type: "Conflict",
+            source: "engine",
+            requestId: scope.requestId
+          })
+        )
+        : Effect.succeed({ id: 5 })
+  })
+)
 
 layer(TestApp("pglite", {}, Layer.mergeAll(SecretStoreSql, MeterSql, OddEngine)), { timeout: 60_000, excludeTestServices: true })(
   "Record reads, direct and routed, over an engine that fails",

@@ -7,13 +7,24 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import {
-  AppGroup, BlankGroup, ColourGroup, CurrencyGroup, MaterialGroup, MaterialSeriesGroup, ProductionParameterFieldGroup,
-  QuotationFormGroup, QuotationFormRegionGroup, ServiceGroup, SupplierGroup, TechnologyGroup, UserGroup
+  AppGroup,
+  BlankGroup,
+  ColourGroup,
+  CurrencyGroup,
+  MaterialGroup,
+  MaterialSeriesGroup,
+  ProductionParameterFieldGroup,
+  QuotationFormGroup,
+  QuotationFormRegionGroup,
+  ServiceGroup,
+  SupplierGroup,
+  TechnologyGroup,
+  UserGroup
 } from "../../src/api/groups/reference.ts"
 import { GLOBAL_APP, RecordRepository, type StoredRecord } from "../../src/engine/RecordRepository.ts"
 import { backends } from "../support/backends.ts"
-import { TestApp, TestClient } from "../support/TestApp.ts"
 import { coverage, ok } from "../support/http.ts"
+import { TestApp, TestClient } from "../support/TestApp.ts"
 
 /** Inserts a record straight into the engine's store (resources without a create endpoint). */
 const insert = (resource: string, appId: string, data: StoredRecord, id?: string) =>
@@ -22,11 +33,24 @@ const insert = (resource: string, appId: string, data: StoredRecord, id?: string
     return yield* records.insert(resource, appId, data, { id })
   }).pipe(Effect.provide(RecordRepository.layer))
 
-
 for (const backend of backends) {
   layer(TestApp(backend), { timeout: 60_000, excludeTestServices: true })(`Reference data over HTTP (${backend})`, (it) => {
     const covered = coverage(
-      [AppGroup, BlankGroup, ColourGroup, CurrencyGroup, MaterialGroup, MaterialSeriesGroup, ProductionParameterFieldGroup, QuotationFormGroup, QuotationFormRegionGroup, ServiceGroup, SupplierGroup, TechnologyGroup, UserGroup],
+      [
+        AppGroup,
+        BlankGroup,
+        ColourGroup,
+        CurrencyGroup,
+        MaterialGroup,
+        MaterialSeriesGroup,
+        ProductionParameterFieldGroup,
+        QuotationFormGroup,
+        QuotationFormRegionGroup,
+        ServiceGroup,
+        SupplierGroup,
+        TechnologyGroup,
+        UserGroup
+      ],
       []
     )
     const setup = Effect.gen(function*() {
@@ -185,7 +209,6 @@ for (const backend of backends) {
         assert.strictEqual((yield* call("GET", "/user/nobody")).text, "")
       }))
 
-    it.effect("had a successful call of every operation of its groups (runs last)", () =>
-      Effect.sync(() => assert.deepStrictEqual(covered.missing(), [])))
+    it.effect("had a successful call of every operation of its groups (runs last)", () => Effect.sync(() => assert.deepStrictEqual(covered.missing(), [])))
   })
 }

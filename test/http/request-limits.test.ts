@@ -9,8 +9,8 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Http from "node:http"
 import { ADMIN_TOKEN } from "../support/backends.ts"
-import { rawRequest } from "../support/rawHttp.ts"
 import { MCP_VERSION } from "../support/mcp.ts"
+import { rawRequest } from "../support/rawHttp.ts"
 import { TestApp, TestClient } from "../support/TestApp.ts"
 
 /** A deliberately small limit, so that the bodies of the tests stay small. */

@@ -39,8 +39,6 @@ const PHASE_MS = 1_000
 /** The slow phases: each loop completes at least one timed-out call that started and ended inside. */
 const SLOW_PHASE_MS = 4 * TIMEOUT_MS
 
-
-
 /** A server on `port` that the phase controls; `close` ends it and every connection it holds. */
 const listen = async (port: number, onConnection: (socket: Net.Socket) => void) => {
   const sockets = new Set<Net.Socket>()
@@ -122,8 +120,7 @@ describe("The engine down, slow, then back, under load", () => {
       const epoch = Date.now()
       const now = () => Date.now() - epoch
       const timed = timedClient(gateway.base, epoch, TIMEOUT_MS * 10)
-      const call = (method: string, path: string, headers: Record<string, string>, body?: unknown) =>
-        timed({ method, path, headers, body })
+      const call = (method: string, path: string, headers: Record<string, string>, body?: unknown) => timed({ method, path, headers, body })
 
       const { secret, customerId } = yield* Effect.promise(async () => {
         const issued = await call("POST", "/api/v1/secret", { "x-admin-token": ADMIN_TOKEN }, { appId: APP_ID, ipAddresses: ["0.0.0.0/0"] })

@@ -3,8 +3,8 @@
  * one fails on the other on the very next call; metering totals across both
  * equal the calls made; usedAt only moves forward.
  */
-import { randomBytes } from "node:crypto"
 import { Effect } from "effect"
+import { randomBytes } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { adminQuery } from "../support/backends.ts"
 import { type ServiceProcess, startService } from "../support/processes.ts"
@@ -15,8 +15,7 @@ const ADMIN_TOKEN = "instances-admin-token-0123456789"
 describe.skipIf(POSTGRES_URL === undefined)("Two gateways on one PostgreSQL", () => {
   const database = `mfg_instances_${randomBytes(6).toString("hex")}`
   const gateways: Array<ServiceProcess> = []
-  const call = (base: string, path: string, init: RequestInit = {}) =>
-    fetch(`${base}${path}`, { ...init, signal: AbortSignal.timeout(10_000) })
+  const call = (base: string, path: string, init: RequestInit = {}) => fetch(`${base}${path}`, { ...init, signal: AbortSignal.timeout(10_000) })
   const admin = async <A = { id: string; value: string }>(base: string, path: string, method = "GET", body?: unknown) => {
     const reply = await call(base, path, {
       method,
@@ -59,16 +58,14 @@ describe.skipIf(POSTGRES_URL === undefined)("Two gateways on one PostgreSQL", ()
   it("meters every call on both, and moves usedAt only forward", async () => {
     const [a, b] = gateways as [ServiceProcess, ServiceProcess]
     const secret = await (await admin(a.base, "/api/v1/secret", "POST", { appId: "counted", ipAddresses: ["0.0.0.0/0"] })).json()
-    const calls = Array.from({ length: 60 }, (_, i) =>
-      call(i % 2 === 0 ? a.base : b.base, "/v1/customer", { headers: { authorization: secret.value } }))
+    const calls = Array.from({ length: 60 }, (_, i) => call(i % 2 === 0 ? a.base : b.base, "/v1/customer", { headers: { authorization: secret.value } }))
     const statuses = await Promise.all(calls.map(async (reply) => (await reply).status))
     expect(statuses.every((status) => status === 200)).toBe(true)
 
     const usage = await (await admin<{ total: number }>(b.base, "/api/v1/usage?appId=counted")).json()
     expect(usage.total).toBe(60)
 
-    const usedAt = async () =>
-      Date.parse((await (await admin<Array<{ usedAt: string }>>(a.base, "/api/v1/secret?appId=counted")).json())[0]!.usedAt)
+    const usedAt = async () => Date.parse((await (await admin<Array<{ usedAt: string }>>(a.base, "/api/v1/secret?appId=counted")).json())[0]!.usedAt)
     const first = await usedAt()
     await call(b.base, "/v1/customer", { headers: { authorization: secret.value } })
     const second = await usedAt()

@@ -16,13 +16,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import pg from "pg"
-import {
-  type PrivatePostgres,
-  privatePostgresUnavailable,
-  type ServiceProcess,
-  startPrivatePostgres,
-  startService
-} from "../support/processes.ts"
+import { type PrivatePostgres, privatePostgresUnavailable, type ServiceProcess, startPrivatePostgres, startService } from "../support/processes.ts"
 import { type Answer, type Call, isOk, sleep, timedClient } from "../support/timedClient.ts"
 
 const ADMIN_TOKEN = "postgres-restart-drill-admin-token"
@@ -92,9 +86,7 @@ const acquireCluster = Effect.acquireRelease(
 
 const acquireService = (cluster: PrivatePostgres) =>
   Effect.acquireRelease(
-    Effect.promise(() =>
-      startService({ DATABASE_URL: cluster.url, ADMIN_TOKEN, DATA_DIR: undefined, DOWNSTREAM_URL: undefined })
-    ),
+    Effect.promise(() => startService({ DATABASE_URL: cluster.url, ADMIN_TOKEN, DATA_DIR: undefined, DOWNSTREAM_URL: undefined })),
     (service: ServiceProcess) => Effect.promise(() => service.stop())
   )
 
@@ -119,7 +111,12 @@ describe.skipIf(unavailable !== undefined)(
         const { secret, fresh, customer, created } = yield* Effect.promise(async () => {
           const secret = await issue()
           const fresh = await issue()
-          const created = await call({ method: "POST", path: "/v1/customer", headers: { authorization: secret.value }, body: { name: "Drill", email: "drill@example.com" } })
+          const created = await call({
+            method: "POST",
+            path: "/v1/customer",
+            headers: { authorization: secret.value },
+            body: { name: "Drill", email: "drill@example.com" }
+          })
           assert.strictEqual(created.status, 200, created.body)
           return { secret, fresh, customer: JSON.parse(created.body) as { id: string }, created }
         })
@@ -149,7 +146,10 @@ describe.skipIf(unavailable !== undefined)(
           const stopEnded = now()
           const probes: Array<readonly [string, Answer]> = []
           probes.push(["a secret not yet verified by this instance", await call({ ...read, headers: { authorization: fresh.value } })])
-          probes.push(["a create", await call({ method: "POST", path: "/v1/customer", headers: { authorization: secret.value }, body: { name: "X", email: "x@example.com" } })])
+          probes.push([
+            "a create",
+            await call({ method: "POST", path: "/v1/customer", headers: { authorization: secret.value }, body: { name: "X", email: "x@example.com" } })
+          ])
           probes.push(["the admin API", await call({ method: "GET", path: "/api/v1/secret", headers: admin })])
           await sleep(Math.max(0, OUTAGE_MS - (now() - stopEnded)))
           const ready = await call({ method: "GET", path: "/ready" })
@@ -200,7 +200,14 @@ describe.skipIf(unavailable !== undefined)(
           }
         })
         const oks = answers.filter(isOk)
-        console.log(`postgres-restart ${JSON.stringify({ calls: answers.length, ok: oks.length, statuses: countBy(answers.map((a) => String(a.status ?? a.error))), rounds: summary })}`)
+        console.log(`postgres-restart ${
+          JSON.stringify({
+            calls: answers.length,
+            ok: oks.length,
+            statuses: countBy(answers.map((a) => String(a.status ?? a.error))),
+            rounds: summary
+          })
+        }`)
 
         for (const [index, round] of rounds.entries()) {
           const during = answers.filter((a) => a.startedAt >= round.stopEnded && a.startedAt < round.startBegan)

@@ -9,8 +9,8 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type ServiceProcess, startService } from "../support/processes.ts"
 import { mcpToolCall } from "../support/mcp.ts"
+import { type ServiceProcess, startService } from "../support/processes.ts"
 
 const ADMIN_TOKEN = "request-log-admin-token-0123456789"
 const QUERY_VALUE = "query-value-that-must-not-be-logged"
@@ -130,7 +130,15 @@ describe("The request log", () => {
       "GET /nowhere 404"
     ])
     const [admin, ok, wrongLine, malformedLine, engineLine, mcpLine, mcpErrorLine, health, unknown] = requests as [
-      Line, Line, Line, Line, Line, Line, Line, Line, Line
+      Line,
+      Line,
+      Line,
+      Line,
+      Line,
+      Line,
+      Line,
+      Line,
+      Line
     ]
     for (const line of requests) {
       expect(Number.isNaN(Date.parse(line.time))).toBe(false)

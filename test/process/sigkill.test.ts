@@ -8,7 +8,6 @@
  * be a row of `meter_event`.
  */
 import { PGlite } from "@electric-sql/pglite"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
@@ -17,6 +16,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url))
 const NODE = Path.join(ROOT, "node_modules", ".bin", "node")

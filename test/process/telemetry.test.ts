@@ -13,8 +13,8 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { binaryStl, box } from "../../src/engine/geometry/writers.ts"
-import { type ServiceProcess, startService } from "../support/processes.ts"
 import { mcpToolCall } from "../support/mcp.ts"
+import { type ServiceProcess, startService } from "../support/processes.ts"
 
 const ADMIN_TOKEN = "telemetry-admin-token-0123456789"
 
@@ -132,8 +132,7 @@ describe("OpenTelemetry traces and metrics", () => {
 
   const allSpans = (): Array<Span> =>
     received.flatMap((body) =>
-      (JSON.parse(body).resourceSpans ?? []).flatMap((r: { scopeSpans: Array<{ spans: Array<Span> }> }) =>
-        r.scopeSpans.flatMap((s) => s.spans))
+      (JSON.parse(body).resourceSpans ?? []).flatMap((r: { scopeSpans: Array<{ spans: Array<Span> }> }) => r.scopeSpans.flatMap((s) => s.spans))
     )
 
   /** Waits (bounded) until the exported spans satisfy `done`. */
@@ -198,8 +197,7 @@ describe("OpenTelemetry traces and metrics", () => {
     let spans: Array<Span> = []
     for (let attempt = 0; attempt < 40; attempt++) {
       spans = received.flatMap((body) =>
-        (JSON.parse(body).resourceSpans ?? []).flatMap((r: { scopeSpans: Array<{ spans: Array<Span> }> }) =>
-          r.scopeSpans.flatMap((s) => s.spans))
+        (JSON.parse(body).resourceSpans ?? []).flatMap((r: { scopeSpans: Array<{ spans: Array<Span> }> }) => r.scopeSpans.flatMap((s) => s.spans))
       ).filter((span: Span) => span.traceId === traceId)
       if (spans.some((s) => s.name === "Downstream.invoke") && spans.some((s) => s.kind === 2)) break
       await new Promise((resolve) => setTimeout(resolve, 250))
@@ -302,7 +300,8 @@ describe("OpenTelemetry traces and metrics", () => {
     expect(failed.status, failed.text).toBe(502)
 
     const spans = await spansUntil((all) =>
-      [okTrace, failedTrace].every((traceId) => all.some((span) => span.traceId === traceId && span.name === "model download")))
+      [okTrace, failedTrace].every((traceId) => all.some((span) => span.traceId === traceId && span.name === "model download"))
+    )
     const download = spans.find((span) => span.traceId === okTrace && span.name === "model download")
     expect(download, JSON.stringify(spans.filter((span) => span.traceId === okTrace).map((span) => span.name))).toBeDefined()
     expect(attribute(download!, "server.address")).toBe("127.0.0.1")

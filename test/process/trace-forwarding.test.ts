@@ -10,8 +10,8 @@ import type * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type ServiceProcess, startService } from "../support/processes.ts"
 import { mcpToolCall } from "../support/mcp.ts"
+import { type ServiceProcess, startService } from "../support/processes.ts"
 
 const ADMIN_TOKEN = "trace-forwarding-admin-token-0123"
 

@@ -31,8 +31,7 @@ const walk = (path: string): Array<{ readonly path: string; readonly mode: numbe
 }
 
 /** The entries of `dataDir` that group or others may read, write or execute, as `mode path` lines. */
-const notPrivate = (dataDir: string) =>
-  walk(dataDir).filter(({ mode }) => (mode & 0o077) !== 0).map(({ mode, path }) => `${octal(mode)} ${path}`)
+const notPrivate = (dataDir: string) => walk(dataDir).filter(({ mode }) => (mode & 0o077) !== 0).map(({ mode, path }) => `${octal(mode)} ${path}`)
 
 const expectPrivate = (dataDir: string) => {
   const entries = walk(dataDir)

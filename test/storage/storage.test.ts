@@ -7,13 +7,13 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
+import type { ServiceUnavailable } from "../../src/domain/Errors.ts"
 import { ServicesLive } from "../../src/layers/AppLayers.ts"
 import { MeterSql } from "../../src/layers/MeterSql.ts"
 import { migrations } from "../../src/layers/storage/migrations.ts"
 import { StorageLive } from "../../src/layers/storage/Storage.ts"
 import { Meter } from "../../src/services/Meter.ts"
 import { AuthenticationFailed, SecretStore } from "../../src/services/SecretStore.ts"
-import type { ServiceUnavailable } from "../../src/domain/Errors.ts"
 import { backends, testConfig } from "../support/backends.ts"
 
 const StorageSuite = (backend: (typeof backends)[number]) =>
@@ -28,8 +28,7 @@ const event = (secret: { appId: string; secretId: string; secretHash: string }, 
   occurredAt: new Date()
 })
 
-const failureCause = (error: AuthenticationFailed | ServiceUnavailable) =>
-  error instanceof AuthenticationFailed ? error.cause : "storage"
+const failureCause = (error: AuthenticationFailed | ServiceUnavailable) => error instanceof AuthenticationFailed ? error.cause : "storage"
 
 for (const backend of backends) {
   layer(StorageSuite(backend), { timeout: 60_000, excludeTestServices: true })(`Storage (${backend})`, (it) => {
@@ -57,8 +56,7 @@ for (const backend of backends) {
 
         const caller = yield* secrets.authenticate(created.value, "10.9.8.7")
         assert.deepStrictEqual({ appId: caller.appId, secretId: caller.secretId }, { appId: "store", secretId: created.id })
-        const cause = (presented: string, address: string) =>
-          secrets.authenticate(presented, address).pipe(Effect.flip, Effect.map(failureCause))
+        const cause = (presented: string, address: string) => secrets.authenticate(presented, address).pipe(Effect.flip, Effect.map(failureCause))
         assert.strictEqual(yield* cause(created.value, "11.0.0.1"), "ip-blocked")
         assert.strictEqual(yield* cause(`${created.id}.${"x".repeat(43)}`, "10.0.0.1"), "wrong-secret")
         assert.strictEqual(yield* cause(`${"a".repeat(24)}.${random}`, "10.0.0.1"), "unknown-secret")
@@ -138,4 +136,3 @@ for (const backend of backends) {
       }))
   })
 }
-

@@ -3,11 +3,11 @@
  * always, PostgreSQL when TEST_DATABASE_URL is set (CI sets it).
  */
 import { Effect, Layer, Option, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import pg from "pg"
-import { randomBytes } from "node:crypto"
 import { AppConfig, type AppConfigShape } from "../../src/services/AppConfig.ts"
 
 export type Backend = "pglite" | "postgres"

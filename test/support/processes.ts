@@ -2,7 +2,7 @@
  * The service as its own process, for tests that need one (SIGKILL, several
  * instances, the CLI beside a server, exported telemetry).
  */
-import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process"
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Os from "node:os"

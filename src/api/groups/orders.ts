@@ -3,14 +3,28 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { NotFound } from "../../domain/Errors.ts"
 import {
-  FieldsResolveRequest, FieldsResolveResult, FromCatalogueRequest, Item, MachiningStrategy, MachiningStrategyInput,
-  MeetingNote, ModelVersion, PostProcessingRequest, ProductionNote, Project, QuoteRequest, SimilarityRequest, SimilarPart,
-  Ticket, TicketModel, TicketQuote
+  FieldsResolveRequest,
+  FieldsResolveResult,
+  FromCatalogueRequest,
+  Item,
+  MachiningStrategy,
+  MachiningStrategyInput,
+  MeetingNote,
+  ModelVersion,
+  PostProcessingRequest,
+  ProductionNote,
+  Project,
+  QuoteRequest,
+  SimilarityRequest,
+  SimilarPart,
+  Ticket,
+  TicketModel,
+  TicketQuote
 } from "../../domain/resources/orders.ts"
 import { ServiceJob } from "../../domain/resources/production.ts"
 import { IncomingSecretAuth } from "../Authorization.ts"
-import { emptyOk } from "../openapi.ts"
 import { COMMON_ERRORS, create, get, IdParam, list, lookup, recordOf, remove, replace, tag } from "../endpoints.ts"
+import { emptyOk } from "../openapi.ts"
 
 const Id = IdParam.id
 
@@ -100,7 +114,9 @@ export const TicketModelGroup = HttpApiGroup.make("ticketModel")
     }).annotate(OpenApi.Summary, "Update a part's post-processing services")
   )
   .middleware(IncomingSecretAuth)
-  .annotateMerge(tag("Part (ticket model)", "Parts of a ticket: a model file (or a catalogue configuration), technology, material, quantity; priced by the engine."))
+  .annotateMerge(
+    tag("Part (ticket model)", "Parts of a ticket: a model file (or a catalogue configuration), technology, material, quantity; priced by the engine.")
+  )
 
 export const TicketQuoteGroup = HttpApiGroup.make("ticketQuote")
   .add(list(TicketQuote), get(TicketQuote), replace(TicketQuote))

@@ -3,13 +3,31 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { NotFound } from "../../domain/Errors.ts"
 import {
-  Machine, MachineByDistance, MachineGroup, MachineReelsRequest, MergeRequest, NewReelsRequest, Pps, PpsProgress,
-  ProximityRequest, ReassignRequest, Reel, ReelGroup, ReelGroupInput, ReelGroupListQuery, ReelGroupUpdate,
-  ReelUpdate, ReportMetrics, ReportMetricsQuery, ServiceJob, ServiceJobProduction, ServiceJobProductionQuery
+  Machine,
+  MachineByDistance,
+  MachineGroup,
+  MachineReelsRequest,
+  MergeRequest,
+  NewReelsRequest,
+  Pps,
+  PpsProgress,
+  ProximityRequest,
+  ReassignRequest,
+  Reel,
+  ReelGroup,
+  ReelGroupInput,
+  ReelGroupListQuery,
+  ReelGroupUpdate,
+  ReelUpdate,
+  ReportMetrics,
+  ReportMetricsQuery,
+  ServiceJob,
+  ServiceJobProduction,
+  ServiceJobProductionQuery
 } from "../../domain/resources/production.ts"
 import { IncomingSecretAuth } from "../Authorization.ts"
-import { emptyOk } from "../openapi.ts"
 import { COMMON_ERRORS, create, get, IdParam, list, recordOf, remove, replace, tag } from "../endpoints.ts"
+import { emptyOk } from "../openapi.ts"
 
 const Id = IdParam.id
 
@@ -108,9 +126,17 @@ export const ServiceJobGroup = HttpApiGroup.make("serviceJob")
     }).annotate(OpenApi.Summary, "Reassign ticket models between service jobs"),
     HttpApiEndpoint.put("merge", "/service-job/merge", { payload: MergeRequest, success: recordOf(ServiceJob), error: [...COMMON_ERRORS, NotFound] })
       .annotate(OpenApi.Summary, "Merge service jobs of the same technology"),
-    HttpApiEndpoint.put("startTimeline", "/service-job/:id/timeline/start", { params: IdParam, success: recordOf(ServiceJob), error: [...COMMON_ERRORS, NotFound] })
+    HttpApiEndpoint.put("startTimeline", "/service-job/:id/timeline/start", {
+      params: IdParam,
+      success: recordOf(ServiceJob),
+      error: [...COMMON_ERRORS, NotFound]
+    })
       .annotate(OpenApi.Summary, "Start the timeline of a service job"),
-    HttpApiEndpoint.put("stopTimeline", "/service-job/:id/timeline/stop", { params: IdParam, success: recordOf(ServiceJob), error: [...COMMON_ERRORS, NotFound] })
+    HttpApiEndpoint.put("stopTimeline", "/service-job/:id/timeline/stop", {
+      params: IdParam,
+      success: recordOf(ServiceJob),
+      error: [...COMMON_ERRORS, NotFound]
+    })
       .annotate(OpenApi.Summary, "Stop the timeline of a service job")
   )
   .middleware(IncomingSecretAuth)
@@ -129,4 +155,3 @@ export const ServiceJobProductionGroup = HttpApiGroup.make("serviceJobProduction
 
 export const PpsGroup = HttpApiGroup.make("pps").add(list(Pps), get(Pps)).middleware(IncomingSecretAuth)
   .annotateMerge(tag("PPS record", "One part in one service job: quantity, produced and scrapped."))
-

@@ -2,12 +2,22 @@
 
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import {
-  AppSettings, Blank, Colour, Currency, Material, MaterialSeries, PostProcessingService, ProductionParameterField,
-  QuotationForm, QuotationFormRegion, Supplier, Technology, User
+  AppSettings,
+  Blank,
+  Colour,
+  Currency,
+  Material,
+  MaterialSeries,
+  PostProcessingService,
+  ProductionParameterField,
+  QuotationForm,
+  QuotationFormRegion,
+  Supplier,
+  Technology,
+  User
 } from "../../domain/resources/reference.ts"
 import { IncomingSecretAuth } from "../Authorization.ts"
 import { COMMON_ERRORS, create, get, list, remove, replace, tag } from "../endpoints.ts"
-
 
 export const AppGroup = HttpApiGroup.make("app")
   .add(
@@ -34,11 +44,16 @@ export const MaterialGroup = HttpApiGroup.make("material")
   .annotateMerge(tag("Material", "Materials of a technology: density, price per kg, colours."))
 export const ProductionParameterFieldGroup = HttpApiGroup.make("productionParameterField")
   .add(list(ProductionParameterField)).middleware(IncomingSecretAuth)
-  .annotateMerge(tag("Production parameter field", "Parameters of a technology (e.g. layer height) and their values: the keys of a part's `productionParameterIds`."))
+  .annotateMerge(
+    tag("Production parameter field", "Parameters of a technology (e.g. layer height) and their values: the keys of a part's `productionParameterIds`.")
+  )
 export const QuotationFormRegionGroup = HttpApiGroup.make("quotationFormRegion")
   .add(
-    list(QuotationFormRegion), create(QuotationFormRegion), get(QuotationFormRegion),
-    replace(QuotationFormRegion), remove(QuotationFormRegion)
+    list(QuotationFormRegion),
+    create(QuotationFormRegion),
+    get(QuotationFormRegion),
+    replace(QuotationFormRegion),
+    remove(QuotationFormRegion)
   )
   .middleware(IncomingSecretAuth)
   .annotateMerge(tag("Quotation form region", "Regions of a quotation form: countries, currency and price factor."))
@@ -54,4 +69,3 @@ export const TechnologyGroup = HttpApiGroup.make("technology").add(list(Technolo
   .annotateMerge(tag("Technology", "Manufacturing technologies: FDM, SLA, SLS, MJF, CNC milling (global reference data)."))
 export const UserGroup = HttpApiGroup.make("user").add(list(User), get(User)).middleware(IncomingSecretAuth)
   .annotateMerge(tag("User", "Users of the app and their roles."))
-

@@ -70,7 +70,9 @@ export const McpAnswer = Schema.Union([
     jsonrpc: Schema.Literal("2.0"),
     id: Schema.NullOr(JsonRpcId),
     error: Schema.Struct({
-      code: Schema.Int.annotate({ description: "-32020 header mismatch, -32021 missing header, -32022 unsupported protocol version, -32601 unknown method, -32602 invalid params" }),
+      code: Schema.Int.annotate({
+        description: "-32020 header mismatch, -32021 missing header, -32022 unsupported protocol version, -32601 unknown method, -32602 invalid params"
+      }),
       message: Schema.String,
       data: Schema.optionalKey(Schema.Unknown.annotate({ description: "Details of the error, when the server has any" }))
     })
@@ -125,7 +127,8 @@ export const mcpPathItem = (schemas: Json, security: ReadonlyArray<Json>, unauth
         },
         "202": { description: "A notification was accepted (no body)" },
         "400": {
-          description: "A JSON-RPC error the request caused: invalid params (-32602), a header mismatch (-32020) or a missing header (-32021), an unsupported protocol version (-32022)",
+          description:
+            "A JSON-RPC error the request caused: invalid params (-32602), a header mismatch (-32020) or a missing header (-32021), an unsupported protocol version (-32022)",
           content: { "application/json": { schema: jsonSchema(McpAnswer, schemas) } }
         },
         "401": unauthorized,

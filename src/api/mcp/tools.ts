@@ -16,9 +16,9 @@ import { Effect, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { type HttpApiEndpoint, HttpApiError, HttpApiSchema } from "effect/http-api"
 import { BadRequest, type DownstreamError } from "../../domain/Errors.ts"
-import type { EngineRequest } from "../EngineCall.ts"
-import { schemaErrorToBadRequest } from "../BadRequests.ts"
 import { CurrentCaller } from "../Authorization.ts"
+import { schemaErrorToBadRequest } from "../BadRequests.ts"
+import type { EngineRequest } from "../EngineCall.ts"
 import { TicketGroup, TicketModelGroup, TicketQuoteGroup } from "../groups/orders.ts"
 
 /** What a failed tool call answers: the REST error body, `{code, message, type}`. */
@@ -105,8 +105,7 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
   {
     name: "lookup_ticket",
     title: "Look up a ticket",
-    description:
-      "Finds the ticket whose id, number or external reference is `identifier`. Answers null when there is none. Same as GET /v1/ticket/lookup.",
+    description: "Finds the ticket whose id, number or external reference is `identifier`. Answers null when there is none. Same as GET /v1/ticket/lookup.",
     rest: "GET /v1/ticket/lookup",
     ...ticket("lookup"),
     readOnly: true,
@@ -256,8 +255,7 @@ export const deriveTool = (spec: McpToolSpec) => {
     type: "BadGateway"
   }
   /** The engine's answer checked against the success Schema, as the REST handler does. */
-  const checkAnswer = (answer: unknown): Effect.Effect<unknown, ToolFailure> =>
-    decodeAnswer(answer).pipe(Effect.mapError(() => mismatch))
+  const checkAnswer = (answer: unknown): Effect.Effect<unknown, ToolFailure> => decodeAnswer(answer).pipe(Effect.mapError(() => mismatch))
 
   const tool = Tool.dynamic(spec.name, {
     description: `${spec.description}\n\nREST equivalent: ${spec.rest}.`,

@@ -25,10 +25,12 @@ export const Customer = defineResource({
     email: Email,
     phone: Schema.optional(Text(50).annotate({ examples: ["+49 30 1234567"] })),
     company: Schema.optional(Text(200).annotate({ examples: ["Acme Robotics GmbH"] })),
-    externalReference: Schema.optional(Text(200).annotate({
-      description: "The integrator's own identifier for this customer",
-      examples: ["CRM-1042"]
-    })),
+    externalReference: Schema.optional(
+      Text(200).annotate({
+        description: "The integrator's own identifier for this customer",
+        examples: ["CRM-1042"]
+      })
+    ),
     vatNumber: Schema.optional(Text(50).annotate({ examples: ["DE123456789"] })),
     address: Schema.optional(Address)
   },

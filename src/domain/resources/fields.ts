@@ -4,8 +4,7 @@ import { Schema } from "effect"
 export const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max))
 export const Name = Schema.NonEmptyString.check(Schema.isMaxLength(200))
 /** The id of another record (the engine checks it exists for the app). */
-export const Ref = (what: string) =>
-  Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100)).annotate({ description: `The id of a ${what}` })
+export const Ref = (what: string) => Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100)).annotate({ description: `The id of a ${what}` })
 export const NonNegative = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
 export const Positive = Schema.Finite.check(Schema.isGreaterThan(0))
 export const Quantity = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "A whole number, at least 1" })

@@ -240,4 +240,3 @@ export const MachiningStrategy = Schema.Struct({
 export const MachiningStrategyInput = MachiningStrategy.mapFields(({ ticketModelId: _t, serviceId: _s, ...rest }) => rest)
 
 export const PostProcessingRequest = Schema.Struct({ serviceIds: Schema.Array(Ref("post-processing service")) })
-

@@ -192,4 +192,3 @@ export const ReportMetrics = Schema.Struct({
     productionHours: NonNegative
   }))
 }).annotate({ title: "Report metrics" })
-

@@ -34,10 +34,10 @@
  * process, made on first use from MODEL_* and never closed; its idle
  * threads do not keep the process alive.
  */
-import { InvalidConfig } from "../../domain/Errors.ts"
 import { Config, Context, Duration, Effect, Layer, Predicate, Scope, Semaphore } from "effect"
 import { MessageChannel } from "node:worker_threads"
 import { Piscina } from "piscina"
+import { InvalidConfig } from "../../domain/Errors.ts"
 import type { AnalysisOutcome, AnalysisTask } from "./analysisWorker.ts"
 import { type AnalysisLimits, DEFAULT_LIMITS } from "./limits.ts"
 import { type AnalysedGeometry, ModelError } from "./mesh.ts"

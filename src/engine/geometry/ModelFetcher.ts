@@ -24,8 +24,8 @@ import { lookup as dnsLookup, type LookupAddress } from "node:dns"
 import * as Http from "node:http"
 import * as Https from "node:https"
 import { isIP } from "node:net"
-import { describeSpecial, isFetchable } from "../../domain/SpecialAddresses.ts"
 import { InvalidConfig } from "../../domain/Errors.ts"
+import { describeSpecial, isFetchable } from "../../domain/SpecialAddresses.ts"
 import { EngineError } from "../EngineError.ts"
 
 export const MODEL_FETCHER_SOURCE = "model-fetcher"
@@ -295,8 +295,7 @@ const fromConfig: ModelFetcherShape = {
 export const ModelFetcher = Context.Reference<ModelFetcherShape>("mfg/engine/ModelFetcher", { defaultValue: () => fromConfig })
 
 /** The engine's model fetcher with fixed options (tests, hosts that configure it in code). */
-export const modelFetcherLayer = (options: Partial<ModelFetcherOptions>) =>
-  Layer.succeed(ModelFetcher, makeModelFetcher({ ...defaultOptions, ...options }))
+export const modelFetcherLayer = (options: Partial<ModelFetcherOptions>) => Layer.succeed(ModelFetcher, makeModelFetcher({ ...defaultOptions, ...options }))
 
 /**
  * The fetcher configured by MODEL_FETCH_*, read once when the layer is built:

@@ -30,8 +30,7 @@ const CLOSED_FOR_QUOTES = new Set(["in_production", "completed", "cancelled"])
 
 const ticketName = (ticket: StoredRecord) => text(ticket, "number") ?? String(ticket.id)
 
-const prepareTicket: NonNullable<RecordHooks["prepare"]> = (_context, input, previous) =>
-  Effect.succeed({ ...input, state: previous?.state ?? "draft" })
+const prepareTicket: NonNullable<RecordHooks["prepare"]> = (_context, input, previous) => Effect.succeed({ ...input, state: previous?.state ?? "draft" })
 
 /** Moves a ticket to `state` (whole-record replace of the stored ticket). */
 const moveTicket = (context: OperationContext, ticket: StoredRecord, state: string) =>

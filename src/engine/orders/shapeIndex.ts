@@ -44,8 +44,7 @@ interface ShapeRow {
 }
 
 /** Higher score first; equal scores by id. */
-const ranksBefore = (score: number, id: string, otherScore: number, otherId: string) =>
-  score > otherScore || (score === otherScore && id < otherId)
+const ranksBefore = (score: number, id: string, otherScore: number, otherId: string) => score > otherScore || (score === otherScore && id < otherId)
 
 /** One app's signatures: slot i holds part `ids[i]` at `signatures[i * SIGNATURE_LENGTH]`. Exported for its tests. */
 export class AppShapes {

@@ -87,7 +87,7 @@ export const shapeSignature = (
 export const signatureDistance = (a: Float32Array, aOffset: number, b: Float32Array, bOffset: number, bound = Infinity): number => {
   let distance = WEIGHTS.size * Math.abs(a[aOffset + SIZE]! - b[bOffset + SIZE]!)
     + WEIGHTS.proportions * (Math.abs(a[aOffset + PROPORTIONS]! - b[bOffset + PROPORTIONS]!)
-      + Math.abs(a[aOffset + PROPORTIONS + 1]! - b[bOffset + PROPORTIONS + 1]!))
+        + Math.abs(a[aOffset + PROPORTIONS + 1]! - b[bOffset + PROPORTIONS + 1]!))
     + WEIGHTS.compactness * Math.abs(a[aOffset + COMPACTNESS]! - b[bOffset + COMPACTNESS]!)
   if (distance > bound) return distance
   if (a[aOffset + HAS_DISTRIBUTION] === 1 && b[bOffset + HAS_DISTRIBUTION] === 1) {
@@ -102,5 +102,4 @@ export const signatureDistance = (a: Float32Array, aOffset: number, b: Float32Ar
 export const scoreOf = (distance: number) => 1 / (1 + distance)
 
 /** The score of two stored geometries. */
-export const similarityScore = (a: StoredRecord, b: StoredRecord): number =>
-  scoreOf(signatureDistance(shapeSignature(a), 0, shapeSignature(b), 0))
+export const similarityScore = (a: StoredRecord, b: StoredRecord): number => scoreOf(signatureDistance(shapeSignature(a), 0, shapeSignature(b), 0))

@@ -80,8 +80,7 @@ const layerCount = (height: number, layerHeight: number) => Math.max(1, Math.cei
 
 const grams = (volumeMm3: number, density: number) => (volumeMm3 / MM3_PER_CM3) * density
 
-const magnitude = (input: PricingInput, name: string, fallback: number) =>
-  parameterMagnitude(input.technologyId, name, input.parameters) ?? fallback
+const magnitude = (input: PricingInput, name: string, fallback: number) => parameterMagnitude(input.technologyId, name, input.parameters) ?? fallback
 
 const areaCm2 = (geometry: PartGeometry) => geometry.surfaceArea / MM2_PER_CM2
 

@@ -83,7 +83,6 @@ const reportMetrics: Operation = (context, request) =>
     }
   })
 
-const lines = (quote: StoredRecord): ReadonlyArray<QuoteLine> =>
-  Array.isArray(quote.lines) ? (quote.lines as ReadonlyArray<QuoteLine>) : []
+const lines = (quote: StoredRecord): ReadonlyArray<QuoteLine> => Array.isArray(quote.lines) ? (quote.lines as ReadonlyArray<QuoteLine>) : []
 
 export const metricsWorkflows = { "reportMetrics.get": reportMetrics } as const

@@ -4,9 +4,9 @@
  * the text form of its number, taken from the engine's `engine_number`
  * sequence, and answered with the number.
  */
-import { toDateFilters } from "../../domain/Resource.ts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { toDateFilters } from "../../domain/Resource.ts"
 import { Reel } from "../../domain/resources/production.ts"
 import { checkReferences, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"

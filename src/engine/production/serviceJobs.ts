@@ -5,8 +5,8 @@
  * `done` is kept for jobs closed by an operator (PUT of the record keeps the
  * state, so only the engine moves it).
  */
-import { toDateFilters } from "../../domain/Resource.ts"
 import { Effect } from "effect"
+import { toDateFilters } from "../../domain/Resource.ts"
 import { ServiceJob } from "../../domain/resources/production.ts"
 import { crudOperations, type RecordHooks, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
@@ -21,8 +21,7 @@ interface Interval {
   readonly stoppedAt: string | null
 }
 
-const timelineOf = (job: StoredRecord): ReadonlyArray<Interval> =>
-  Array.isArray(job.timeline) ? (job.timeline as ReadonlyArray<Interval>) : []
+const timelineOf = (job: StoredRecord): ReadonlyArray<Interval> => Array.isArray(job.timeline) ? (job.timeline as ReadonlyArray<Interval>) : []
 
 const stateOf = (job: StoredRecord) => String(job.state ?? "queued")
 

@@ -8,8 +8,7 @@ import { RecordRepository, type StoredRecord } from "../RecordRepository.ts"
 /** Large enough to mean "every record" for the workflows' own reads. */
 export const ALL = 1_000_000
 
-export const param = (request: { readonly params?: Readonly<Record<string, unknown>> | undefined }, name: string) =>
-  String(request.params?.[name] ?? "")
+export const param = (request: { readonly params?: Readonly<Record<string, unknown>> | undefined }, name: string) => String(request.params?.[name] ?? "")
 
 /** Every record of `resource` visible to the app, whose fields equal the given values. */
 export const listAll = (
@@ -29,7 +28,6 @@ export const listAll = (
     })
   })
 
-export const strings = (value: unknown): ReadonlyArray<string> =>
-  Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : []
+export const strings = (value: unknown): ReadonlyArray<string> => Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : []
 
 export const unique = <A>(values: ReadonlyArray<A>): ReadonlyArray<A> => [...new Set(values)]

@@ -7,11 +7,11 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { HttpApiBuilder, HttpApiError } from "effect/http-api"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { AdminApi, AdminAuth, AdminBadRequests } from "../../api/AdminApi.ts"
+import { schemaErrorToBadRequest } from "../../api/BadRequests.ts"
 import { NotAuthorized, NotFound } from "../../domain/Errors.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Meter } from "../../services/Meter.ts"
 import { SecretStore } from "../../services/SecretStore.ts"
-import { schemaErrorToBadRequest } from "../../api/BadRequests.ts"
 import { errorResponse } from "./ErrorResponses.ts"
 
 const digest = (value: string) => createHash("sha256").update(value).digest()

@@ -5,7 +5,7 @@
  */
 import type { HttpServerRequest } from "effect/http"
 import type { IncomingMessage } from "node:http"
-import { isAllowed, type IpRange } from "../../domain/IpAllowList.ts"
+import { type IpRange, isAllowed } from "../../domain/IpAllowList.ts"
 
 /** Longer values are malformed whatever they contain. */
 const MAX_CREDENTIAL_LENGTH = 256

@@ -14,10 +14,10 @@ import { Effect, Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { CurrentCaller } from "../../api/Authorization.ts"
-import { BadRequest, DownstreamError } from "../../domain/Errors.ts"
 import type { EngineRequest } from "../../api/EngineCall.ts"
-import { Downstream } from "../../services/Downstream.ts"
+import { BadRequest, DownstreamError } from "../../domain/Errors.ts"
 import { traced } from "../../domain/Span.ts"
+import { Downstream } from "../../services/Downstream.ts"
 import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
 
 /** The spec's answer for a missing id: 200 with an empty body. */

@@ -41,8 +41,7 @@ const isObject = (value: unknown): value is Json =>
 const onlyKeys = (value: Json, allowed: ReadonlySet<string>) => Object.keys(value).every((key) => allowed.has(key))
 
 /** The media types of a Content-Type or Accept header, without parameters, lower case. */
-const mediaTypes = (header: string | undefined) =>
-  header === undefined ? [] : header.split(",").map((part) => part.split(";")[0]!.trim().toLowerCase())
+const mediaTypes = (header: string | undefined) => header === undefined ? [] : header.split(",").map((part) => part.split(";")[0]!.trim().toLowerCase())
 
 /** Client capabilities in their plain form: objects of objects, `listChanged` flags the only other values. */
 const plainCapabilities = (value: unknown, depth = 0): boolean =>

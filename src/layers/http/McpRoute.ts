@@ -14,7 +14,7 @@ import { type McpSchema, McpServer } from "effect/ai"
 import type { CurrentCaller } from "../../api/Authorization.ts"
 import { MCP_PROTOCOLS } from "../../api/mcp/openapi.ts"
 import { McpToolkit } from "../../api/mcp/tools.ts"
-import { McpAuth, MCP_PATH } from "./McpAuth.ts"
+import { MCP_PATH, McpAuth } from "./McpAuth.ts"
 import { SERVER_INFO } from "./McpDirect.ts"
 import { McpToolCalls } from "./McpToolCalls.ts"
 
@@ -47,8 +47,7 @@ const CACHE = { ttl: "5 minutes", cacheScope: "private" } as const
 /** The MCP routes; McpAuth authenticates, meters and validates the Origin of every request before McpServer sees it. */
 export const McpRoutes = McpServer.layerHttp({
   ...SERVER_INFO,
-  instructions:
-    "Each tool is one operation of the public REST API v1 (same input fields, same answer). " +
+  instructions: "Each tool is one operation of the public REST API v1 (same input fields, same answer). " +
     "Quoting flow: create_ticket, create_part, list_parts, create_ticket_quote, send_ticket_to_production.",
   path: MCP_PATH,
   protocols: [...MCP_PROTOCOLS],

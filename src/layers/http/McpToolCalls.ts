@@ -11,10 +11,10 @@ import { McpSchema, Tool } from "effect/ai"
 import { CurrentCaller } from "../../api/Authorization.ts"
 import { type DerivedTool, downstreamFailure, McpTools, type ToolFailure } from "../../api/mcp/tools.ts"
 import type { DownstreamError } from "../../domain/Errors.ts"
+import { traced } from "../../domain/Span.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { Instruments } from "../telemetry/Instruments.ts"
 import { CurrentRequestFacts } from "../telemetry/RequestTelemetry.ts"
-import { traced } from "../../domain/Span.ts"
 import { unstorableInput } from "./ForwardHandlers.ts"
 
 /** A tool's handler: decode the arguments, invoke the REST operation, check the answer. */

@@ -13,20 +13,19 @@ export const PublicHandlers = Layer.mergeAll(
   group(PublicApi, "app", (h) => Effect.map(Forward, (f) => h.handleAll({ get: f }))),
   group(PublicApi, "blank", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, create: f, get: f }))),
   group(PublicApi, "catalogue", (h) => Effect.map(Forward, (f) => h.handleAll({ create: f }))),
-  group(PublicApi, "catalogueModel", (h) =>
-    Effect.map(Forward, (f) => h.handleAll({ list: f, create: f, get: f, replace: f, remove: f }))),
+  group(PublicApi, "catalogueModel", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, create: f, get: f, replace: f, remove: f }))),
   group(PublicApi, "colour", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f }))),
   group(PublicApi, "currency", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f }))),
   group(PublicApi, "customer", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, create: f, get: f, replace: f }))),
   group(PublicApi, "item", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, create: f, replace: f, remove: f, get: f }))),
-  group(PublicApi, "machineGroup", (h) =>
-    Effect.map(Forward, (f) => h.handleAll({ list: f, create: f, get: f, replace: f, remove: f }))),
-  group(PublicApi, "machine", (h) =>
-    Effect.map(Forward, (f) =>
-      h.handleAll({ list: f, create: f, get: f, replace: f, remove: f, byProximity: f, assignReels: f }))),
+  group(PublicApi, "machineGroup", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, create: f, get: f, replace: f, remove: f }))),
+  group(
+    PublicApi,
+    "machine",
+    (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, create: f, get: f, replace: f, remove: f, byProximity: f, assignReels: f }))
+  ),
   group(PublicApi, "materialSeries", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f, replace: f, remove: f }))),
-  group(PublicApi, "material", (h) =>
-    Effect.map(Forward, (f) => h.handleAll({ list: f, create: f, get: f, replace: f, remove: f }))),
+  group(PublicApi, "material", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, create: f, get: f, replace: f, remove: f }))),
   group(PublicApi, "meetingNote", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, create: f }))),
   group(PublicApi, "modelVersion", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f, fieldsResolve: f }))),
   group(PublicApi, "pps", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f }))),
@@ -46,10 +45,8 @@ export const PublicHandlers = Layer.mergeAll(
       }))),
   group(PublicApi, "productionNote", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, create: f }))),
   group(PublicApi, "productionParameterField", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f }))),
-  group(PublicApi, "project", (h) =>
-    Effect.map(Forward, (f) => h.handleAll({ lookup: f, list: f, create: f, get: f, replace: f }))),
-  group(PublicApi, "quotationFormRegion", (h) =>
-    Effect.map(Forward, (f) => h.handleAll({ list: f, create: f, get: f, replace: f, remove: f }))),
+  group(PublicApi, "project", (h) => Effect.map(Forward, (f) => h.handleAll({ lookup: f, list: f, create: f, get: f, replace: f }))),
+  group(PublicApi, "quotationFormRegion", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, create: f, get: f, replace: f, remove: f }))),
   group(PublicApi, "quotationForm", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f }))),
   group(PublicApi, "ticketQuote", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f, replace: f }))),
   group(PublicApi, "reelGroup", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, replace: f, create: f, get: f }))),
@@ -74,7 +71,6 @@ export const PublicHandlers = Layer.mergeAll(
   group(PublicApi, "service", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f }))),
   group(PublicApi, "supplier", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f }))),
   group(PublicApi, "technology", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f }))),
-  group(PublicApi, "ticket", (h) =>
-    Effect.map(Forward, (f) => h.handleAll({ lookup: f, create: f, replace: f, sendToProduction: f, quote: f }))),
+  group(PublicApi, "ticket", (h) => Effect.map(Forward, (f) => h.handleAll({ lookup: f, create: f, replace: f, sendToProduction: f, quote: f }))),
   group(PublicApi, "user", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f })))
 )

@@ -59,8 +59,7 @@ const pathDecodes = (url: string): boolean => {
   }
 }
 
-const isJson = (contentType: string | undefined) =>
-  contentType === undefined || /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i.test(contentType)
+const isJson = (contentType: string | undefined) => contentType === undefined || /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i.test(contentType)
 
 type Refusal = { readonly status: 400 | 413; readonly type: string; readonly message: string; readonly rpcCode: number }
 

@@ -15,9 +15,7 @@ const ready = HttpRouter.add(
     return yield* sql`SELECT 1`.pipe(
       Effect.timeout("2 seconds"),
       Effect.as(HttpServerResponse.jsonUnsafe({ status: "ready" })),
-      Effect.catch(() =>
-        Effect.succeed(HttpServerResponse.jsonUnsafe({ status: "unavailable", reason: "storage unreachable" }, { status: 503 }))
-      )
+      Effect.catch(() => Effect.succeed(HttpServerResponse.jsonUnsafe({ status: "unavailable", reason: "storage unreachable" }, { status: 503 })))
     )
   })
 )
@@ -27,7 +25,10 @@ const ready = HttpRouter.add(
  * route over a wildcard): 404 with the standard error body, naming the path
  * (never its query string), instead of an empty 404.
  */
-const unknownRoute = HttpRouter.add("*", "/*", (request) =>
-  Effect.succeed(errorResponse(NotFound.of(`No operation ${request.method} ${request.url.split("?")[0]}`))))
+const unknownRoute = HttpRouter.add(
+  "*",
+  "/*",
+  (request) => Effect.succeed(errorResponse(NotFound.of(`No operation ${request.method} ${request.url.split("?")[0]}`)))
+)
 
 export const SystemRoutes = Layer.mergeAll(health, ready, unknownRoute)

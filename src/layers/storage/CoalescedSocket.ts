@@ -40,5 +40,4 @@ export const coalesceWrites = (socket: Net.Socket): Net.Socket => {
 }
 
 /** A connection to `host:port` as @effect/sql-pg opens one (no Nagle delay), with its writes coalesced. */
-export const coalescedConnection = (host: string, port: number) => () =>
-  coalesceWrites(Net.connect({ host, port, noDelay: true }))
+export const coalescedConnection = (host: string, port: number) => () => coalesceWrites(Net.connect({ host, port, noDelay: true }))

@@ -55,9 +55,7 @@ const acquireLock = (dataDir: string, waitFor: "wait" | "once") =>
       try: () => tryLock(dataDir),
       catch: (error) => new DataDirInUse({ message: `cannot lock ${dataDir}: ${String(error)}` })
     }).pipe(
-      Effect.flatMap((locked) =>
-        locked ? Effect.void : Effect.fail(new DataDirInUse({ message: `${dataDir} is in use by another process` }))
-      ),
+      Effect.flatMap((locked) => locked ? Effect.void : Effect.fail(new DataDirInUse({ message: `${dataDir} is in use by another process` }))),
       waitFor === "wait" ? Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 150 }) : (self) => self
     ),
     () => Effect.sync(() => Fs.rmSync(lockPath(dataDir), { force: true }))
@@ -114,4 +112,3 @@ export const isShared = (dataDir: string): Effect.Effect<boolean> =>
     })
     socket.once("error", () => resume(Effect.succeed(false)))
   })
-

@@ -108,4 +108,3 @@ export const StorageLive = (role: StorageRole) =>
     })
     return runMigrations.pipe(Layer.provideMerge(client))
   }))
-

@@ -153,8 +153,7 @@ export const requestTelemetry = (options: RequestTelemetryOptions) => {
         Effect.onExit((exit) => {
           if (exit._tag === "Success") return Effect.sync(() => finish(request, facts, serverSpan, startedAt, exit.value.status))
           // The server answers a failure itself (404 for an unknown route, 499 for a client gone...): the same status.
-          return Effect.map(HttpServerError.causeResponse(exit.cause), ([response]) =>
-            finish(request, facts, serverSpan, startedAt, response.status))
+          return Effect.map(HttpServerError.causeResponse(exit.cause), ([response]) => finish(request, facts, serverSpan, startedAt, response.status))
         })
       )
     })
