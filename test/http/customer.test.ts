@@ -16,20 +16,17 @@ for (const backend of backends) {
       return { client, secret: value }
     })
 
-    it.effect("creates, reads back and lists a customer from the minimal payload", () =>
+    it.effect("creates, reads back and lists a customer from the minimal payload (typed client)", () =>
       Effect.gen(function*() {
         const { client, secret } = yield* setup
-        const created = yield* client.call("POST", "/v1/customer", { secret, body: { name: "Acme", email: "buyer@acme.example" } })
-        assert.strictEqual(created.status, 200)
-        const customer = created.json()
+        const api = yield* client.api(secret)
+        const customer = yield* api.customer.create({ payload: { name: "Acme", email: "buyer@acme.example" } })
         assert.match(customer.id, /^[0-9a-f-]{36}$/)
         assert.strictEqual(customer.name, "Acme")
         assert.isString(customer.createdAt)
 
-        const read = yield* client.call("GET", `/v1/customer/${customer.id}`, { secret })
-        assert.deepStrictEqual(read.json(), customer)
-        const listed = yield* client.call("GET", "/v1/customer", { secret })
-        assert.deepStrictEqual(listed.json(), [customer])
+        assert.deepStrictEqual(yield* api.customer.get({ params: { id: customer.id } }), customer)
+        assert.deepStrictEqual(yield* api.customer.list({ query: {} }), [customer])
       }))
 
     it.effect("answers a missing id with 200 and an empty body", () =>

@@ -4,9 +4,11 @@
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer, Option } from "effect"
-import { HttpRouter, HttpServer } from "effect/http"
+import { FetchHttpClient, HttpClient, HttpClientRequest, HttpRouter, HttpServer } from "effect/http"
+import { HttpApiClient } from "effect/http-api"
 import type { SqlClient } from "effect/sql"
 import { createServer } from "node:http"
+import { PublicApi } from "../../src/api/PublicApi.ts"
 import { Engine } from "../../src/engine/Engine.ts"
 import { ServicesLive } from "../../src/layers/AppLayers.ts"
 import { type EngineRoutesOptions, EngineRoutesWith } from "../../src/layers/EngineServer.ts"
@@ -31,9 +33,21 @@ export interface CallOptions {
   readonly headers?: Record<string, string> | undefined
 }
 
+/** A typed client of PublicApi for one secret: requests and answers as the endpoints' schemas say. */
+const publicApiClient = (baseUrl: string, secret: string) =>
+  HttpApiClient.make(PublicApi, {
+    baseUrl,
+    transformClient: HttpClient.mapRequest(HttpClientRequest.setHeader("authorization", secret))
+  }).pipe(Effect.provide(FetchHttpClient.layer))
+
+export type PublicApiClient = Effect.Success<ReturnType<typeof publicApiClient>>
+
 export class TestClient extends Context.Service<TestClient, {
   readonly baseUrl: string
+  /** Raw HTTP, for what is checked byte for byte (status, headers, exact bodies). */
   readonly call: (method: string, path: string, options?: CallOptions) => Effect.Effect<Reply>
+  /** The typed client of PublicApi (HttpApiClient), calling with `secret`. */
+  readonly api: (secret: string) => Effect.Effect<PublicApiClient>
   /** Creates a secret through the admin API and returns its value and id. */
   readonly createSecret: (appId: string, ipAddresses?: ReadonlyArray<string>) => Effect.Effect<{ id: string; value: string }>
 }>()("test/TestClient") {}
@@ -70,7 +84,7 @@ const clientLayer = Layer.effect(
             : Effect.die(new Error(`secret create failed: ${reply.status} ${reply.text}`))
       )
 
-    return TestClient.of({ baseUrl, call, createSecret })
+    return TestClient.of({ baseUrl, call, createSecret, api: (secret) => publicApiClient(baseUrl, secret) })
   })
 )
 
