@@ -12,12 +12,8 @@ import { HttpApiError } from "effect/http-api"
 import { IncomingSecretAuth } from "../../api/Authorization.ts"
 import { schemaErrorToBadRequest } from "../../api/BadRequests.ts"
 import { BadRequest, DownstreamError, NotFound, ServiceUnavailable } from "../../domain/Errors.ts"
-import { AppConfig } from "../../services/AppConfig.ts"
-import { Meter } from "../../services/Meter.ts"
-import { SecretStore } from "../../services/SecretStore.ts"
-import { Instruments } from "../telemetry/Instruments.ts"
 import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
-import { makeIncomingSecretGuard } from "./IncomingSecretGuard.ts"
+import { IncomingSecretGuard } from "./IncomingSecretGuard.ts"
 
 /** The response for a handler's failure, or `undefined` for a defect (left to the server: 500). */
 export const failureResponse = (cause: Cause.Cause<unknown>): HttpServerResponse.HttpServerResponse | undefined => {
@@ -35,7 +31,7 @@ export const failureResponse = (cause: Cause.Cause<unknown>): HttpServerResponse
 export const IncomingSecretAuthLive = Layer.effect(
   IncomingSecretAuth,
   Effect.gen(function*() {
-    const guard = makeIncomingSecretGuard(yield* SecretStore, yield* Meter, yield* AppConfig, yield* Instruments)
+    const guard = yield* IncomingSecretGuard
     return IncomingSecretAuth.of((handler, { endpoint, group }) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest

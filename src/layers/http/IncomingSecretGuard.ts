@@ -18,17 +18,17 @@
  * runs in its own server span, which continues a `_meta` trace when the HTTP
  * request brought none.
  */
-import { type Cause, Effect, Exit, References } from "effect"
+import { type Cause, Context, Effect, Exit, Layer, References } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { HttpServerResponse } from "effect/http"
 import { CurrentCaller } from "../../api/Authorization.ts"
 import { ServiceUnavailable } from "../../domain/Errors.ts"
 import { traced } from "../../domain/Span.ts"
 import { timeOrderedUuid } from "../../domain/TimeOrderedId.ts"
-import type { AppConfig } from "../../services/AppConfig.ts"
-import type { Meter } from "../../services/Meter.ts"
-import type { SecretStore } from "../../services/SecretStore.ts"
-import { NO_INSTRUMENTS, type TelemetryInstruments } from "../telemetry/Instruments.ts"
+import { AppConfig } from "../../services/AppConfig.ts"
+import { Meter } from "../../services/Meter.ts"
+import { SecretStore } from "../../services/SecretStore.ts"
+import { Instruments, NO_INSTRUMENTS, type TelemetryInstruments } from "../telemetry/Instruments.ts"
 import { activeSpan } from "../telemetry/JsonLog.ts"
 import { CurrentRequestFacts, type RequestFacts } from "../telemetry/RequestTelemetry.ts"
 import { type IncomingTrace, IncomingTraceContext, parentSpanOf, traceFromHeaders } from "../telemetry/TraceContext.ts"
@@ -204,4 +204,19 @@ export const makeIncomingSecretGuard = (
       const continued = trace === undefined ? metered : Effect.provideService(metered, IncomingTraceContext, trace)
       return yield* (details.span === undefined ? continued : inCallSpan(continued, details.span, bodyTrace, facts))
     }) as Effect.Effect<HttpServerResponse.HttpServerResponse, E, Exclude<R, CurrentCaller>>
+}
+
+/**
+ * The guard as one service: the REST middleware, the direct record read and
+ * MCP take this same instance, so the request path of every /v1 call is one.
+ */
+export class IncomingSecretGuard extends Context.Service<IncomingSecretGuard, ReturnType<typeof makeIncomingSecretGuard>>()(
+  "mfg/http/IncomingSecretGuard"
+) {
+  static readonly layer = Layer.effect(
+    IncomingSecretGuard,
+    Effect.gen(function*() {
+      return makeIncomingSecretGuard(yield* SecretStore, yield* Meter, yield* AppConfig, yield* Instruments)
+    })
+  )
 }

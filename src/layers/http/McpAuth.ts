@@ -20,12 +20,8 @@ import { Config, Effect } from "effect"
 import { Headers, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { CurrentCaller } from "../../api/Authorization.ts"
 import { READ_ONLY_TOOLS, TOOL_NAMES } from "../../api/mcp/tools.ts"
-import { AppConfig } from "../../services/AppConfig.ts"
-import { Meter } from "../../services/Meter.ts"
-import { SecretStore } from "../../services/SecretStore.ts"
-import { Instruments } from "../telemetry/Instruments.ts"
 import { traceFromMcpParams } from "../telemetry/TraceContext.ts"
-import { type CallDetails, makeIncomingSecretGuard } from "./IncomingSecretGuard.ts"
+import { type CallDetails, IncomingSecretGuard } from "./IncomingSecretGuard.ts"
 import { answerToolCall, plainToolCall } from "./McpDirect.ts"
 import { sessionless } from "./McpLegacy.ts"
 import { McpToolCalls } from "./McpToolCalls.ts"
@@ -171,7 +167,7 @@ const withoutOrigin = (request: HttpServerRequest.HttpServerRequest, body: ReadB
 
 /** Authenticates and meters every request of the MCP routes it is provided to; provides the caller. */
 export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller }>()(Effect.gen(function*() {
-  const guard = makeIncomingSecretGuard(yield* SecretStore, yield* Meter, yield* AppConfig, yield* Instruments)
+  const guard = yield* IncomingSecretGuard
   const allowedOrigins = yield* AllowedOrigins
   const calls = yield* McpToolCalls
   return (httpEffect) =>

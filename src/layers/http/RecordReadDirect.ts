@@ -23,13 +23,9 @@ import { HttpServerRequest, type HttpServerResponse } from "effect/http"
 import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { type CurrentCaller, IncomingSecretAuth } from "../../api/Authorization.ts"
 import { PublicApi } from "../../api/PublicApi.ts"
-import { AppConfig } from "../../services/AppConfig.ts"
-import { Meter } from "../../services/Meter.ts"
-import { SecretStore } from "../../services/SecretStore.ts"
-import { Instruments } from "../telemetry/Instruments.ts"
 import { Forward } from "./ForwardHandlers.ts"
 import { failureResponse } from "./IncomingSecretAuthLive.ts"
-import { makeIncomingSecretGuard, type MeteredCall } from "./IncomingSecretGuard.ts"
+import { IncomingSecretGuard, type MeteredCall } from "./IncomingSecretGuard.ts"
 
 /** One endpoint answered directly: what the guard meters it as, and what its handler is given. */
 export interface RecordRead {
@@ -109,7 +105,7 @@ export const recordReadOf = (
  * every other request to the router.
  */
 export const RecordReadDirect = Effect.gen(function*() {
-  const guard = makeIncomingSecretGuard(yield* SecretStore, yield* Meter, yield* AppConfig, yield* Instruments)
+  const guard = yield* IncomingSecretGuard
   const forward = yield* Forward
   const table = recordReadTable(PublicApi)
   return <E, R>(

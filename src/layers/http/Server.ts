@@ -14,6 +14,7 @@ import { Instruments } from "../telemetry/Instruments.ts"
 import { RequestLogEnabled, requestTelemetry } from "../telemetry/RequestTelemetry.ts"
 import { AdminAuthLive, AdminBadRequestsLive, AdminHandlers } from "./AdminHandlers.ts"
 import { IncomingSecretAuthLive } from "./IncomingSecretAuthLive.ts"
+import { IncomingSecretGuard } from "./IncomingSecretGuard.ts"
 import { McpRoutes } from "./McpRoute.ts"
 import { PublicHandlers } from "./PublicHandlers.ts"
 import { RecordReadDirect } from "./RecordReadDirect.ts"
@@ -48,6 +49,7 @@ type RouterApp = Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unha
  * around everything, then the bounds on path and body (RequestLimits), then
  * the direct answer of record reads (RecordReadDirect), which hands every
  * other request to the router. One middleware, so that the order is certain.
+ * The REST middleware, the direct read and MCP share one IncomingSecretGuard.
  */
 export const GatewayRoutes = (telemetry: RequestMiddleware | undefined) =>
   Layer.merge(
@@ -60,7 +62,7 @@ export const GatewayRoutes = (telemetry: RequestMiddleware | undefined) =>
       }),
       { global: true }
     )
-  )
+  ).pipe(Layer.provide(IncomingSecretGuard.layer))
 
 /**
  * The router's limits: a path parameter may be as long as any schema allows
