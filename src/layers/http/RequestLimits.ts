@@ -24,7 +24,7 @@ export const MAX_JSON_DEPTH = 64
 
 const MCP_PATH = "/v1/mcp"
 
-/** Methods whose requests carry no body unless they say so with Content-Length or Transfer-Encoding. */
+/** Methods whose body no route reads: Node discards it as it arrives. */
 const BODYLESS = new Set(["GET", "HEAD", "OPTIONS", "DELETE"])
 
 const OPEN_BRACE = 0x7b, OPEN_BRACKET = 0x5b, CLOSE_BRACE = 0x7d, CLOSE_BRACKET = 0x5d, QUOTE = 0x22, BACKSLASH = 0x5c
@@ -111,10 +111,8 @@ export const requestLimits = (maxBodyBytes: number) => {
     Effect.withFiber((fiber) => {
       const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
       if (!pathDecodes(request.url)) return Effect.succeed(refusalResponse(request, MALFORMED_PATH))
-      if (BODYLESS.has(request.method)) {
-        const headers = request.headers
-        if (headers["content-length"] === undefined && headers["transfer-encoding"] === undefined) return app
-      }
+      // No route reads the body of these methods, so there is nothing to bound (and no headers to look at on the hot path).
+      if (BODYLESS.has(request.method)) return app
       const declared = Number(request.headers["content-length"])
       if (declared > maxBodyBytes) return Effect.succeed(refusalResponse(request, tooLarge(maxBodyBytes)))
       const read = Effect.provideService(request.text, HttpIncomingMessage.MaxBodySize, limit)
