@@ -30,6 +30,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
 import pg from "pg"
+import { PublicContract } from "../src/api/PublicApi.ts"
 import { Engine } from "../src/engine/Engine.ts"
 import { analyse, type AnalysedGeometry, type Mesh } from "../src/engine/geometry/mesh.ts"
 import { box, cubeWithHole, sphere } from "../src/engine/geometry/writers.ts"
@@ -220,7 +221,10 @@ const measure = async (storage: Storage): Promise<ReadonlyArray<Row>> => {
     const invoke = () =>
       runtime.runPromise(Effect.gen(function*() {
         const engine = yield* Engine
-        return yield* engine.invoke("ticketModel.similarity", { appId: APP, requestId: randomUUID() }, { params: { id: query }, payload: {} })
+        return yield* engine.run(PublicContract.groups.ticketModel.endpoints.similarity, { appId: APP, requestId: randomUUID() }, {
+          params: { id: query },
+          payload: {}
+        })
       }))
     const [cold, first] = await timed(invoke)
     check(first, `${storage} engine, cold`)

@@ -1,16 +1,12 @@
-/**
- * What the gateway hands the engine for one call of a public operation:
- * whose call it is, and the input as the endpoint's schemas decoded it.
- */
-/** Whose call this is: every record belongs to one app. */
+/** Whose call this is: every record belongs to one app; the request id names the call in the engine's errors and logs. */
 export interface CallScope {
   readonly appId: string
   readonly requestId: string
 }
 
-/** An operation's input, as the gateway decoded it from the HTTP request. */
-export interface EngineRequest {
-  readonly params?: Readonly<Record<string, unknown>> | undefined
-  readonly query?: Readonly<Record<string, unknown>> | undefined
+/** An operation's input where its endpoint is known only at run time: the parts its schemas decoded. */
+export interface DecodedInput {
+  readonly params?: unknown
+  readonly query?: unknown
   readonly payload?: unknown
 }

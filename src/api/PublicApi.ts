@@ -1,6 +1,14 @@
-/** The public REST API, v1: every operation of the spec under /v1. */
+/**
+ * The public REST API, v1: every operation of the spec under /v1.
+ *
+ * `PublicContract` is the operations themselves (paths, schemas, errors): the
+ * engine implements exactly these (src/api/Operations.ts) and serves them as
+ * EngineApi. `PublicApi` is the contract as the gateway serves it: every
+ * endpoint behind the Incoming Secret middleware, applied once here.
+ */
 import { HttpApi, OpenApi } from "effect/http-api"
 import { EngineErrorBody } from "../domain/Errors.ts"
+import { IncomingSecretAuth } from "./Authorization.ts"
 import { CatalogueGroup, CatalogueModelGroup } from "./groups/catalogue.ts"
 import { CustomerGroup } from "./groups/customer.ts"
 import {
@@ -41,7 +49,7 @@ import {
 import { withMcpEndpoint } from "./mcp/openapi.ts"
 import { documentTransform } from "./openapi.ts"
 
-export class PublicApi extends HttpApi.make("public-v1")
+export const PublicContract = HttpApi.make("public-v1")
   .add(AppGroup, BlankGroup, CatalogueModelGroup, CatalogueGroup, ColourGroup, CurrencyGroup, CustomerGroup)
   .add(ItemGroup, MachineGroupGroup, MachinesGroup, MaterialSeriesGroup, MaterialGroup, MeetingNoteGroup)
   .add(ModelVersionGroup, PpsGroup, TicketModelGroup, ProductionNoteGroup, ProductionParameterFieldGroup, ProjectGroup)
@@ -51,6 +59,8 @@ export class PublicApi extends HttpApi.make("public-v1")
   // A misspelt filter or field is a 400 naming it, not silently ignored.
   .annotate(HttpApi.QueryParseOptions, { onExcessProperty: "error" })
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
+
+export class PublicApi extends PublicContract.middleware(IncomingSecretAuth)
   .annotateMerge(OpenApi.annotations({
     title: "Manufacturing engine public API",
     version: "1.0.0",
@@ -64,7 +74,7 @@ export class PublicApi extends HttpApi.make("public-v1")
   .annotate(HttpApi.AdditionalSchemas, [EngineErrorBody])
 {}
 
-/** Every operation of the API by its id, `<group>.<endpoint>` (`customer.get`): what the engine serves and the meter names. */
+/** Every operation of the API by its id, `<group>.<endpoint>` (`customer.get`): what the meter names. */
 export const PUBLIC_OPERATIONS: ReadonlySet<string> = new Set(
-  Object.values(PublicApi.groups).flatMap((group) => Object.values(group.endpoints).map((endpoint) => `${group.identifier}.${endpoint.identifier}`))
+  Object.values(PublicContract.groups).flatMap((group) => Object.values(group.endpoints).map((endpoint) => `${group.identifier}.${endpoint.identifier}`))
 )

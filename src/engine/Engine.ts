@@ -1,31 +1,53 @@
 /**
- * The engine: runs a public operation for one app. The same service answers
- * in-process (Downstream embedded) and over its own HTTP API (engine mode).
+ * The engine: runs an operation of the public contract for one app. The same
+ * service answers in-process (Downstream embedded) and over its own HTTP API
+ * (EngineApi, served by src/layers/EngineServer.ts).
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { EngineRequest } from "../api/EngineCall.ts"
+import { groupsOf, type OperationAnswer, type OperationEndpoint, type OperationInput, type OperationName, operationOf } from "../api/Operations.ts"
+import { PublicContract } from "../api/PublicApi.ts"
 import { traced } from "../domain/Span.ts"
 import { isOutage } from "../domain/StorageOutage.ts"
 import { EngineError } from "./EngineError.ts"
 import { ModelAnalyser } from "./geometry/ModelAnalyser.ts"
 import { ModelFetcher } from "./geometry/ModelFetcher.ts"
-import type { OperationContext, Operations } from "./Operation.ts"
-import { engineOperations } from "./operations.ts"
+import type { EngineHandlers, OperationContext, Step } from "./Operation.ts"
+import { engineHandlers } from "./operations.ts"
 import { RecordRepository } from "./RecordRepository.ts"
 import { writeReferenceData } from "./referenceData.ts"
 
+type AnyHandler = (context: OperationContext, input: never) => Step<unknown>
+
+/** The handlers by operation name, in the contract's order. */
+const handlerTable = (handlers: EngineHandlers): ReadonlyMap<OperationName, AnyHandler> => {
+  const table = new Map<OperationName, AnyHandler>()
+  const byGroup = handlers as unknown as Readonly<Record<string, Readonly<Record<string, AnyHandler>>>>
+  for (const group of groupsOf(PublicContract)) {
+    for (const endpoint of Object.values(group.endpoints)) {
+      // EngineHandlers has the contract's shape, so every endpoint has its handler.
+      table.set(operationOf(endpoint), byGroup[group.identifier]![endpoint.identifier]!)
+    }
+  }
+  return table
+}
+
 export class Engine extends Context.Service<Engine, {
-  readonly invoke: (operation: string, context: OperationContext, request: EngineRequest) => Effect.Effect<unknown, EngineError>
-  readonly operations: ReadonlyArray<string>
+  /** Runs the operation `endpoint` is, on its decoded input. */
+  readonly run: <E extends OperationEndpoint>(
+    endpoint: E,
+    context: OperationContext,
+    input: OperationInput<E>
+  ) => Effect.Effect<OperationAnswer<E>, EngineError>
 }>()("mfg/engine/Engine") {
-  /** An engine running `operations` over the SqlClient in context. */
-  static readonly make = (operations: Operations) =>
+  /** An engine running `handlers` over the SqlClient in context. */
+  static readonly make = (handlers: EngineHandlers) =>
     Layer.effect(
       Engine,
       Effect.gen(function*() {
         // Without its reference data the engine cannot answer: failing to write it stops the start.
         yield* Effect.orDie(writeReferenceData)
+        const table = handlerTable(handlers)
         // What operations use, provided one by one: merging a whole context into the caller's would copy
         // the caller's context on every call.
         const repository = yield* RecordRepository
@@ -33,11 +55,10 @@ export class Engine extends Context.Service<Engine, {
         const fetcher = yield* ModelFetcher
         const analyser = yield* ModelAnalyser
         return Engine.of({
-          operations: Object.keys(operations).sort(),
-          invoke: (operation, context, request) => {
-            const run = operations[operation]
-            if (run === undefined) return Effect.fail(EngineError.notImplemented(`The engine has no operation ${operation}`))
-            return run(context, request).pipe(
+          run: <E extends OperationEndpoint>(endpoint: E, context: OperationContext, input: OperationInput<E>) => {
+            const operation = operationOf(endpoint)
+            const handler = table.get(operation)!
+            return (handler(context, input as never) as Step<OperationAnswer<E>>).pipe(
               Effect.catchTag("SqlError", (error) => isOutage(error) ? Effect.fail(EngineError.storageUnavailable()) : Effect.die(error)),
               Effect.provideService(RecordRepository, repository),
               Effect.provideService(SqlClient.SqlClient, sql),
@@ -50,5 +71,5 @@ export class Engine extends Context.Service<Engine, {
       })
     ).pipe(Layer.provide(RecordRepository.layer))
 
-  static readonly layer = Engine.make(engineOperations)
+  static readonly layer = Engine.make(engineHandlers)
 }

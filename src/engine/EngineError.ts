@@ -1,34 +1,63 @@
 /**
- * How the engine says no. The gateway passes it to the client unchanged
- * (status, `{code, message, type}`), naming the engine as the source, or
- * the part of the engine that failed when `source` says (e.g. the model
+ * How the engine says no: one tagged, Schema-described error per kind of
+ * refusal, each carrying the status the client sees, a message for a person
+ * and a stable `type` for a program. The gateway passes it to the client
+ * unchanged (status, `{code, message, type}`), naming the engine as the
+ * source, or the part of the engine that failed when `source` says (the model
  * fetcher, `model-fetcher`, for a model file that could not be downloaded).
  */
 import { Schema } from "effect"
 
-export class EngineError extends Schema.Error<EngineError>("EngineError")({
+const refusal = {
   status: Schema.Int,
   message: Schema.String,
   type: Schema.String,
   /** The source the gateway names (`x-error-source`); the engine's when absent. */
   source: Schema.optional(Schema.String)
-}) {
-  static notFound(resource: string, id: string) {
-    return new EngineError({ status: 404, type: "NotFound", message: `${resource} ${id} not found` })
-  }
-  /** A field refers to a record that does not exist for the app. */
-  static unknownReference(field: string, resource: string, id: string) {
-    return new EngineError({ status: 422, type: "UnknownReference", message: `${field}: no ${resource} ${id}` })
-  }
-  static invalid(message: string) {
-    return new EngineError({ status: 422, type: "ValidationError", message })
-  }
-  /** A workflow move the record's state does not allow; the message names the state. */
-  static conflict(message: string) {
-    return new EngineError({ status: 409, type: "Conflict", message })
-  }
-  static notImplemented(message: string) {
-    return new EngineError({ status: 501, type: "NotImplemented", message })
-  }
-  static readonly storageUnavailable = () => new EngineError({ status: 503, type: "StorageUnavailable", message: "The engine's storage is unavailable" })
 }
+
+/** A record the call names does not exist for the app: 404. */
+export class RecordNotFound extends Schema.TaggedError<RecordNotFound>()("RecordNotFound", refusal) {}
+
+/** A field refers to a record that does not exist for the app: 422. */
+export class UnknownReference extends Schema.TaggedError<UnknownReference>()("UnknownReference", refusal) {}
+
+/** Input the schemas accept but the engine's rules do not: 422 `ValidationError`. */
+export class RuleViolation extends Schema.TaggedError<RuleViolation>()("RuleViolation", refusal) {}
+
+/** A move the record's state does not allow; the message names the state: 409. */
+export class StateConflict extends Schema.TaggedError<StateConflict>()("StateConflict", refusal) {}
+
+/** A model file that could not be fetched or analysed: its own status, type and source. */
+export class ModelFileFailure extends Schema.TaggedError<ModelFileFailure>()("ModelFileFailure", refusal) {}
+
+/** An operation the engine does not offer yet: 501. */
+export class NotImplemented extends Schema.TaggedError<NotImplemented>()("NotImplemented", refusal) {}
+
+/** The engine's storage is unreachable: 503, the caller may retry. */
+export class StorageUnavailable extends Schema.TaggedError<StorageUnavailable>()("StorageUnavailable", refusal) {}
+
+export type EngineError =
+  | RecordNotFound
+  | UnknownReference
+  | RuleViolation
+  | StateConflict
+  | ModelFileFailure
+  | NotImplemented
+  | StorageUnavailable
+
+/** Every engine error, as one Schema. */
+export const EngineError = Object.assign(
+  Schema.Union([RecordNotFound, UnknownReference, RuleViolation, StateConflict, ModelFileFailure, NotImplemented, StorageUnavailable]),
+  {
+    notFound: (resource: string, id: string) => new RecordNotFound({ status: 404, type: "NotFound", message: `${resource} ${id} not found` }),
+    unknownReference: (field: string, resource: string, id: string) =>
+      new UnknownReference({ status: 422, type: "UnknownReference", message: `${field}: no ${resource} ${id}` }),
+    invalid: (message: string) => new RuleViolation({ status: 422, type: "ValidationError", message }),
+    conflict: (message: string) => new StateConflict({ status: 409, type: "Conflict", message }),
+    modelFile: (failure: { readonly status: number; readonly type: string; readonly message: string; readonly source?: string | undefined }) =>
+      new ModelFileFailure(failure),
+    notImplemented: (message: string) => new NotImplemented({ status: 501, type: "NotImplemented", message }),
+    storageUnavailable: () => new StorageUnavailable({ status: 503, type: "StorageUnavailable", message: "The engine's storage is unavailable" })
+  }
+)

@@ -1,8 +1,13 @@
-/** The engine's unit of work: one public operation, for one app. */
+/**
+ * The engine's unit of work: one operation of the public contract, for one
+ * app. A handler receives the operation's input as the endpoint's schemas
+ * decoded it and answers its success value; `EngineHandlers` has the shape of
+ * the contract, so every operation has exactly one handler.
+ */
 import type { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
-import type { EngineRequest } from "../api/EngineCall.ts"
+import type { GroupId, OperationAnswer, OperationInput, OperationTable } from "../api/Operations.ts"
 import type { EngineError } from "./EngineError.ts"
 import type { RecordRepository } from "./RecordRepository.ts"
 
@@ -14,11 +19,16 @@ export interface OperationContext {
 /** What operations may use: the repository, and SQL for what it does not cover. */
 export type EngineServices = RecordRepository | SqlClient.SqlClient
 
-/** SQL failures are mapped once, by the Engine: an outage is its 503, anything else a defect. */
-export type Operation = (
-  context: OperationContext,
-  request: EngineRequest
-) => Effect.Effect<unknown, EngineError | SqlError, EngineServices>
+/** A step of an operation. SQL failures are mapped once, by the Engine: an outage is its 503, anything else a defect. */
+export type Step<A> = Effect.Effect<A, EngineError | SqlError, EngineServices>
 
-/** Operations by id, `<group>.<endpoint>` as in the public API (e.g. `customer.get`). */
-export type Operations = Readonly<Record<string, Operation>>
+/** The handlers of a group, by endpoint identifier. */
+export type GroupHandlers<Group extends GroupId> = {
+  readonly [Name in keyof OperationTable[Group]]: (
+    context: OperationContext,
+    input: OperationInput<OperationTable[Group][Name]>
+  ) => Step<OperationAnswer<OperationTable[Group][Name]>>
+}
+
+/** One handler per operation of the contract. */
+export type EngineHandlers = { readonly [Group in GroupId]: GroupHandlers<Group> }

@@ -5,14 +5,11 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import type { SqlError } from "effect/sql/SqlError"
-import type { EngineRequest } from "../api/EngineCall.ts"
-import { type Resource, toRecordFilter } from "../domain/Resource.ts"
+import type { Resource } from "../domain/Resource.ts"
+import { toRecordFilter } from "../domain/Resource.ts"
 import { EngineError } from "./EngineError.ts"
-import type { EngineServices, Operation, OperationContext, Operations } from "./Operation.ts"
+import type { OperationContext, Step } from "./Operation.ts"
 import { RecordRepository, type StoredRecord } from "./RecordRepository.ts"
-
-const param = (request: EngineRequest, name: string) => String(request.params?.[name] ?? "")
 
 /** Refuses a reference to a record the app cannot see (another app's, or none). */
 export const checkReferences = (resource: Resource, context: OperationContext, input: StoredRecord) =>
@@ -26,8 +23,6 @@ export const checkReferences = (resource: Resource, context: OperationContext, i
     }
   })
 
-type Step<A> = Effect.Effect<A, EngineError | SqlError, EngineServices>
-
 /**
  * What a resource adds to its record operations.
  *
@@ -40,87 +35,142 @@ type Step<A> = Effect.Effect<A, EngineError | SqlError, EngineServices>
  *   transaction as the record's own write, so a failure in either leaves
  *   nothing behind.
  */
-export interface RecordHooks {
-  readonly prepare?: (context: OperationContext, input: StoredRecord, previous: StoredRecord | undefined) => Step<StoredRecord>
-  readonly written?: (context: OperationContext, stored: StoredRecord, previous: StoredRecord | undefined) => Step<void>
-  readonly removed?: (context: OperationContext, removed: StoredRecord) => Step<void>
+export interface RecordHooks<R extends Resource> {
+  readonly prepare?: (context: OperationContext, input: PrepareInput<R>, previous: RecordOf<R> | undefined) => Step<StoredFields<R>>
+  readonly written?: (context: OperationContext, stored: RecordOf<R>, previous: RecordOf<R> | undefined) => Step<void>
+  readonly removed?: (context: OperationContext, removed: RecordOf<R>) => Step<void>
 }
 
 /** `operation` in one transaction: every write it makes is kept, or none. */
-export const transactional = (operation: Operation): Operation => (context, request) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(operation(context, request)))
+export const transactional = <I, A>(operation: (context: OperationContext, input: I) => Step<A>) => (context: OperationContext, input: I): Step<A> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(operation(context, input)))
 
 const keep = (record: StoredRecord, keys: ReadonlyArray<string>) => Object.fromEntries(keys.filter((key) => key in record).map((key) => [key, record[key]]))
 
-export const crudOperations = (resource: Resource, hooks: RecordHooks = {}): Operations => {
+/** A resource's record as read, and as written. */
+export type RecordOf<R extends Resource> = R["record"]["Type"]
+export type InputOf<R extends Resource> = R["input"]["Type"]
+/** What is stored of a record: all but the id, the timestamps and the number, which storage sets (and keeps on a replace). */
+export type StoredFields<R extends Resource> = Omit<RecordOf<R>, "id" | "createdAt" | "updatedAt" | "number">
+/** What `prepare` completes: the input, with the computed fields of the previous record on a replace. */
+export type PrepareInput<R extends Resource> = InputOf<R> & Partial<StoredFields<R>>
+
+/**
+ * A stored record as the resource's record type: storage holds only what the
+ * resource's input schema accepted and what the engine set, and the answer is
+ * checked against the endpoint's success schema when it is encoded.
+ */
+export const asRecord = <R extends Resource>(_resource: R, record: StoredRecord): RecordOf<R> => record as RecordOf<R>
+
+/** The record operations of a resource; a group takes the ones the spec gives it. */
+export interface RecordHandlers<R extends Resource> {
+  readonly list: (context: OperationContext, input: { readonly query: R["listQuery"]["Type"] }) => Step<ReadonlyArray<RecordOf<R>>>
+  readonly get: (context: OperationContext, input: { readonly params: { readonly id: string } }) => Step<RecordOf<R> | null>
+  readonly lookup: (context: OperationContext, input: { readonly query: { readonly identifier: string } }) => Step<RecordOf<R> | null>
+  readonly create: (context: OperationContext, input: { readonly payload: InputOf<R> }) => Step<RecordOf<R>>
+  readonly replace: (
+    context: OperationContext,
+    input: { readonly params: { readonly id: string }; readonly payload: InputOf<R> }
+  ) => Step<RecordOf<R>>
+  readonly remove: (context: OperationContext, input: { readonly params: { readonly id: string } }) => Step<RecordOf<R>>
+}
+
+export const recordHandlers = <R extends Resource>(resource: R, hooks: RecordHooks<R> = {}): RecordHandlers<R> => {
   const name = resource.name
-  const prepare = hooks.prepare ?? ((_context, input) => Effect.succeed(input))
+  const prepare = hooks.prepare ?? ((_context, input) => Effect.succeed(input as StoredFields<R>))
   const written = hooks.written
   const removed = hooks.removed
+  const typed = (record: StoredRecord) => asRecord(resource, record)
   /** The record's write and what goes with it, in one transaction when there is more than the one write. */
-  const atomically = <A>(write: Step<A>, after: ((record: A) => Step<void>) | undefined): Step<A> =>
-    after === undefined
-      ? write
-      : Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(Effect.tap(write, after)))
-  const list: Operation = (context, request) =>
-    Effect.gen(function*() {
-      const records = yield* RecordRepository
-      return yield* records.list(name, context.appId, toRecordFilter(resource.filters, request.query ?? {}))
-    })
-  const get: Operation = (context, request) =>
-    Effect.gen(function*() {
-      const records = yield* RecordRepository
-      return (yield* records.find(name, context.appId, param(request, "id"))) ?? null
-    })
-  const lookup: Operation = (context, request) =>
-    Effect.gen(function*() {
-      const records = yield* RecordRepository
-      return (yield* records.lookup(name, context.appId, String(request.query?.identifier ?? ""))) ?? null
-    })
-  const create: Operation = (context, request) =>
-    Effect.gen(function*() {
-      const records = yield* RecordRepository
-      const input = request.payload as StoredRecord
-      yield* checkReferences(resource, context, input)
-      const prepared = yield* prepare(context, input, undefined)
-      return yield* atomically(
-        records.insert(name, context.appId, prepared, { numberPrefix: resource.storage.numberPrefix }),
-        written === undefined ? undefined : (stored) => written(context, stored, undefined)
-      )
-    })
-  const replace: Operation = (context, request) =>
-    Effect.gen(function*() {
-      const records = yield* RecordRepository
-      const id = param(request, "id")
-      const input = request.payload as StoredRecord
-      const previous = yield* records.find(name, context.appId, id)
-      if (previous === undefined) return yield* EngineError.notFound(name, id)
-      yield* checkReferences(resource, context, input)
-      const prepared = yield* prepare(context, { ...keep(previous, resource.computedKeys), ...input }, previous)
-      return yield* atomically(
-        Effect.flatMap(records.replace(name, context.appId, id, prepared), (replaced) =>
-          replaced === undefined ? Effect.fail(EngineError.notFound(name, id)) : Effect.succeed(replaced)),
-        written === undefined ? undefined : (stored) =>
-          written(context, stored, previous)
-      )
-    })
-  const remove: Operation = (context, request) =>
-    Effect.gen(function*() {
-      const records = yield* RecordRepository
-      const id = param(request, "id")
-      return yield* atomically(
-        Effect.flatMap(records.remove(name, context.appId, id), (record) =>
-          record === undefined ? Effect.fail(EngineError.notFound(name, id)) : Effect.succeed(record)),
-        removed === undefined ? undefined : (record) =>
-          removed(context, record)
-      )
-    })
+  const atomically = (write: Step<StoredRecord>, after: ((record: StoredRecord) => Step<void>) | undefined): Step<RecordOf<R>> =>
+    Effect.map(
+      after === undefined ? write : Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(Effect.tap(write, after))),
+      typed
+    )
   return {
-    [`${name}.list`]: list,
-    [`${name}.get`]: get,
-    [`${name}.lookup`]: lookup,
-    [`${name}.create`]: create,
-    [`${name}.replace`]: replace,
-    [`${name}.remove`]: remove
+    list: (context, { query }) =>
+      Effect.gen(function*() {
+        const records = yield* RecordRepository
+        return (yield* records.list(name, context.appId, toRecordFilter(resource.filters, query))).map(typed)
+      }),
+    get: (context, { params }) =>
+      Effect.gen(function*() {
+        const records = yield* RecordRepository
+        const found = yield* records.find(name, context.appId, params.id)
+        return found === undefined ? null : typed(found)
+      }),
+    lookup: (context, { query }) =>
+      Effect.gen(function*() {
+        const records = yield* RecordRepository
+        const found = yield* records.lookup(name, context.appId, query.identifier)
+        return found === undefined ? null : typed(found)
+      }),
+    create: (context, { payload }) =>
+      Effect.gen(function*() {
+        const records = yield* RecordRepository
+        yield* checkReferences(resource, context, payload)
+        const prepared: StoredRecord = yield* prepare(context, payload, undefined)
+        return yield* atomically(
+          records.insert(name, context.appId, prepared, { numberPrefix: resource.storage.numberPrefix }),
+          written === undefined ? undefined : (stored) => written(context, typed(stored), undefined)
+        )
+      }),
+    replace: (context, { params: { id }, payload }) =>
+      Effect.gen(function*() {
+        const records = yield* RecordRepository
+        const found = yield* records.find(name, context.appId, id)
+        if (found === undefined) return yield* EngineError.notFound(name, id)
+        const previous = typed(found)
+        yield* checkReferences(resource, context, payload)
+        const carried = keep(found, resource.computedKeys) as Partial<StoredFields<R>>
+        const prepared: StoredRecord = yield* prepare(context, { ...carried, ...payload }, previous)
+        return yield* atomically(
+          Effect.flatMap(records.replace(name, context.appId, id, prepared), (replaced) =>
+            replaced === undefined ? Effect.fail(EngineError.notFound(name, id)) : Effect.succeed(replaced)),
+          written === undefined ? undefined : (stored) =>
+            written(context, typed(stored), previous)
+        )
+      }),
+    remove: (context, { params: { id } }) =>
+      Effect.gen(function*() {
+        const records = yield* RecordRepository
+        return yield* atomically(
+          Effect.flatMap(records.remove(name, context.appId, id), (record) =>
+            record === undefined ? Effect.fail(EngineError.notFound(name, id)) : Effect.succeed(record)),
+          removed === undefined ? undefined : (record) =>
+            removed(context, typed(record))
+        )
+      })
   }
 }
+
+/** The app's record of `resource` with this id, typed as the resource's record. */
+export const findRecord = <R extends Resource>(resource: R, appId: string, id: string): Step<RecordOf<R> | undefined> =>
+  Effect.gen(function*() {
+    const records = yield* RecordRepository
+    const found = yield* records.find(resource.name, appId, id)
+    return found === undefined ? undefined : asRecord(resource, found)
+  })
+
+/** The app's record of `resource` with this id, or the engine's 404 naming it. */
+export const getRecord = <R extends Resource>(resource: R, appId: string, id: string): Step<RecordOf<R>> =>
+  Effect.flatMap(findRecord(resource, appId, id), (found) => found === undefined ? Effect.fail(EngineError.notFound(resource.name, id)) : Effect.succeed(found))
+
+const PAGE = 1000
+
+/** Every record of `resource` the app sees whose fields equal one of the given values (paged through), typed. */
+export const listRecords = <R extends Resource>(
+  resource: R,
+  appId: string,
+  equals: Readonly<Record<string, string | ReadonlyArray<string>>> = {}
+): Step<ReadonlyArray<RecordOf<R>>> =>
+  Effect.gen(function*() {
+    const records = yield* RecordRepository
+    const filter = Object.entries(equals).map(([field, value]) => ({ field, values: typeof value === "string" ? [value] : value }))
+    const all: Array<RecordOf<R>> = []
+    for (let offset = 0;; offset += PAGE) {
+      const page = yield* records.list(resource.name, appId, { equals: filter, dates: [], limit: PAGE, offset })
+      all.push(...page.map((record) => asRecord(resource, record)))
+      if (page.length < PAGE) return all
+    }
+  })

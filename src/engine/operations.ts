@@ -1,13 +1,17 @@
-/** Every operation the engine runs: the record operations of each resource, and the workflows. */
-import { CatalogueModel, CatalogueProject } from "../domain/resources/catalogue.ts"
+/**
+ * Every operation the engine runs, in the shape of the public contract: the
+ * record operations of each resource (crud.ts), and the workflows that
+ * replace or complete them (orders.ts, production.ts). A group the contract
+ * adds without its handler here is a type error.
+ */
+import { CatalogueProject } from "../domain/resources/catalogue.ts"
 import { Customer } from "../domain/resources/Customer.ts"
-import { Item, MeetingNote, ModelVersion, ProductionNote, Project, Ticket, TicketModel, TicketQuote } from "../domain/resources/orders.ts"
-import { Machine, MachineGroup, Pps, Reel, ServiceJob } from "../domain/resources/production.ts"
+import { MeetingNote, ProductionNote, Project } from "../domain/resources/orders.ts"
+import { MachineGroup, Pps } from "../domain/resources/production.ts"
 import {
   Blank,
   Colour,
   Currency,
-  Material,
   MaterialSeries,
   PostProcessingService,
   ProductionParameterField,
@@ -17,48 +21,33 @@ import {
   Technology,
   User
 } from "../domain/resources/reference.ts"
-import { crudOperations, type RecordHooks } from "./crud.ts"
-import type { Operations } from "./Operation.ts"
-import { orderHooks, orderWorkflows } from "./orders.ts"
-import { productionHooks, productionWorkflows } from "./production.ts"
+import { recordHandlers } from "./crud.ts"
+import type { EngineHandlers } from "./Operation.ts"
+import { orderHandlers } from "./orders.ts"
+import { productionHandlers } from "./production.ts"
 
-/** Resources whose records the generic operations serve. */
-export const RESOURCES = [
-  Blank,
-  CatalogueModel,
-  CatalogueProject,
-  Colour,
-  Currency,
-  Customer,
-  Item,
-  Machine,
-  MachineGroup,
-  Material,
-  MaterialSeries,
-  MeetingNote,
-  ModelVersion,
-  PostProcessingService,
-  Pps,
-  ProductionNote,
-  ProductionParameterField,
-  Project,
-  QuotationForm,
-  QuotationFormRegion,
-  Reel,
-  ServiceJob,
-  Supplier,
-  Technology,
-  Ticket,
-  TicketModel,
-  TicketQuote,
-  User
-] as const
+const { sendToProduction, ...production } = productionHandlers
 
-const hooks: Readonly<Record<string, RecordHooks>> = { ...orderHooks, ...productionHooks }
-
-export const engineOperations: Operations = {
-  ...Object.assign({}, ...RESOURCES.map((resource) => crudOperations(resource, hooks[resource.name]))),
-  // Workflows, and record operations that differ from the generic ones, replace them.
-  ...orderWorkflows,
-  ...productionWorkflows
+export const engineHandlers: EngineHandlers = {
+  ...orderHandlers,
+  ...production,
+  ticket: { ...orderHandlers.ticket, sendToProduction },
+  blank: recordHandlers(Blank),
+  catalogue: recordHandlers(CatalogueProject),
+  colour: recordHandlers(Colour),
+  currency: recordHandlers(Currency),
+  customer: recordHandlers(Customer),
+  machineGroup: recordHandlers(MachineGroup),
+  materialSeries: recordHandlers(MaterialSeries),
+  meetingNote: recordHandlers(MeetingNote),
+  pps: recordHandlers(Pps),
+  productionNote: recordHandlers(ProductionNote),
+  productionParameterField: recordHandlers(ProductionParameterField),
+  project: recordHandlers(Project),
+  quotationForm: recordHandlers(QuotationForm),
+  quotationFormRegion: recordHandlers(QuotationFormRegion),
+  service: recordHandlers(PostProcessingService),
+  supplier: recordHandlers(Supplier),
+  technology: recordHandlers(Technology),
+  user: recordHandlers(User)
 }

@@ -4,22 +4,24 @@
  * timelines, merges, reassignments, PPS progress, reels, proximity).
  * The model is described in docs/workflows-production.md.
  */
-import type { RecordHooks } from "./crud.ts"
-import type { Operations } from "./Operation.ts"
-import { machineHooks, machineWorkflows, materialHooks } from "./production/machines.ts"
-import { metricsWorkflows } from "./production/metrics.ts"
-import { reelWorkflows } from "./production/reels.ts"
-import { serviceJobHooks, serviceJobWorkflows } from "./production/serviceJobs.ts"
+import type { EngineHandlers, GroupHandlers } from "./Operation.ts"
+import { machineHandlers, materialHandlers } from "./production/machines.ts"
+import { reportMetricsHandlers } from "./production/metrics.ts"
+import { reelGroupHandlers, reelHandlers } from "./production/reels.ts"
+import { sendToProduction, serviceJobHandlers, serviceJobProductionHandlers } from "./production/serviceJobs.ts"
 
-export const productionHooks: Readonly<Record<string, RecordHooks>> = {
-  material: materialHooks,
-  machine: machineHooks,
-  serviceJob: serviceJobHooks
-}
+/** The production groups' handlers, and the ticket's `sendToProduction`. */
+export type ProductionHandlers =
+  & Pick<EngineHandlers, "machine" | "material" | "reel" | "reelGroup" | "reportMetrics" | "serviceJob" | "serviceJobProduction">
+  & { readonly sendToProduction: GroupHandlers<"ticket">["sendToProduction"] }
 
-export const productionWorkflows: Operations = {
-  ...machineWorkflows,
-  ...reelWorkflows,
-  ...serviceJobWorkflows,
-  ...metricsWorkflows
+export const productionHandlers: ProductionHandlers = {
+  machine: machineHandlers,
+  material: materialHandlers,
+  reel: reelHandlers,
+  reelGroup: reelGroupHandlers,
+  reportMetrics: reportMetricsHandlers,
+  serviceJob: serviceJobHandlers,
+  serviceJobProduction: serviceJobProductionHandlers,
+  sendToProduction
 }

@@ -5,30 +5,31 @@
  * source), so the passthrough path is one.
  */
 import { Effect, Layer } from "effect"
+import type { CallScope } from "../api/EngineCall.ts"
 import { DownstreamError } from "../domain/Errors.ts"
 import { Engine } from "../engine/Engine.ts"
+import type { EngineError } from "../engine/EngineError.ts"
 import { Downstream } from "../services/Downstream.ts"
 
 export const ENGINE_SOURCE = "engine"
+
+/** An engine failure as the gateway passes it on. */
+export const fromEngineError = (error: EngineError, scope: CallScope) =>
+  new DownstreamError({
+    status: error.status,
+    code: error.status,
+    message: error.message,
+    type: error.type,
+    source: error.source ?? ENGINE_SOURCE,
+    requestId: scope.requestId
+  })
 
 export const DownstreamEmbedded = Layer.effect(
   Downstream,
   Effect.gen(function*() {
     const engine = yield* Engine
     return Downstream.of({
-      invoke: (operation, scope, request) =>
-        engine.invoke(operation, scope, request).pipe(
-          Effect.mapError((error) =>
-            new DownstreamError({
-              status: error.status,
-              code: error.status,
-              message: error.message,
-              type: error.type,
-              source: error.source ?? ENGINE_SOURCE,
-              requestId: scope.requestId
-            })
-          )
-        )
+      call: (endpoint) => (input, scope) => Effect.mapError(engine.run(endpoint, scope, input), (error) => fromEngineError(error, scope))
     })
   })
 ).pipe(Layer.provide(Engine.layer))

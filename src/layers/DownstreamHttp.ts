@@ -1,26 +1,33 @@
 /**
  * Downstream over HTTP: a remote engine at DOWNSTREAM_URL (src/layers/EngineServer.ts
- * serves one). Each call is `POST {DOWNSTREAM_URL}/engine/v1/operations/{operation}`
- * with `{appId, request}`, the caller's `x-request-id` and the W3C trace
- * context: with tracing on, the `traceparent` of the call's client span (the
- * HttpClient propagates it, in the caller's trace); with tracing off, the
- * caller's own `traceparent` (header or MCP `_meta`) unchanged, so a traced
- * engine still joins the caller's trace. The caller's `tracestate` goes along
- * either way.
+ * serves one), called with the HttpApiClient derived from EngineApi, the
+ * contract's own definition: each operation is its endpoint's method, its
+ * input encoded and its answer decoded by the endpoint's schemas. Each call
+ * carries the engine's token, the caller's app, its `x-request-id` and the
+ * W3C trace context: with tracing on, the `traceparent` of the call's client
+ * span (the HttpClient propagates it, in the caller's trace); with tracing
+ * off, the caller's own `traceparent` (header or MCP `_meta`) unchanged, so a
+ * traced engine still joins the caller's trace. The caller's `tracestate`
+ * goes along either way.
  *
  * The engine's own failures pass through unchanged (status, `{code, message,
- * type}`, `x-error-source`, `x-error-source-request-id`). What goes wrong on
- * the way is the gateway's to name, always as source `engine`: unreachable
+ * type}`, `x-error-source`, `x-error-source-request-id`): the HttpClient turns
+ * every error status into the DownstreamError before the client decodes
+ * anything, and a 204 into the empty answer of a read. What goes wrong on the
+ * way is the gateway's to name, always as source `engine`: unreachable
  * (refused, DNS, reset) 502, too slow (DOWNSTREAM_TIMEOUT_MS) 504, an answer
- * that is not the protocol 502. Never a hang, never a 401: an engine that
+ * that is not the contract 502. Never a hang, never a 401: an engine that
  * refuses the gateway's ENGINE_TOKEN is a misconfiguration, answered 502.
  */
 import { NodeHttpClient } from "@effect/platform-node"
-import { Config, Effect, Layer, Option, Redacted, References, Schema } from "effect"
+import { Config, Context, Effect, Layer, Option, Redacted, References, Schema } from "effect"
 import { constTrue } from "effect/Function"
-import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
+import { HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
+import { HttpApiClient } from "effect/http-api"
 import type { SqlClient } from "effect/sql"
-import type { CallScope, EngineRequest } from "../api/EngineCall.ts"
+import { ENGINE_APP_HEADER, EngineApi, EngineCaller } from "../api/EngineApi.ts"
+import type { CallScope } from "../api/EngineCall.ts"
+import { type OperationAnswer, type OperationEndpoint, type OperationInput, type OperationName, operationOf, presentParts } from "../api/Operations.ts"
 import { DownstreamError } from "../domain/Errors.ts"
 import { InvalidConfig } from "../domain/Errors.ts"
 import { traced } from "../domain/Span.ts"
@@ -28,9 +35,6 @@ import { AppConfig } from "../services/AppConfig.ts"
 import { Downstream } from "../services/Downstream.ts"
 import { DownstreamEmbedded, ENGINE_SOURCE } from "./DownstreamEmbedded.ts"
 import { IncomingTraceContext } from "./telemetry/TraceContext.ts"
-
-/** The engine's internal API, relative to DOWNSTREAM_URL. */
-export const ENGINE_OPERATIONS_PATH = "/engine/v1/operations"
 
 export const DEFAULT_DOWNSTREAM_TIMEOUT_MS = 10_000
 
@@ -43,12 +47,12 @@ export interface DownstreamHttpOptions {
   readonly token: Option.Option<Redacted.Redacted>
 }
 
-/** The engine's answer to a call that succeeded. */
-const SuccessBody = Schema.Struct({ result: Schema.Unknown })
-/** The engine's answer to a call it refused. */
+/** The engine answered 204: the read found nothing, the gateway's empty 200. */
+class NoRecord extends Schema.TaggedError<NoRecord>()("NoRecord", {}) {}
+
+/** The body of the engine's failures. */
 const ErrorBody = Schema.Struct({ code: Schema.Int, message: Schema.String, type: Schema.String })
-const decodeSuccess = Schema.decodeUnknownOption(SuccessBody)
-const decodeError = Schema.decodeUnknownOption(ErrorBody)
+const decodeError = Schema.decodeUnknownOption(Schema.fromJsonString(ErrorBody))
 
 const gatewayError = (scope: CallScope, status: 502 | 504, message: string) =>
   new DownstreamError({
@@ -66,111 +70,122 @@ const unreadable = (scope: CallScope, operation: string, why: string) =>
     Effect.andThen(Effect.fail(gatewayError(scope, 502, "The engine's answer is unreadable")))
   )
 
-const parseJson = (text: string): Option.Option<unknown> => {
-  try {
-    return Option.some(JSON.parse(text) as unknown)
-  } catch {
-    return Option.none()
-  }
-}
-
 const header = (response: HttpClientResponse.HttpClientResponse, name: string): string | undefined => {
   const value = response.headers[name]
   return value === undefined || value.length === 0 ? undefined : value
 }
 
-/** The engine's answer, read whole (so the connection can be reused) and checked against the protocol. */
-const readAnswer =
-  (operation: string, scope: CallScope) =>
-  (response: HttpClientResponse.HttpClientResponse): Effect.Effect<unknown, DownstreamError | HttpClientError.HttpClientError> =>
-    Effect.gen(function*() {
-      const text = yield* response.text
-      const json = parseJson(text)
-      if (response.status === 200) {
-        const body = Option.flatMap(json, decodeSuccess)
-        if (Option.isNone(body)) return yield* unreadable(scope, operation, "a 200 without a JSON `result`")
-        return body.value.result
-      }
-      if (response.status === 401 || response.status === 407) {
-        yield* Effect.logError(`the engine refused the gateway's credentials (${response.status}): check ENGINE_TOKEN on both sides`)
-        return yield* gatewayError(scope, 502, "The engine refused the gateway's credentials")
-      }
-      if (response.status >= 400 && response.status <= 599) {
-        const body = Option.flatMap(json, decodeError)
-        if (Option.isNone(body)) return yield* unreadable(scope, operation, `a ${response.status} without {code, message, type}`)
-        return yield* new DownstreamError({
-          status: response.status,
-          code: body.value.code,
-          message: body.value.message,
-          type: body.value.type,
-          source: header(response, "x-error-source") ?? ENGINE_SOURCE,
-          requestId: header(response, "x-error-source-request-id") ?? scope.requestId
-        })
-      }
-      return yield* unreadable(scope, operation, `unexpected status ${response.status}`)
+/** An error status of the engine as the DownstreamError the client receives (the body read whole, so the connection is reused). */
+const engineFailure = (response: HttpClientResponse.HttpClientResponse, scope: CallScope) =>
+  Effect.gen(function*() {
+    const text = yield* response.text
+    if (response.status === 401 || response.status === 407) {
+      yield* Effect.logError(`the engine refused the gateway's credentials (${response.status}): check ENGINE_TOKEN on both sides`)
+      return yield* gatewayError(scope, 502, "The engine refused the gateway's credentials")
+    }
+    const body = decodeError(text)
+    if (Option.isNone(body) || response.status > 599) {
+      return yield* unreadable(scope, response.request.url, `a ${response.status} without {code, message, type}`)
+    }
+    return yield* new DownstreamError({
+      status: response.status,
+      code: body.value.code,
+      message: body.value.message,
+      type: body.value.type,
+      source: header(response, "x-error-source") ?? ENGINE_SOURCE,
+      requestId: header(response, "x-error-source-request-id") ?? scope.requestId
     })
+  })
+
+type Method = (input: object) => Effect.Effect<unknown, unknown, EngineCaller>
 
 /** A Downstream that calls the engine at `options.url` with the HttpClient in context. */
 export const makeDownstreamHttp = (options: DownstreamHttpOptions) =>
   Effect.gen(function*() {
-    const base = options.url.replace(/\/+$/, "")
-    const client = (yield* HttpClient.HttpClient).pipe(
-      HttpClient.mapRequest((request) => {
-        const json = HttpClientRequest.acceptJson(request)
-        return Option.isSome(options.token)
-          ? HttpClientRequest.bearerToken(json, Redacted.value(options.token.value))
-          : json
-      })
-    )
-    const timeoutMessage = `The engine did not answer within ${options.timeoutMs} ms`
     // With tracing off the client makes no span (its no-op span would propagate a meaningless traceparent).
     const tracing = yield* References.TracerEnabled
 
-    /** The caller's trace context on the engine call (see the module comment). */
-    const withTraceContext = (request: HttpClientRequest.HttpClientRequest) =>
+    /** The engine's credentials, the caller's app and request id, and the caller's trace context (see the module comment). */
+    const withCall = (request: HttpClientRequest.HttpClientRequest) =>
       Effect.withFiber((fiber) => {
+        const caller = Context.getUnsafe(fiber.context, EngineCaller)
+        let sent = HttpClientRequest.setHeaders(HttpClientRequest.acceptJson(request), {
+          [ENGINE_APP_HEADER]: caller.appId,
+          "x-request-id": caller.requestId
+        })
+        if (Option.isSome(options.token)) sent = HttpClientRequest.bearerToken(sent, Redacted.value(options.token.value))
         const trace = fiber.getRef(IncomingTraceContext)
-        if (trace === undefined) return Effect.succeed(request)
-        const withParent = tracing ? request : HttpClientRequest.setHeader(request, "traceparent", trace.traceparent)
-        return Effect.succeed(
-          trace.tracestate === undefined ? withParent : HttpClientRequest.setHeader(withParent, "tracestate", trace.tracestate)
-        )
+        if (trace !== undefined) {
+          if (!tracing) sent = HttpClientRequest.setHeader(sent, "traceparent", trace.traceparent)
+          if (trace.tracestate !== undefined) sent = HttpClientRequest.setHeader(sent, "tracestate", trace.tracestate)
+        }
+        return Effect.succeed(sent)
       })
 
-    const invoke = (operation: string, scope: CallScope, request: EngineRequest): Effect.Effect<unknown, DownstreamError> =>
-      HttpClientRequest.post(`${base}${ENGINE_OPERATIONS_PATH}/${encodeURIComponent(operation)}`).pipe(
-        HttpClientRequest.setHeader("x-request-id", scope.requestId),
-        // The decoded request is plain data; a value JSON cannot carry is the gateway's bug.
-        HttpClientRequest.bodyJson({ appId: scope.appId, request }),
-        Effect.orDie,
-        Effect.flatMap(withTraceContext),
-        Effect.flatMap((request) =>
-          tracing ? client.execute(request) : Effect.provideService(client.execute(request), HttpClient.TracerDisabledWhen, constTrue)
-        ),
-        Effect.flatMap(readAnswer(operation, scope)),
-        Effect.catchIf(
-          (error): error is HttpClientError.HttpClientError => !(error instanceof DownstreamError),
-          (error) =>
-            error.reason._tag === "TransportError" || error.reason._tag === "InvalidUrlError"
-              ? Effect.logWarning(`engine unreachable for ${operation}: ${error.message}`).pipe(
+    const httpClient = (yield* HttpClient.HttpClient).pipe(
+      HttpClient.mapRequestEffect(withCall),
+      HttpClient.transform((response, request) =>
+        Effect.flatMap(
+          response,
+          (answer): Effect.Effect<HttpClientResponse.HttpClientResponse, NoRecord | DownstreamError | HttpClientError.HttpClientError, EngineCaller> => {
+            if (answer.status === 204) return Effect.fail(new NoRecord())
+            if (answer.status < 400) return Effect.succeed(answer)
+            return Effect.flatMap(EngineCaller, (caller) => engineFailure(answer, caller)).pipe(
+              Effect.annotateLogs({ operation: request.url })
+            )
+          }
+        )
+      )
+    )
+    const client = yield* HttpApiClient.makeWith(EngineApi, { httpClient, baseUrl: options.url.replace(/\/+$/, "") })
+    const byGroup = client as unknown as Readonly<Record<string, Readonly<Record<string, Method>>>>
+    const timeoutMessage = `The engine did not answer within ${options.timeoutMs} ms`
+
+    const callOperation = (operation: OperationName) => {
+      const [group, name] = operation.split(".") as [string, string]
+      const method = byGroup[group]![name]!
+      return (input: object, scope: CallScope): Effect.Effect<unknown, DownstreamError> =>
+        method(input).pipe(
+          Effect.catch((error): Effect.Effect<unknown, DownstreamError> => {
+            if (error instanceof NoRecord) return Effect.succeed(null)
+            if (error instanceof DownstreamError) return Effect.fail(error)
+            if (HttpClientError.isHttpClientError(error) && (error.reason._tag === "TransportError" || error.reason._tag === "InvalidUrlError")) {
+              return Effect.logWarning(`engine unreachable for ${operation}: ${error.message}`).pipe(
                 Effect.annotateLogs({ requestId: scope.requestId }),
                 Effect.andThen(Effect.fail(gatewayError(scope, 502, "The engine is unreachable")))
               )
-              : unreadable(scope, operation, error.message)
-        ),
-        Effect.timeoutOrElse({
-          duration: options.timeoutMs,
-          orElse: () =>
-            Effect.logWarning(`engine timeout for ${operation} after ${options.timeoutMs} ms`).pipe(
-              Effect.annotateLogs({ requestId: scope.requestId }),
-              Effect.andThen(Effect.fail(gatewayError(scope, 504, timeoutMessage)))
-            )
-        }),
-        Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })),
-        traced(`downstream ${operation}`, { attributes: { "app.id": scope.appId } })
-      )
+            }
+            return unreadable(scope, operation, error instanceof Error ? error.message : String(error))
+          }),
+          Effect.timeoutOrElse({
+            duration: options.timeoutMs,
+            orElse: () =>
+              Effect.logWarning(`engine timeout for ${operation} after ${options.timeoutMs} ms`).pipe(
+                Effect.annotateLogs({ requestId: scope.requestId }),
+                Effect.andThen(Effect.fail(gatewayError(scope, 504, timeoutMessage)))
+              )
+          }),
+          Effect.provideService(EngineCaller, scope),
+          (call) => tracing ? call : Effect.provideService(call, HttpClient.TracerDisabledWhen, constTrue),
+          Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })),
+          traced(`downstream ${operation}`, { attributes: { "app.id": scope.appId } })
+        )
+    }
+    const calls = new Map<OperationName, ReturnType<typeof callOperation>>()
 
-    return Downstream.of({ invoke })
+    return Downstream.of({
+      call: <E extends OperationEndpoint>(endpoint: E) => {
+        const operation = operationOf(endpoint)
+        let call = calls.get(operation)
+        if (call === undefined) {
+          call = callOperation(operation)
+          calls.set(operation, call)
+        }
+        const run = call
+        // The client's method is this endpoint's: it encodes this input and decodes this answer.
+        return (input: OperationInput<E>, scope: CallScope) => run(presentParts(input), scope) as Effect.Effect<OperationAnswer<E>, DownstreamError>
+      }
+    })
   })
 
 /** DOWNSTREAM_TIMEOUT_MS and ENGINE_TOKEN, read where they are used. */

@@ -1,57 +1,46 @@
 /**
- * The engine served on its own, over its internal HTTP API (docs/engine.md):
+ * The engine served on its own: EngineApi (src/api/EngineApi.ts), the public
+ * contract under `/engine`, built with HttpApiBuilder from the Engine's
+ * handlers; `GET /health` and `GET /ready` as the gateway's (docs/engine.md).
  *
- * - `POST /engine/v1/operations/:operation` with `{appId, request: {params?, query?, payload?}}`
- *   runs the operation for the app: 200 `{"result": ...}`, or the EngineError's
- *   status with `{code, message, type}`, `x-error-source: engine` (or the
- *   EngineError's own `source`, e.g. `model-fetcher`) and
- *   `x-error-source-request-id` (the caller's `x-request-id`, or a fresh one).
- * - `GET /health`, `GET /ready`, as the gateway's.
- *
- * It serves the public operations only (those of PublicApi): any other name
- * is a 404, whatever the engine runs internally. With ENGINE_TOKEN set,
- * operation calls must carry `Authorization: Bearer <ENGINE_TOKEN>`; on an
- * address other than loopback the engine refuses to start without one, as
- * the app id of a call is believed from whoever holds the token.
- * A gateway reaches it through DownstreamHttp (DOWNSTREAM_URL).
+ * - Every call needs `Authorization: Bearer <ENGINE_TOKEN>` when a token is
+ *   set (digests compared in constant time), and names its app in
+ *   `x-engine-app-id`. On an address other than loopback the engine refuses
+ *   to start without a token: the app of a call is believed from whoever
+ *   holds it.
+ * - An operation the contract does not name has no route: 404.
+ * - An engine failure answers its status with `{code, message, type}`,
+ *   `x-error-source: engine` (or the failure's own source, e.g.
+ *   `model-fetcher`) and `x-error-source-request-id` (the caller's
+ *   `x-request-id`, or a fresh one). A read that finds nothing answers 204.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Config, Effect, Layer, Option, Redacted, Result, Schema } from "effect"
+import { Cause, Config, Effect, Layer, Option, Redacted } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApiBuilder, HttpApiError, type HttpApiGroup } from "effect/http-api"
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
-import { PUBLIC_OPERATIONS } from "../api/PublicApi.ts"
+import { schemaErrorToBadRequest } from "../api/BadRequests.ts"
+import { ENGINE_APP_HEADER, EngineApi, EngineAuth, EngineCaller } from "../api/EngineApi.ts"
+import { groupsOf, type OperationEndpoint, type OperationInput } from "../api/Operations.ts"
 import { InvalidConfig } from "../domain/Errors.ts"
 import { Engine } from "../engine/Engine.ts"
-import { EngineError } from "../engine/EngineError.ts"
+import type { EngineError } from "../engine/EngineError.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { ENGINE_SOURCE } from "./DownstreamEmbedded.ts"
-import { ENGINE_OPERATIONS_PATH } from "./DownstreamHttp.ts"
+import { ROUTER_CONFIG } from "./http/Server.ts"
 import { SystemRoutes } from "./http/SystemRoutes.ts"
 
-/** The body of an operation call. */
-export const EngineCall = Schema.Struct({
-  appId: Schema.String.check(Schema.isNonEmpty()),
-  request: Schema.Struct({
-    params: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)),
-    query: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)),
-    payload: Schema.optional(Schema.Unknown)
-  })
-})
-
-const decodeCall = HttpServerRequest.schemaBodyJson(EngineCall)
-
-/** A request id the caller may choose: printable, bounded; anything else gets a fresh one. */
-const REQUEST_ID = /^[\x21-\x7e]{1,128}$/
+/** A request id or app id the caller may choose: printable, bounded. */
+const PRINTABLE_ID = /^[\x21-\x7e]{1,128}$/
 
 const failure = (status: number, message: string, type: string, requestId: string, source: string = ENGINE_SOURCE) =>
   HttpServerResponse.jsonUnsafe({ code: status, message, type }, {
     status,
-    headers: {
-      "x-error-source": source,
-      "x-error-source-request-id": requestId
-    }
+    headers: { "x-error-source": source, "x-error-source-request-id": requestId, "x-request-id": requestId }
   })
+
+const engineFailure = (error: EngineError, requestId: string) => failure(error.status, error.message, error.type, requestId, error.source)
 
 const digest = (text: string) => createHash("sha256").update(text).digest()
 const BEARER = /^bearer +/i
@@ -64,57 +53,96 @@ const authorized = (expected: Buffer, authorization: string | undefined) => {
 }
 
 export interface EngineRoutesOptions {
-  /** When set, operation calls must present it as a bearer token. */
+  /** When set, calls must present it as a bearer token. */
   readonly token: Option.Option<Redacted.Redacted>
 }
 
-/** The operation route, given the token (if any). */
-export const EngineOperationRoute = (options: EngineRoutesOptions) => {
+/** The engine's credentials, checked before any input is decoded; a schema failure is the 400 naming the field. */
+export const EngineAuthLive = (options: EngineRoutesOptions) => {
   const expected = Option.map(options.token, (token) => digest(Redacted.value(token)))
-  return HttpRouter.add(
-    "POST",
-    `${ENGINE_OPERATIONS_PATH}/:operation`,
-    Effect.gen(function*() {
-      const engine = yield* Engine
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const presentedId = request.headers["x-request-id"]
-      const requestId = presentedId !== undefined && REQUEST_ID.test(presentedId) ? presentedId : randomUUID()
-
-      if (Option.isSome(expected) && !authorized(expected.value, request.headers["authorization"])) {
-        return failure(401, "Not Authorized", "Unauthorized", requestId)
-      }
-      const operation = (yield* HttpRouter.params).operation ?? ""
-      if (!PUBLIC_OPERATIONS.has(operation)) return failure(404, `No public operation ${operation}`, "NotFound", requestId)
-      const call = yield* decodeCall.pipe(Effect.result)
-      if (Result.isFailure(call)) {
-        const why = Schema.isSchemaError(call.failure) ? call.failure.message : "the body is not JSON"
-        return failure(400, `The body must be {appId, request: {params?, query?, payload?}}: ${why}`, "ValidationError", requestId)
-      }
-      const answer = yield* engine.invoke(operation, { appId: call.success.appId, requestId }, call.success.request).pipe(
-        Effect.flatMap((result) => HttpServerResponse.json({ result })),
-        Effect.catchIf(
-          (error): error is EngineError => error instanceof EngineError,
-          (error) => Effect.succeed(failure(error.status, error.message, error.type, requestId, error.source))
-        ),
-        Effect.catch(() => Effect.succeed(failure(500, "The engine's answer could not be encoded", "InternalError", requestId))),
-        Effect.catchDefect((defect) =>
-          Effect.logError("engine defect", defect).pipe(
-            Effect.as(failure(500, "The engine failed unexpectedly", "InternalError", requestId))
-          )
+  return Layer.succeed(
+    EngineAuth,
+    EngineAuth.of((handler) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const presentedId = request.headers["x-request-id"]
+        const requestId = presentedId !== undefined && PRINTABLE_ID.test(presentedId) ? presentedId : randomUUID()
+        if (Option.isSome(expected) && !authorized(expected.value, request.headers["authorization"])) {
+          return failure(401, "Not Authorized", "Unauthorized", requestId)
+        }
+        const appId = request.headers[ENGINE_APP_HEADER]
+        if (appId === undefined || !PRINTABLE_ID.test(appId)) {
+          return failure(400, `The ${ENGINE_APP_HEADER} header must name the app the call is for`, "ValidationError", requestId)
+        }
+        return yield* handler.pipe(
+          Effect.provideService(EngineCaller, { appId, requestId }),
+          Effect.catchCause((cause) => {
+            const error = Cause.findErrorOption(cause)
+            if (Option.isSome(error) && HttpApiError.HttpApiSchemaError.is(error.value)) {
+              const bad = schemaErrorToBadRequest(error.value)
+              return Effect.succeed(failure(400, bad.message, bad.type, requestId))
+            }
+            return Effect.logError("engine defect", cause).pipe(
+              Effect.as(failure(500, "The engine failed unexpectedly", "InternalError", requestId))
+            )
+          }),
+          Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", requestId))
         )
-      )
-      return HttpServerResponse.setHeader(answer, "x-request-id", requestId)
-    })
+      })
+    )
   )
 }
+
+/** The same answer for every operation: the Engine's, on the input EngineApi decoded. */
+const serveOperation =
+  (engine: Engine["Service"]) => (request: { readonly endpoint: unknown; readonly params?: unknown; readonly query?: unknown; readonly payload?: unknown }) =>
+    Effect.gen(function*() {
+      const caller = yield* EngineCaller
+      // The builder decoded the request with this endpoint's own schemas: it is the endpoint's input.
+      const endpoint = request.endpoint as OperationEndpoint
+      const input = { params: request.params, query: request.query, payload: request.payload } as OperationInput<typeof endpoint>
+      return yield* engine.run(endpoint, caller, input).pipe(
+        Effect.map((answer): unknown => answer === null ? HttpServerResponse.empty({ status: 204 }) : answer),
+        Effect.catch((error) => Effect.succeed(engineFailure(error, caller.requestId)))
+      )
+    })
+
+type EngineGroup = (typeof EngineApi)["groups"][keyof (typeof EngineApi)["groups"]]
+
+/** The builder's handlers of one group, as far as registering an endpoint by its identifier goes. */
+interface Registry {
+  readonly handle: (identifier: string, handler: unknown) => Registry
+}
+
+const serveGroup = (group: HttpApiGroup.Top) =>
+  HttpApiBuilder.group(EngineApi, group.identifier as EngineGroup["identifier"], (handlers) =>
+    Effect.map(Engine, (engine) => {
+      const serve = serveOperation(engine)
+      let registry = handlers as unknown as Registry
+      for (const endpoint of Object.values(group.endpoints)) registry = registry.handle(endpoint.identifier, serve)
+      return registry as unknown as typeof handlers
+    }))
+
+const [first, ...rest] = groupsOf(EngineApi).map(serveGroup)
+
+/** Every group of EngineApi, each endpoint answered by the Engine. */
+const EngineHandlers = Layer.mergeAll(first!, ...rest) as unknown as Layer.Layer<
+  HttpApiGroup.ToService<"engine", EngineGroup>,
+  never,
+  Engine
+>
 
 /** ENGINE_TOKEN, read where it is used. */
 const engineToken = Config.option(Config.Redacted("ENGINE_TOKEN")).pipe(
   Effect.catch((error) => Effect.die(new InvalidConfig({ message: `ENGINE_TOKEN: ${error.message}` })))
 )
 
-/** Every route of the engine service: the operations, `/health` and `/ready`. Needs Engine and a SqlClient. */
-export const EngineRoutesWith = (options: EngineRoutesOptions) => Layer.mergeAll(EngineOperationRoute(options), SystemRoutes)
+/** Every route of the engine service: EngineApi, `/health` and `/ready`. Needs Engine and a SqlClient. */
+export const EngineRoutesWith = (options: EngineRoutesOptions) =>
+  Layer.mergeAll(
+    HttpApiBuilder.layer(EngineApi).pipe(Layer.provide(EngineHandlers), Layer.provide(EngineAuthLive(options))),
+    SystemRoutes
+  )
 
 /** The engine's routes, with ENGINE_TOKEN from the environment. */
 export const EngineRoutes = Layer.unwrap(Effect.map(engineToken, (token) => EngineRoutesWith({ token })))
@@ -131,7 +159,7 @@ export const EngineServerLive = Layer.unwrap(Effect.gen(function*() {
         "without it, anyone who reaches the port could act as any app"
     })
   }
-  return HttpRouter.serve(EngineRoutes, { disableLogger: true }).pipe(
+  return HttpRouter.serve(EngineRoutes, { disableLogger: true, routerConfig: ROUTER_CONFIG }).pipe(
     Layer.provide(Engine.layer),
     Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
   )

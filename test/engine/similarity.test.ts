@@ -12,7 +12,7 @@ import { analyseModelSync } from "../../src/engine/geometry/model.ts"
 import { d2Distance, d2Distribution, DISTRIBUTION_BINS, distributionCdf, SAMPLE_PAIRS } from "../../src/engine/geometry/shapeDistribution.ts"
 import { binaryStl, box, obj, sphere } from "../../src/engine/geometry/writers.ts"
 import { AppShapes } from "../../src/engine/orders/shapeIndex.ts"
-import { shapeSignature, similarityScore } from "../../src/engine/orders/shapeSignature.ts"
+import { type ShapeGeometry, shapeSignature, similarityScore } from "../../src/engine/orders/shapeSignature.ts"
 
 /** A closed cylinder of radius r and height h around the z axis. */
 const cylinder = (r: number, h: number, segments = 64): Mesh => {
@@ -114,7 +114,7 @@ describe("D2 shape distribution", () => {
 })
 
 describe("similarity score", () => {
-  const geometryOf = (mesh: Mesh) => analyse(mesh) as unknown as Record<string, unknown>
+  const geometryOf = (mesh: Mesh): ShapeGeometry => analyse(mesh)
   const reference = geometryOf(cube)
   const score = (mesh: Mesh) => similarityScore(reference, geometryOf(mesh))
 
@@ -177,7 +177,7 @@ describe("the shape index's ranking", () => {
       }
     }
     const shapes = new AppShapes()
-    const stored = new Map<string, Record<string, unknown>>()
+    const stored = new Map<string, ShapeGeometry>()
     for (let i = 0; i < 3000; i++) {
       const id = `part-${String(Math.floor(random() * 2500)).padStart(4, "0")}`
       // Six sizes only: 240 distinct geometries among about 2,000 parts.

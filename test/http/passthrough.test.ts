@@ -38,10 +38,16 @@ const reply = (status: number, body: string, headers: Record<string, string> = {
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) => reply(status, JSON.stringify(body), headers)
 
+/** The engine's "no such record": a 204, which the gateway answers as the spec's empty 200. */
+const NO_RECORD: Script = (_, response) => {
+  response.writeHead(204)
+  response.end()
+}
+
 const ScriptedLayer = Layer.effect(
   Scripted,
   Effect.gen(function*() {
-    let script: Script = json(200, { result: null })
+    let script: Script = NO_RECORD
     let seen: Array<Seen> = []
     const server = yield* Effect.acquireRelease(
       Effect.promise(() =>
@@ -154,10 +160,10 @@ layer(ScriptedApp, { timeout: 60_000, excludeTestServices: true })("Passthrough 
       assert.strictEqual(answer.headers.get("x-error-source-request-id"), answer.headers.get("x-request-id"))
     }))
 
-  it.effect("sends the operation, the app, the decoded request, the request id, the trace context and the engine token", () =>
+  it.effect("sends the operation's request, the app, the request id, the trace context and the engine token", () =>
     Effect.gen(function*() {
       const { client, scripted, secret } = yield* setup
-      yield* scripted.answer(json(200, { result: null }))
+      yield* scripted.answer(NO_RECORD)
       const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
       const answer = yield* client.call("GET", "/v1/customer/abc-1", {
         secret,
@@ -166,23 +172,28 @@ layer(ScriptedApp, { timeout: 60_000, excludeTestServices: true })("Passthrough 
       assert.strictEqual(answer.status, 200)
       const [call] = scripted.seen()
       assert.isDefined(call)
-      assert.strictEqual(call!.method, "POST")
-      assert.strictEqual(call!.url, "/engine/v1/operations/customer.get")
+      assert.strictEqual(call!.method, "GET")
+      assert.strictEqual(call!.url, "/engine/v1/customer/abc-1")
+      assert.strictEqual(call!.headers["x-engine-app-id"], "passthrough")
       assert.strictEqual(call!.headers["x-request-id"], answer.headers.get("x-request-id"))
       assert.strictEqual(call!.headers["authorization"], `Bearer ${ENGINE_TOKEN}`)
-      assert.match(call!.headers["content-type"] ?? "", /^application\/json/)
       const traceparent = String(call!.headers["traceparent"] ?? "")
       assert.match(traceparent, /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/)
       assert.strictEqual(traceparent.split("-")[1], traceId, "the client's trace continues to the engine")
-      assert.deepStrictEqual(JSON.parse(call!.body), { appId: "passthrough", request: { params: { id: "abc-1" } } })
+      assert.strictEqual(call!.body, "")
 
       yield* client.call("POST", "/v1/customer", { secret, body: VALID_CUSTOMER })
       const create = scripted.seen().at(-1)
-      assert.strictEqual(create!.url, "/engine/v1/operations/customer.create")
-      assert.deepStrictEqual(JSON.parse(create!.body), { appId: "passthrough", request: { payload: VALID_CUSTOMER } })
+      assert.strictEqual(create!.method, "POST")
+      assert.strictEqual(create!.url, "/engine/v1/customer")
+      assert.match(create!.headers["content-type"] ?? "", /^application\/json/)
+      assert.deepStrictEqual(JSON.parse(create!.body), VALID_CUSTOMER)
+
+      yield* client.call("GET", "/v1/customer?name=Acme&name=Bolt&limit=5", { secret })
+      assert.strictEqual(scripted.seen().at(-1)!.url, "/engine/v1/customer?name=Acme&name=Bolt&limit=5")
     }))
 
-  it.effect("answers the engine's result: a record as the body, null as the empty 200", () =>
+  it.effect("answers the engine's result: a record as the body, its 204 as the empty 200", () =>
     Effect.gen(function*() {
       const { client, scripted, secret } = yield* setup
       const customer = {
@@ -192,15 +203,15 @@ layer(ScriptedApp, { timeout: 60_000, excludeTestServices: true })("Passthrough 
         createdAt: "2026-11-01T00:00:00.000Z",
         updatedAt: "2026-11-02T00:00:00.000Z"
       }
-      yield* scripted.answer(json(200, { result: customer }))
+      yield* scripted.answer(json(200, customer))
       const read = yield* client.call("GET", "/v1/customer/c-1", { secret })
       assert.strictEqual(read.status, 200)
       assert.deepStrictEqual(read.json(), customer)
 
-      yield* scripted.answer(json(200, { result: [customer] }))
+      yield* scripted.answer(json(200, [customer]))
       assert.deepStrictEqual((yield* client.call("GET", "/v1/customer", { secret })).json(), [customer])
 
-      yield* scripted.answer(json(200, { result: null }))
+      yield* scripted.answer(NO_RECORD)
       const missing = yield* client.call("GET", "/v1/customer/nope", { secret })
       assert.strictEqual(missing.status, 200)
       assert.strictEqual(missing.text, "")
@@ -212,7 +223,7 @@ layer(ScriptedApp, { timeout: 60_000, excludeTestServices: true })("Passthrough 
       const garbled: ReadonlyArray<[string, Script]> = [
         ["non-JSON 200", reply(200, "this is not json")],
         ["empty 200", reply(200, "")],
-        ["200 without result", json(200, { answer: 42 })],
+        ["200 that is not a customer", json(200, { answer: 42 })],
         ["500 with an HTML body", reply(500, "<html><body>Internal Server Error</body></html>", { "content-type": "text/html" })],
         ["404 without type", json(404, { code: 404, message: "gone" })],
         ["302 redirect", reply(302, "", { location: "http://example.com/" })]
@@ -254,7 +265,7 @@ layer(ScriptedApp, { timeout: 60_000, excludeTestServices: true })("Passthrough 
       assert.isAtLeast(elapsed, TIMEOUT_MS - 50)
       assert.isBelow(elapsed, TIMEOUT_MS + TIMEOUT_MARGIN_MS)
 
-      yield* scripted.answer(json(200, { result: null }))
+      yield* scripted.answer(NO_RECORD)
       assert.strictEqual((yield* client.call("GET", "/v1/customer/x", { secret })).status, 200)
     }))
 
@@ -360,40 +371,53 @@ for (const backend of backends) {
           assert.strictEqual((yield* client.call("PUT", `/v1/customer/${created.id}`, { secret: theirs, body: VALID_CUSTOMER })).status, 404)
         }))
 
-      it.effect("serves its internal API: health, readiness, 400 for a bad call, the caller's request id", () =>
+      it.effect("serves EngineApi: health, readiness, 400 naming the field or the missing app, the caller's request id, 404 off the contract", () =>
         Effect.gen(function*() {
           const engine = yield* EngineUrl
-          const post = (path: string, body: string, headers: Record<string, string> = {}) =>
+          const call = (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
             Effect.promise(async () => {
               const response = await fetch(`${engine}${path}`, {
-                method: "POST",
+                method,
                 headers: { "content-type": "application/json", ...headers },
-                body,
+                ...(body === undefined ? {} : { body }),
                 signal: AbortSignal.timeout(10_000)
               })
-              return { status: response.status, headers: response.headers, body: (await response.json()) as ErrorBody }
+              const text = await response.text()
+              return { status: response.status, headers: response.headers, body: text === "" ? undefined : JSON.parse(text) as ErrorBody }
             })
           const get = (path: string) => Effect.promise(() => fetch(`${engine}${path}`).then(async (r) => [r.status, await r.json()]))
           assert.deepStrictEqual(yield* get("/health"), [200, { status: "ok" }])
           assert.deepStrictEqual(yield* get("/ready"), [200, { status: "ready" }])
+          const app = { "x-engine-app-id": "direct" }
 
-          for (const bad of ["not json", "{}", JSON.stringify({ appId: "", request: {} }), JSON.stringify({ appId: "a", request: { params: 7 } })]) {
-            const answer = yield* post("/engine/v1/operations/customer.list", bad)
-            assert.strictEqual(answer.status, 400, bad)
-            assert.strictEqual(answer.body.code, 400)
-            assert.strictEqual(answer.body.type, "ValidationError")
-            assert.strictEqual(answer.headers.get("x-error-source"), "engine")
-          }
+          const noApp = yield* call("GET", "/engine/v1/customer")
+          assert.strictEqual(noApp.status, 400)
+          assert.deepStrictEqual(noApp.body, { code: 400, message: "The x-engine-app-id header must name the app the call is for", type: "ValidationError" })
+          assert.strictEqual(noApp.headers.get("x-error-source"), "engine")
 
-          const listed = yield* post("/engine/v1/operations/customer.list", JSON.stringify({ appId: "direct", request: {} }), { "x-request-id": "my-id-1" })
-          assert.deepStrictEqual([listed.status, listed.body], [200, { result: [] }])
+          const badQuery = yield* call("GET", "/engine/v1/customer?limit=0", app)
+          assert.strictEqual(badQuery.status, 400)
+          assert.strictEqual(badQuery.body?.type, "ValidationError")
+          assert.include(badQuery.body?.message, "limit")
+          const badBody = yield* call("POST", "/engine/v1/customer", app, JSON.stringify({ name: "" }))
+          assert.strictEqual(badBody.status, 400)
+          assert.include(badBody.body?.message, "name")
+
+          const listed = yield* call("GET", "/engine/v1/customer", { ...app, "x-request-id": "my-id-1" })
+          assert.deepStrictEqual([listed.status, listed.body], [200, []])
           assert.strictEqual(listed.headers.get("x-request-id"), "my-id-1")
+          const missing = yield* call("GET", "/engine/v1/customer/nope", app)
+          assert.deepStrictEqual([missing.status, missing.body], [204, undefined])
 
-          const unknown = yield* post("/engine/v1/operations/nothing.here", JSON.stringify({ appId: "direct", request: {} }), { "x-request-id": "my-id-2" })
-          assert.strictEqual(unknown.status, 404)
-          assert.deepStrictEqual(unknown.body, { code: 404, message: "No public operation nothing.here", type: "NotFound" })
-          assert.strictEqual(unknown.headers.get("x-error-source"), "engine")
-          assert.strictEqual(unknown.headers.get("x-error-source-request-id"), "my-id-2")
+          const gone = yield* call("PUT", "/engine/v1/customer/nope", { ...app, "x-request-id": "my-id-2" }, JSON.stringify(VALID_CUSTOMER))
+          assert.deepStrictEqual([gone.status, gone.body], [404, { code: 404, message: "customer nope not found", type: "NotFound" }])
+          assert.strictEqual(gone.headers.get("x-error-source"), "engine")
+          assert.strictEqual(gone.headers.get("x-error-source-request-id"), "my-id-2")
+
+          // Only the contract's operations have routes: the engine's own record writes (a model version, a PPS record) have none.
+          for (const [method, path] of [["POST", "/engine/v1/model-version"], ["DELETE", "/engine/v1/pps/x"], ["GET", "/engine/v1/nothing"]] as const) {
+            assert.strictEqual((yield* call(method, path, app, method === "POST" ? "{}" : undefined)).status, 404, `${method} ${path}`)
+          }
         }))
     }
   )
@@ -418,10 +442,8 @@ layer(TestAppOverEngine("pglite", {}, engineWithToken).pipe(Layer.provide(withEn
       const engine = yield* EngineUrl
       for (const authorization of [undefined, "Bearer wrong-token", ENGINE_TOKEN, `Bearer ${ENGINE_TOKEN}x`]) {
         const answer = yield* Effect.promise(() =>
-          fetch(`${engine}/engine/v1/operations/customer.list`, {
-            method: "POST",
-            headers: { "content-type": "application/json", ...(authorization === undefined ? {} : { authorization }) },
-            body: JSON.stringify({ appId: "token", request: {} })
+          fetch(`${engine}/engine/v1/customer`, {
+            headers: { "x-engine-app-id": "token", ...(authorization === undefined ? {} : { authorization }) }
           }).then(async (r) => ({ status: r.status, source: r.headers.get("x-error-source"), body: (await r.json()) as ErrorBody }))
         )
         assert.strictEqual(answer.status, 401, String(authorization))
@@ -430,23 +452,22 @@ layer(TestAppOverEngine("pglite", {}, engineWithToken).pipe(Layer.provide(withEn
       }
     }))
 
-  it.effect("serves the public operations only: an internal one is a 404, even with the token", () =>
+  it.effect("serves the contract's operations only: anything else is a 404, even with the token", () =>
     Effect.gen(function*() {
       const engine = yield* EngineUrl
-      const call = (operation: string) =>
+      const call = (method: string, path: string) =>
         Effect.promise(() =>
-          fetch(`${engine}/engine/v1/operations/${operation}`, {
-            method: "POST",
-            headers: { "content-type": "application/json", authorization: `Bearer ${ENGINE_TOKEN}` },
-            body: JSON.stringify({ appId: "token", request: {} })
-          }).then(async (r) => ({ status: r.status, body: (await r.json()) as ErrorBody }))
+          fetch(`${engine}${path}`, {
+            method,
+            headers: { "content-type": "application/json", authorization: `Bearer ${ENGINE_TOKEN}`, "x-engine-app-id": "token" },
+            ...(method === "POST" ? { body: "{}" } : {})
+          }).then((r) => r.status)
         )
       // Record operations the engine runs for its workflows, which no public endpoint reaches.
-      for (const operation of ["modelVersion.create", "pps.remove", "ticketQuote.remove", "nothing.at-all"]) {
-        const answer = yield* call(operation)
-        assert.deepStrictEqual([answer.status, answer.body], [404, { code: 404, message: `No public operation ${operation}`, type: "NotFound" }])
+      for (const [method, path] of [["POST", "/engine/v1/model-version"], ["DELETE", "/engine/v1/pps/p-1"], ["DELETE", "/engine/v1/ticket-quote/q-1"]]) {
+        assert.strictEqual(yield* call(method!, path!), 404, `${method} ${path}`)
       }
-      assert.strictEqual((yield* call("customer.list")).status, 200)
+      assert.strictEqual(yield* call("GET", "/engine/v1/customer"), 200)
     }))
 })
 

@@ -8,6 +8,7 @@
  */
 import { assert, describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { operationOf } from "../../src/api/Operations.ts"
 import { PublicApi } from "../../src/api/PublicApi.ts"
 import { DownstreamError } from "../../src/domain/Errors.ts"
 import { recordReadOf, recordReadTable } from "../../src/layers/http/RecordReadDirect.ts"
@@ -132,19 +133,20 @@ for (const backend of backends) {
 const OddEngine = Layer.succeed(
   Downstream,
   Downstream.of({
-    invoke: (operation, scope, request) =>
-      request.params?.id === "fails"
+    call: (endpoint) => (input, scope) =>
+      (input as { readonly params?: { readonly id?: string } }).params?.id === "fails"
         ? Effect.fail(
           new DownstreamError({
             status: 409,
             code: 4091,
-            message: `${operation} is busy`,
+            message: `${operationOf(endpoint)} is busy`,
             type: "Conflict",
             source: "engine",
             requestId: scope.requestId
           })
         )
-        : Effect.succeed({ id: 5 })
+        // An answer its schema refuses: the gateway's 502, on both paths.
+        : Effect.succeed({ id: 5 } as never)
   })
 )
 

@@ -199,7 +199,7 @@ describe("OpenTelemetry traces and metrics", () => {
       spans = received.flatMap((body) =>
         (JSON.parse(body).resourceSpans ?? []).flatMap((r: { scopeSpans: Array<{ spans: Array<Span> }> }) => r.scopeSpans.flatMap((s) => s.spans))
       ).filter((span: Span) => span.traceId === traceId)
-      if (spans.some((s) => s.name === "Downstream.invoke") && spans.some((s) => s.kind === 2)) break
+      if (spans.some((s) => s.name === "Downstream.call") && spans.some((s) => s.kind === 2)) break
       await new Promise((resolve) => setTimeout(resolve, 250))
     }
     const server = spans.find((span) => span.kind === 2)
@@ -214,8 +214,8 @@ describe("OpenTelemetry traces and metrics", () => {
     expect(attribute(server!, "secret.id")).toBe(secret.id)
 
     const names = spans.map((span) => span.name)
-    for (const child of ["IncomingSecret.verify", "Meter.record", "Downstream.invoke"]) expect(names).toContain(child)
-    const downstream = spans.find((span) => span.name === "Downstream.invoke")!
+    for (const child of ["IncomingSecret.verify", "Meter.record", "Downstream.call"]) expect(names).toContain(child)
+    const downstream = spans.find((span) => span.name === "Downstream.call")!
     expect(attribute(downstream, "downstream.operation")).toBe("customer.get")
     // The engine's work, and its SQL, belong to the same trace, under the Downstream call.
     const engine = spans.find((span) => span.name === "engine customer.get")
@@ -326,7 +326,7 @@ describe("OpenTelemetry traces and metrics", () => {
     const reply = await mcpToolCall(base, secret.value, "list_parts", {}, { traceparent: `00-${traceId}-${parent}-01`, tracestate: STATE })
     expect(reply.status, await reply.clone().text()).toBe(200)
 
-    const spans = await spansUntil((all) => all.some((span) => span.traceId === traceId && span.name === "Downstream.invoke"))
+    const spans = await spansUntil((all) => all.some((span) => span.traceId === traceId && span.name === "Downstream.call"))
     const inTrace = spans.filter((span) => span.traceId === traceId)
     const mcp = inTrace.find((span) => span.name === "tools/call list_parts")
     expect(mcp, JSON.stringify(inTrace.map((span) => span.name))).toBeDefined()
@@ -339,7 +339,7 @@ describe("OpenTelemetry traces and metrics", () => {
     expect(inTrace.find((span) => span.name === "Meter.record")?.parentSpanId, tree).toBe(mcp!.spanId)
     const ancestors = (span: Span | undefined): Array<string> =>
       span?.parentSpanId === undefined ? [] : [span.parentSpanId, ...ancestors(inTrace.find((s) => s.spanId === span.parentSpanId))]
-    expect(ancestors(inTrace.find((span) => span.name === "Downstream.invoke")), tree).toContain(mcp!.spanId)
+    expect(ancestors(inTrace.find((span) => span.name === "Downstream.call")), tree).toContain(mcp!.spanId)
     // The HTTP server span (its own trace: the header brought none) is linked from the MCP span.
     const server = spans.find((span) => span.kind === 2 && attribute(span, "http.route") === "/v1/mcp" && attribute(span, "secret.id") === secret.id)
     expect(server).toBeDefined()

@@ -33,8 +33,9 @@ describe("Trace context to a remote engine, tracing off", () => {
       request.resume()
       request.on("end", () => {
         seen.push({ url: request.url ?? "", headers: request.headers })
-        const result = (request.url ?? "").endsWith("/ticketModel.list") ? [] : null
-        response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ result }))
+        // A list answers no records; a read answers the engine's "no such record" (204).
+        if ((request.url ?? "").startsWith("/engine/v1/ticket-model")) response.writeHead(200, { "content-type": "application/json" }).end("[]")
+        else response.writeHead(204).end()
       })
     })
     await new Promise<void>((resolve) => engine.listen(0, "127.0.0.1", resolve))
@@ -67,7 +68,7 @@ describe("Trace context to a remote engine, tracing off", () => {
     const reply = await fetch(`${base}/v1/customer/abc`, { headers: { authorization: secret, traceparent, tracestate } })
     expect(reply.status).toBe(200)
     const call = seen.at(-1)!
-    expect(call.url).toBe("/engine/v1/operations/customer.get")
+    expect(call.url).toBe("/engine/v1/customer/abc")
     expect(call.headers["traceparent"]).toBe(traceparent)
     expect(call.headers["tracestate"]).toBe(tracestate)
 
@@ -88,7 +89,7 @@ describe("Trace context to a remote engine, tracing off", () => {
     const reply = await mcpToolCall(base, secret, "list_parts", {}, { traceparent, tracestate: "vendor=value" })
     expect(reply.status, await reply.clone().text()).toBe(200)
     const call = seen.at(-1)!
-    expect(call.url).toBe("/engine/v1/operations/ticketModel.list")
+    expect(call.url).toBe("/engine/v1/ticket-model")
     expect(call.headers["traceparent"]).toBe(traceparent)
     expect(call.headers["tracestate"]).toBe("vendor=value")
   }, 30_000)

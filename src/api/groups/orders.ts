@@ -22,7 +22,6 @@ import {
   TicketQuote
 } from "../../domain/resources/orders.ts"
 import { ServiceJob } from "../../domain/resources/production.ts"
-import { IncomingSecretAuth } from "../Authorization.ts"
 import { COMMON_ERRORS, create, get, IdParam, list, lookup, recordOf, remove, replace, tag } from "../endpoints.ts"
 import { emptyOk } from "../openapi.ts"
 
@@ -30,7 +29,6 @@ const Id = IdParam.id
 
 export const ProjectGroup = HttpApiGroup.make("project")
   .add(lookup(Project), list(Project), create(Project), get(Project), replace(Project))
-  .middleware(IncomingSecretAuth)
   .annotateMerge(tag("Project (order)", "Orders of a customer (Project 1–n Ticket); numbered P-000042, found by id, number or external reference."))
 
 export const TicketGroup = HttpApiGroup.make("ticket")
@@ -56,7 +54,6 @@ export const TicketGroup = HttpApiGroup.make("ticket")
       "Prices the ticket's parts and items into a quote, in the ticket's currency unless overridden, and sends it."
     )
   )
-  .middleware(IncomingSecretAuth)
   .annotateMerge(tag("Ticket", "Tickets of a project: their parts are priced into quotes and sent to production."))
 
 export const ItemGroup = HttpApiGroup.make("item")
@@ -71,7 +68,6 @@ export const ItemGroup = HttpApiGroup.make("item")
       error: COMMON_ERRORS
     }).annotate(OpenApi.Summary, "Get an item").annotate(OpenApi.Transform, emptyOk)
   )
-  .middleware(IncomingSecretAuth)
   .annotateMerge(tag("Item", "Extra lines of a ticket (a service, a fee) with a quantity and a unit price."))
 
 const TicketModelParams = { ticketModelId: Id }
@@ -113,14 +109,12 @@ export const TicketModelGroup = HttpApiGroup.make("ticketModel")
       error: [...COMMON_ERRORS, NotFound]
     }).annotate(OpenApi.Summary, "Update a part's post-processing services")
   )
-  .middleware(IncomingSecretAuth)
   .annotateMerge(
     tag("Part (ticket model)", "Parts of a ticket: a model file (or a catalogue configuration), technology, material, quantity; priced by the engine.")
   )
 
 export const TicketQuoteGroup = HttpApiGroup.make("ticketQuote")
   .add(list(TicketQuote), get(TicketQuote), replace(TicketQuote))
-  .middleware(IncomingSecretAuth)
   .annotateMerge(tag("Ticket quote", "Quotes of a ticket: priced lines, a total, a state and a validity."))
 
 export const ModelVersionGroup = HttpApiGroup.make("modelVersion")
@@ -134,11 +128,10 @@ export const ModelVersionGroup = HttpApiGroup.make("modelVersion")
       error: [...COMMON_ERRORS, NotFound]
     }).annotate(OpenApi.Summary, "Resolve model fields of a version")
   )
-  .middleware(IncomingSecretAuth)
   .annotateMerge(tag("Model version", "Every model file a part has had, with its geometry."))
 
-export const MeetingNoteGroup = HttpApiGroup.make("meetingNote").add(list(MeetingNote), create(MeetingNote)).middleware(IncomingSecretAuth)
+export const MeetingNoteGroup = HttpApiGroup.make("meetingNote").add(list(MeetingNote), create(MeetingNote))
   .annotateMerge(tag("Meeting note", "Notes of meetings with a customer, optionally about one project."))
 export const ProductionNoteGroup = HttpApiGroup.make("productionNote")
-  .add(list(ProductionNote), create(ProductionNote)).middleware(IncomingSecretAuth)
+  .add(list(ProductionNote), create(ProductionNote))
   .annotateMerge(tag("Production note", "Notes about a ticket or a service job in production."))

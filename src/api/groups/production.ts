@@ -25,7 +25,6 @@ import {
   ServiceJobProduction,
   ServiceJobProductionQuery
 } from "../../domain/resources/production.ts"
-import { IncomingSecretAuth } from "../Authorization.ts"
 import { COMMON_ERRORS, create, get, IdParam, list, recordOf, remove, replace, tag } from "../endpoints.ts"
 import { emptyOk } from "../openapi.ts"
 
@@ -33,7 +32,6 @@ const Id = IdParam.id
 
 export const MachineGroupGroup = HttpApiGroup.make("machineGroup")
   .add(list(MachineGroup), create(MachineGroup), get(MachineGroup), replace(MachineGroup), remove(MachineGroup))
-  .middleware(IncomingSecretAuth)
   .annotateMerge(tag("Machine group", "Groups of machines of one technology, with a default hourly rate."))
 
 export const MachinesGroup = HttpApiGroup.make("machine")
@@ -55,7 +53,6 @@ export const MachinesGroup = HttpApiGroup.make("machine")
       error: [...COMMON_ERRORS, NotFound]
     }).annotate(OpenApi.Summary, "Assign the reels of a machine")
   )
-  .middleware(IncomingSecretAuth)
   .annotateMerge(tag("Machine", "Machines: technology, location, hourly rate, build volume and the reels they hold."))
 
 const ReelGroupIdParam = { id: Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(1)) }
@@ -71,7 +68,6 @@ export const ReelGroupGroup = HttpApiGroup.make("reelGroup")
     HttpApiEndpoint.get("get", "/reel-group/:id", { params: ReelGroupIdParam, success: ReelGroup, error: COMMON_ERRORS })
       .annotate(OpenApi.Summary, "Get a reel group").annotate(OpenApi.Transform, emptyOk)
   )
-  .middleware(IncomingSecretAuth)
   .annotateMerge(tag("Reel group", "Reel groups (numeric ids): a material (and colour) kept on reels."))
 
 const LocationParams = { inventoryProductLocationId: Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(1)) }
@@ -93,7 +89,6 @@ export const ReelsGroup = HttpApiGroup.make("reel")
       error: [...COMMON_ERRORS, NotFound]
     }).annotate(OpenApi.Summary, "Create reels in a reel group")
   )
-  .middleware(IncomingSecretAuth)
   .annotateMerge(tag("Reel", "Reels of material in a reel group, with their remaining weight and machine."))
 
 export const ReportMetricsGroup = HttpApiGroup.make("reportMetrics")
@@ -101,7 +96,6 @@ export const ReportMetricsGroup = HttpApiGroup.make("reportMetrics")
     HttpApiEndpoint.get("get", "/report-metrics", { query: ReportMetricsQuery, success: ReportMetrics, error: COMMON_ERRORS })
       .annotate(OpenApi.Summary, "Get report metrics for a period")
   )
-  .middleware(IncomingSecretAuth)
   .annotateMerge(tag("Report metrics", "Quoting and production figures over a period."))
 
 export const ServiceJobGroup = HttpApiGroup.make("serviceJob")
@@ -139,7 +133,6 @@ export const ServiceJobGroup = HttpApiGroup.make("serviceJob")
     })
       .annotate(OpenApi.Summary, "Stop the timeline of a service job")
   )
-  .middleware(IncomingSecretAuth)
   .annotateMerge(tag("Service job", "Jobs made from a ticket's parts when it is sent to production: timeline, merges, reassignments."))
 
 export const ServiceJobProductionGroup = HttpApiGroup.make("serviceJobProduction")
@@ -150,8 +143,7 @@ export const ServiceJobProductionGroup = HttpApiGroup.make("serviceJobProduction
       error: COMMON_ERRORS
     }).annotate(OpenApi.Summary, "List service job productions")
   )
-  .middleware(IncomingSecretAuth)
   .annotateMerge(tag("Service job production", "The production progress of service jobs, with their PPS records."))
 
-export const PpsGroup = HttpApiGroup.make("pps").add(list(Pps), get(Pps)).middleware(IncomingSecretAuth)
+export const PpsGroup = HttpApiGroup.make("pps").add(list(Pps), get(Pps))
   .annotateMerge(tag("PPS record", "One part in one service job: quantity, produced and scrapped."))

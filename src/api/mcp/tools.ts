@@ -18,7 +18,7 @@ import { type HttpApiEndpoint, HttpApiError, HttpApiSchema } from "effect/http-a
 import { BadRequest, type DownstreamError } from "../../domain/Errors.ts"
 import { CurrentCaller } from "../Authorization.ts"
 import { schemaErrorToBadRequest } from "../BadRequests.ts"
-import type { EngineRequest } from "../EngineCall.ts"
+import type { DecodedInput } from "../EngineCall.ts"
 import { TicketGroup, TicketModelGroup, TicketQuoteGroup } from "../groups/orders.ts"
 
 /** What a failed tool call answers: the REST error body, `{code, message, type}`. */
@@ -61,8 +61,8 @@ export interface McpToolSpec {
   readonly nullable?: boolean
 }
 
-const endpointOf = (group: { readonly identifier: string; readonly endpoints: Record<string, HttpApiEndpoint.Top> }, name: string) => {
-  const endpoint = group.endpoints[name]
+const endpointOf = (group: { readonly identifier: string; readonly endpoints: object }, name: string) => {
+  const endpoint = (group.endpoints as Readonly<Record<string, HttpApiEndpoint.Top>>)[name]
   if (endpoint === undefined) throw new Error(`MCP tools: no endpoint ${group.identifier}.${name}`)
   return { operation: `${group.identifier}.${name}`, endpoint }
 }
@@ -227,7 +227,7 @@ export const deriveTool = (spec: McpToolSpec) => {
   const decodeAnswer = Schema.decodeUnknownEffect(jsonCodec(success))
 
   /** The tool's arguments, split and decoded into the engine request the REST endpoint would send. */
-  const decodeArguments = (args: unknown): Effect.Effect<EngineRequest, ToolFailure> =>
+  const decodeArguments = (args: unknown): Effect.Effect<DecodedInput, ToolFailure> =>
     Effect.gen(function*() {
       const input = args ?? {}
       if (typeof input !== "object" || Array.isArray(input)) {

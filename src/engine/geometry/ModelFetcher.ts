@@ -74,7 +74,7 @@ export const optionsFromConfig = Config.all({
 // Errors
 
 const fetchError = (status: number, type: string, message: string) =>
-  new EngineError({ status, type, message: `model-fetcher: ${message}`, source: MODEL_FETCHER_SOURCE })
+  EngineError.modelFile({ status, type, message: `model-fetcher: ${message}`, source: MODEL_FETCHER_SOURCE })
 
 /** The URL as errors show it: no query or fragment (they may carry signatures). */
 const shown = (url: URL) => `${url.protocol}//${url.host}${url.pathname}`

@@ -15,28 +15,47 @@
  * price. Every write prices the part again (docs/pricing.md); a part whose
  * model changes gets a new model version.
  */
-import { Effect } from "effect"
+import { Effect, Predicate, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { TicketModel } from "../../domain/resources/orders.ts"
-import { crudOperations, type RecordHooks } from "../crud.ts"
+import { defineResource } from "../../domain/Resource.ts"
+import { CatalogueModel } from "../../domain/resources/catalogue.ts"
+import type { ModelEndpoint } from "../../domain/resources/modelFiles.ts"
+import { MachiningStrategy, ModelVersion, Ticket, TicketModel } from "../../domain/resources/orders.ts"
+import { PostProcessingService, ProductionParameterField } from "../../domain/resources/reference.ts"
+import {
+  asRecord,
+  findRecord,
+  getRecord,
+  type InputOf,
+  listRecords,
+  type PrepareInput,
+  recordHandlers,
+  type RecordHooks,
+  type RecordOf,
+  type StoredFields
+} from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import { ModelAnalyser } from "../geometry/ModelAnalyser.ts"
 import { ModelFetcher } from "../geometry/ModelFetcher.ts"
-import type { Operation, OperationContext, Operations } from "../Operation.ts"
+import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
 import { pricePart } from "../pricing/pricePart.ts"
 import { GLOBAL_APP, RecordRepository, type StoredRecord } from "../RecordRepository.ts"
-import { arrayOf, fileNameOf, listAll, numeric, objectOf, param, payloadOf, text } from "./common.ts"
+import { fileNameOf } from "./common.ts"
+
+type Part = RecordOf<typeof TicketModel>
+type PartFields = StoredFields<typeof TicketModel>
+type CatalogueModelRecord = RecordOf<typeof CatalogueModel>
 
 // ---------------------------------------------------------------------------
 // Catalogue configurations
 
 export interface FoundConfiguration {
-  readonly model: StoredRecord
-  readonly configuration: StoredRecord
+  readonly model: CatalogueModelRecord
+  readonly configuration: CatalogueModelRecord["configurations"][number]
 }
 
 /** The catalogue model (visible to the app) holding the configuration `configurationId`, and that configuration. */
-export const findConfiguration = (appId: string, configurationId: string) =>
+export const findConfiguration = (appId: string, configurationId: string): Step<FoundConfiguration | undefined> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql<{ data: StoredRecord }>`
@@ -44,31 +63,29 @@ export const findConfiguration = (appId: string, configurationId: string) =>
       WHERE resource = 'catalogueModel' AND app_id IN (${appId}, ${GLOBAL_APP})
         AND data->'configurations' @> ${JSON.stringify([{ id: configurationId }])}::jsonb
       ORDER BY created_at LIMIT 1`
-    const model = rows[0]?.data
-    if (model === undefined) return undefined
-    const configuration = arrayOf(model.configurations)
-      .map(objectOf)
-      .find((candidate) => candidate !== undefined && candidate.id === configurationId)
-    return configuration === undefined ? undefined : ({ model, configuration } satisfies FoundConfiguration)
+    const data = rows[0]?.data
+    if (data === undefined) return undefined
+    const model = asRecord(CatalogueModel, data)
+    const configuration = model.configurations.find((candidate) => candidate.id === configurationId)
+    return configuration === undefined ? undefined : { model, configuration }
   })
 
 // ---------------------------------------------------------------------------
 // Checks shared by part writes
 
 /** Each `productionParameterIds` entry must name a parameter field of the technology and one of its values. */
-const checkParameters = (context: OperationContext, technologyId: string, parameters: StoredRecord | undefined) =>
+const checkParameters = (context: OperationContext, technologyId: string, parameters: PartFields["productionParameterIds"]) =>
   Effect.gen(function*() {
     const entries = Object.entries(parameters ?? {})
     if (entries.length === 0) return
-    const fields = yield* listAll("productionParameterField", context.appId, { technologyId })
+    const fields = yield* listRecords(ProductionParameterField, context.appId, { technologyId })
     for (const [name, valueId] of entries) {
       const field = fields.find((candidate) => candidate.name === name)
       if (field === undefined) {
         return yield* EngineError.unknownReference(`productionParameterIds.${name}`, `production parameter field of ${technologyId}`, name)
       }
-      const values = arrayOf(field.values).map(objectOf)
-      if (!values.some((value) => value?.id === valueId)) {
-        return yield* EngineError.unknownReference(`productionParameterIds.${name}`, `value of ${String(field.id)}`, String(valueId))
+      if (!field.values.some((value) => value.id === valueId)) {
+        return yield* EngineError.unknownReference(`productionParameterIds.${name}`, `value of ${field.id}`, valueId)
       }
     }
   })
@@ -77,16 +94,15 @@ const checkParameters = (context: OperationContext, technologyId: string, parame
 export const checkServices = (
   context: OperationContext,
   technologyId: string,
-  serviceIds: ReadonlyArray<unknown>,
+  serviceIds: ReadonlyArray<string>,
   field: string
 ) =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
     for (const [index, serviceId] of serviceIds.entries()) {
-      const service = yield* records.find("service", context.appId, String(serviceId))
-      if (service === undefined) return yield* EngineError.unknownReference(`${field}.${index}`, "service", String(serviceId))
-      if (!arrayOf(service.technologyIds).includes(technologyId)) {
-        return yield* EngineError.invalid(`${field}.${index}: service ${String(serviceId)} does not apply to technology ${technologyId}`)
+      const service = yield* findRecord(PostProcessingService, context.appId, serviceId)
+      if (service === undefined) return yield* EngineError.unknownReference(`${field}.${index}`, "service", serviceId)
+      if (!service.technologyIds.includes(technologyId)) {
+        return yield* EngineError.invalid(`${field}.${index}: service ${serviceId} does not apply to technology ${technologyId}`)
       }
     }
   })
@@ -94,64 +110,62 @@ export const checkServices = (
 // ---------------------------------------------------------------------------
 // The part's model
 
+/** Where a part's model comes from: its own file, or a catalogue configuration. */
+type ModelSource = Pick<InputOf<typeof TicketModel>, "modelEndpoint" | "catalogueModelConfigurationId">
+
 /** Whether two versions of a part name the same model (url, file name or catalogue configuration). */
-const sameModel = (a: StoredRecord, b: StoredRecord) => {
-  const endpointA = objectOf(a.modelEndpoint)
-  const endpointB = objectOf(b.modelEndpoint)
-  return (endpointA?.url ?? null) === (endpointB?.url ?? null)
-    && (endpointA?.fileName ?? null) === (endpointB?.fileName ?? null)
-    && (a.catalogueModelConfigurationId ?? null) === (b.catalogueModelConfigurationId ?? null)
-}
+const sameModel = (a: ModelSource, b: ModelSource) =>
+  (a.modelEndpoint?.url ?? null) === (b.modelEndpoint?.url ?? null)
+  && (a.modelEndpoint?.fileName ?? null) === (b.modelEndpoint?.fileName ?? null)
+  && (a.catalogueModelConfigurationId ?? null) === (b.catalogueModelConfigurationId ?? null)
 
 /**
- * The geometry of the model file at the endpoint's url: null when there is
- * no url or its host is a placeholder; the fetcher's error when the download
- * fails; a 422 naming the file and what is wrong when it cannot be read
+ * The geometry of the model file at the endpoint's url: null when its host
+ * is a placeholder; the fetcher's error when the download fails; a 422
+ * naming the file and what is wrong when it cannot be read
  * (`UnreadableModel`), or naming the limit when it exceeds a budget of the
  * analysis (`ModelTooComplex`, `ModelTooLarge`, `ModelAnalysisTimeout`,
  * `ModelAnalysisOutOfMemory`). The analysis counts against `appId`'s share
  * of the analysis threads.
  */
-export const modelGeometry = (endpoint: StoredRecord | undefined, fileName: string | null, appId: string) =>
+export const modelGeometry = (endpoint: typeof ModelEndpoint.Type, fileName: string | null, appId: string) =>
   Effect.gen(function*() {
-    const url = endpoint === undefined ? undefined : text(endpoint, "url")
-    if (url === undefined) return null
     const fetcher = yield* ModelFetcher
-    const bytes = yield* fetcher.fetch(url)
+    const bytes = yield* fetcher.fetch(endpoint.url)
     if (bytes === undefined) return null
     const analyser = yield* ModelAnalyser
     return yield* analyser.analyse(bytes, fileName, appId).pipe(
       Effect.mapError((error) => {
         const type = error.type ?? "UnreadableModel"
         const what = type === "UnreadableModel" ? "cannot be read" : "cannot be analysed"
-        return new EngineError({ status: 422, type, message: `modelEndpoint: the model file ${fileName ?? url} ${what}: ${error.reason}` })
+        return EngineError.modelFile({ status: 422, type, message: `modelEndpoint: the model file ${fileName ?? endpoint.url} ${what}: ${error.reason}` })
       })
     )
   })
 
+/** A part's model as stored with it. */
+type PartModel = Pick<PartFields, "fileName" | "geometry">
+
 /**
  * The file name and geometry of a part's model: its own file, downloaded and
  * analysed; or its catalogue model's, analysed when that was written (a
- * catalogue model stored before then is analysed now).
+ * catalogue model stored before then, without `geometry`, is analysed now).
  */
-const partModel = (context: OperationContext, part: StoredRecord) =>
+const partModel = (context: OperationContext, part: ModelSource): Step<PartModel> =>
   Effect.gen(function*() {
-    const endpoint = objectOf(part.modelEndpoint)
+    const endpoint = part.modelEndpoint
     if (endpoint !== undefined) {
       const fileName = fileNameOf(endpoint)
       return { fileName, geometry: yield* modelGeometry(endpoint, fileName, context.appId) }
     }
-    const configurationId = text(part, "catalogueModelConfigurationId") ?? ""
+    const configurationId = part.catalogueModelConfigurationId ?? ""
     const found = yield* findConfiguration(context.appId, configurationId)
     if (found === undefined) {
       return yield* EngineError.unknownReference("catalogueModelConfigurationId", "catalogue model configuration", configurationId)
     }
-    const catalogueEndpoint = objectOf(found.model.modelEndpoint)
-    const fileName = fileNameOf(catalogueEndpoint)
-    const geometry = found.model.geometry !== undefined
-      ? found.model.geometry
-      : yield* modelGeometry(catalogueEndpoint, fileName, context.appId)
-    return { fileName, geometry }
+    const { geometry, modelEndpoint } = found.model
+    const fileName = fileNameOf(modelEndpoint)
+    return { fileName, geometry: geometry !== undefined ? geometry : yield* modelGeometry(modelEndpoint, fileName, context.appId) }
   })
 
 /**
@@ -160,32 +174,53 @@ const partModel = (context: OperationContext, part: StoredRecord) =>
  * calculation, on every write: new parameters, quantity, material or
  * services give new production times and prices.
  */
-const prepareTicketModel: NonNullable<RecordHooks["prepare"]> = (context, input, previous) =>
+const prepareTicketModel = (context: OperationContext, input: PrepareInput<typeof TicketModel>, previous: Part | undefined): Step<PartFields> =>
   Effect.gen(function*() {
-    const technologyId = text(input, "technologyId") ?? ""
-    yield* checkParameters(context, technologyId, objectOf(input.productionParameterIds))
-    yield* checkServices(context, technologyId, arrayOf(input.serviceIds), "serviceIds")
-    if (previous !== undefined && sameModel(previous, input)) return yield* pricePart(context, input)
-    return yield* pricePart(context, { ...input, ...(yield* partModel(context, input)) })
+    yield* checkParameters(context, input.technologyId, input.productionParameterIds)
+    yield* checkServices(context, input.technologyId, input.serviceIds ?? [], "serviceIds")
+    const model: PartModel = previous !== undefined && sameModel(previous, input)
+      ? { fileName: previous.fileName, geometry: previous.geometry }
+      : yield* partModel(context, input)
+    return yield* pricePart(context, { ...input, ...model })
   })
 
 // ---------------------------------------------------------------------------
 // Part operations
 
 /** Stores the part's model as its next model version (the first for a new part, with no lookup). */
-const addVersion = (context: OperationContext, part: StoredRecord, first = false) =>
+const addVersion = (context: OperationContext, part: Part, first = false) =>
   Effect.gen(function*() {
     const records = yield* RecordRepository
-    const partId = String(part.id)
-    const existing = first ? [] : yield* listAll("modelVersion", context.appId, { ticketModelId: partId })
-    const version = existing.reduce((max, record) => Math.max(max, numeric(record, "version") ?? 0), 0) + 1
-    return yield* records.insert("modelVersion", context.appId, {
-      ticketModelId: partId,
-      version,
-      fileName: part.fileName ?? null,
+    const existing = first ? [] : yield* listRecords(ModelVersion, context.appId, { ticketModelId: part.id })
+    const version: StoredFields<typeof ModelVersion> = {
+      ticketModelId: part.id,
+      version: existing.reduce((max, record) => Math.max(max, record.version), 0) + 1,
+      fileName: part.fileName,
       modelEndpoint: part.modelEndpoint ?? null,
-      geometry: part.geometry ?? null
-    })
+      geometry: part.geometry
+    }
+    return yield* records.insert(ModelVersion.name, context.appId, version)
+  })
+
+/**
+ * Machining strategies are stored as records of their own, one per part and
+ * service (id `<ticketModelId>:<serviceId>`), with the fields the API answers.
+ */
+const MachiningStrategies = defineResource({
+  name: "machiningStrategy",
+  path: "/ticket-model/machining-strategy",
+  title: "Machining strategy",
+  fields: MachiningStrategy.fields,
+  filters: ["ticketModelId"]
+})
+
+/** Removes the records of `resource` that belong to part `partId`. */
+const removeOfPart = <R extends typeof ModelVersion | typeof MachiningStrategies>(resource: R, context: OperationContext, partId: string) =>
+  Effect.gen(function*() {
+    const records = yield* RecordRepository
+    for (const record of yield* listRecords(resource, context.appId, { ticketModelId: partId })) {
+      yield* records.remove(resource.name, context.appId, record.id)
+    }
   })
 
 /**
@@ -193,146 +228,125 @@ const addVersion = (context: OperationContext, part: StoredRecord, first = false
  * transaction (the first with a new part, the next when its model changes),
  * and removed with it, as are its machining strategies.
  */
-const ticketModelHooks: RecordHooks = {
+const ticketModelHooks: RecordHooks<typeof TicketModel> = {
   prepare: prepareTicketModel,
   written: (context, part, previous) =>
     previous !== undefined && sameModel(previous, part) ? Effect.void : Effect.asVoid(addVersion(context, part, previous === undefined)),
   removed: (context, part) =>
     Effect.gen(function*() {
-      const records = yield* RecordRepository
-      for (const resource of ["modelVersion", "machiningStrategy"]) {
-        for (const record of yield* listAll(resource, context.appId, { ticketModelId: String(part.id) })) {
-          yield* records.remove(resource, context.appId, String(record.id))
-        }
-      }
+      yield* removeOfPart(ModelVersion, context, part.id)
+      yield* removeOfPart(MachiningStrategies, context, part.id)
     })
 }
 
-export const partHooks: Readonly<Record<string, RecordHooks>> = { ticketModel: ticketModelHooks }
+const parts = recordHandlers(TicketModel, ticketModelHooks)
 
-const generic = crudOperations(TicketModel, ticketModelHooks)
-const createPart = generic["ticketModel.create"]!
+type PartHandlers = GroupHandlers<"ticketModel">
 
 /** `POST /ticket-model/from-catalogue`: all parts or none. */
-const fromCatalogue: Operation = (context, request) =>
+const fromCatalogue: PartHandlers["fromCatalogue"] = (context, { payload: { parts: requested, ticketId } }) =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
     const sql = yield* SqlClient.SqlClient
-    const body = payloadOf(request)
-    const ticketId = text(body, "ticketId") ?? ""
-    if ((yield* records.find("ticket", context.appId, ticketId)) === undefined) {
+    if ((yield* findRecord(Ticket, context.appId, ticketId)) === undefined) {
       return yield* EngineError.unknownReference("ticketId", "ticket", ticketId)
     }
-    const requested = arrayOf(body.parts).map((part) => objectOf(part) ?? {})
-    const found = yield* Effect.forEach(requested, (part, index) =>
+    const found = yield* Effect.forEach(requested, ({ catalogueModelConfigurationId, quantity }, index) =>
       Effect.gen(function*() {
-        const configurationId = text(part, "catalogueModelConfigurationId") ?? ""
-        const match = yield* findConfiguration(context.appId, configurationId)
+        const match = yield* findConfiguration(context.appId, catalogueModelConfigurationId)
         if (match === undefined) {
           return yield* EngineError.unknownReference(
             `parts.${index}.catalogueModelConfigurationId`,
             "catalogue model configuration",
-            configurationId
+            catalogueModelConfigurationId
           )
         }
-        return { ...match, configurationId, quantity: part.quantity }
+        return { ...match, configurationId: catalogueModelConfigurationId, quantity }
       }))
     return yield* sql.withTransaction(Effect.forEach(found, ({ configuration, configurationId, model, quantity }) => {
-      const payload: Record<string, unknown> = {
+      const payload: InputOf<typeof TicketModel> = {
         ticketId,
-        name: text(configuration, "name") ?? text(model, "name"),
+        name: configuration.name ?? model.name,
         catalogueModelConfigurationId: configurationId,
         technologyId: configuration.technologyId,
         materialId: configuration.materialId,
-        quantity
+        quantity,
+        ...(configuration.colourId === undefined ? {} : { colourId: configuration.colourId }),
+        ...(configuration.productionParameterIds === undefined ? {} : { productionParameterIds: configuration.productionParameterIds })
       }
-      if (configuration.colourId !== undefined) payload.colourId = configuration.colourId
-      if (configuration.productionParameterIds !== undefined) payload.productionParameterIds = configuration.productionParameterIds
-      return createPart(context, { payload })
+      return parts.create(context, { payload })
     }))
   })
 
 // ---------------------------------------------------------------------------
 // Machining strategies and post-processing
 
-const STRATEGY_KEYS = ["ticketModelId", "serviceId", "strategy", "toolIds", "stepover", "notes"] as const
-
-const strategyOf = (record: StoredRecord) => Object.fromEntries(STRATEGY_KEYS.filter((key) => record[key] !== undefined).map((key) => [key, record[key]]))
+/** A stored strategy as the API answers it: without the record's id and timestamps. */
+const strategyOf = ({ createdAt: _createdAt, id: _id, updatedAt: _updatedAt, ...strategy }: RecordOf<typeof MachiningStrategies>) => strategy
 
 const strategyId = (ticketModelId: string, serviceId: string) => `${ticketModelId}:${serviceId}`
 
-const getMachiningStrategy: Operation = (context, request) =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const id = strategyId(param(request, "ticketModelId"), param(request, "serviceId"))
-    const found = yield* records.find("machiningStrategy", context.appId, id)
-    return found === undefined ? null : strategyOf(found)
-  })
+const getMachiningStrategy: PartHandlers["getMachiningStrategy"] = (context, { params: { serviceId, ticketModelId } }) =>
+  Effect.map(findRecord(MachiningStrategies, context.appId, strategyId(ticketModelId, serviceId)), (found) => found === undefined ? null : strategyOf(found))
 
-const setMachiningStrategy: Operation = (context, request) =>
+const setMachiningStrategy: PartHandlers["setMachiningStrategy"] = (context, { params: { serviceId, ticketModelId }, payload }) =>
   Effect.gen(function*() {
     const records = yield* RecordRepository
-    const ticketModelId = param(request, "ticketModelId")
-    const serviceId = param(request, "serviceId")
-    if ((yield* records.find("ticketModel", context.appId, ticketModelId)) === undefined) {
-      return yield* EngineError.notFound("ticketModel", ticketModelId)
-    }
-    if ((yield* records.find("service", context.appId, serviceId)) === undefined) {
+    yield* getRecord(TicketModel, context.appId, ticketModelId)
+    if ((yield* findRecord(PostProcessingService, context.appId, serviceId)) === undefined) {
       return yield* EngineError.unknownReference("serviceId", "service", serviceId)
     }
     const id = strategyId(ticketModelId, serviceId)
-    const data = { ...payloadOf(request), ticketModelId, serviceId }
-    const existing = yield* records.find("machiningStrategy", context.appId, id)
+    const data: typeof MachiningStrategy.Type = { ...payload, ticketModelId, serviceId }
+    const existing = yield* findRecord(MachiningStrategies, context.appId, id)
     const stored = existing === undefined
-      ? yield* records.insert("machiningStrategy", context.appId, data, { id })
-      : yield* records.replace("machiningStrategy", context.appId, id, data)
-    return strategyOf(stored ?? data)
+      ? yield* records.insert(MachiningStrategies.name, context.appId, data, { id })
+      : yield* records.replace(MachiningStrategies.name, context.appId, id, data)
+    return stored === undefined ? data : strategyOf(asRecord(MachiningStrategies, stored))
   })
 
-const setPostProcessing: Operation = (context, request) =>
+const setPostProcessing: PartHandlers["setPostProcessing"] = (context, { params: { ticketModelId: id }, payload: { serviceIds } }) =>
   Effect.gen(function*() {
     const records = yield* RecordRepository
-    const id = param(request, "ticketModelId")
-    const part = yield* records.find("ticketModel", context.appId, id)
-    if (part === undefined) return yield* EngineError.notFound("ticketModel", id)
-    const serviceIds = arrayOf(payloadOf(request).serviceIds)
-    yield* checkServices(context, text(part, "technologyId") ?? "", serviceIds, "serviceIds")
+    const part = yield* getRecord(TicketModel, context.appId, id)
+    yield* checkServices(context, part.technologyId, serviceIds, "serviceIds")
     const priced = yield* pricePart(context, { ...part, serviceIds })
-    return (yield* records.replace("ticketModel", context.appId, id, priced)) ?? (yield* EngineError.notFound("ticketModel", id))
+    const replaced = yield* records.replace(TicketModel.name, context.appId, id, priced)
+    if (replaced === undefined) return yield* EngineError.notFound(TicketModel.name, id)
+    return asRecord(TicketModel, replaced)
   })
+
+/** The part group's handlers, but for `similarity` (similarity.ts). */
+export const partHandlers: Omit<PartHandlers, "similarity"> = {
+  list: parts.list,
+  create: parts.create,
+  get: parts.get,
+  replace: parts.replace,
+  remove: parts.remove,
+  fromCatalogue,
+  getMachiningStrategy,
+  setMachiningStrategy,
+  setPostProcessing
+}
 
 // ---------------------------------------------------------------------------
 // Model versions
 
-/** A value at a dotted path of a record, if it is a string, a finite number or a boolean. */
-const valueAt = (record: StoredRecord, path: string): string | number | boolean | null => {
-  let current: unknown = record
+/** What a field resolves to: a string, a finite number or a boolean; anything else (an object, a list) is null. */
+const FieldValue = Schema.Union([Schema.String, Schema.Finite, Schema.Boolean])
+const isFieldValue = Schema.is(FieldValue)
+
+/** The value at a dotted path of a record: the caller names any path, so the record is walked as the JSON it is stored as. */
+const valueAt = (record: unknown, path: string): typeof FieldValue.Type | null => {
+  let current = record
   for (const key of path.split(".")) {
-    const object = objectOf(current)
-    if (object === undefined || !Object.hasOwn(object, key)) return null
-    current = object[key]
+    if (!Predicate.isObject(current) || !Object.hasOwn(current, key)) return null
+    current = current[key]
   }
-  if (typeof current === "string" || typeof current === "boolean") return current
-  return typeof current === "number" && Number.isFinite(current) ? current : null
+  return isFieldValue(current) ? current : null
 }
 
-const fieldsResolve: Operation = (context, request) =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const id = param(request, "id")
-    const version = yield* records.find("modelVersion", context.appId, id)
-    if (version === undefined) return yield* EngineError.notFound("modelVersion", id)
-    const fields = arrayOf(payloadOf(request).fields).map(String)
-    return { modelVersionId: id, values: Object.fromEntries(fields.map((field) => [field, valueAt(version, field)])) }
-  })
-
-export const partWorkflows: Operations = {
-  "ticketModel.create": createPart,
-  "ticketModel.replace": generic["ticketModel.replace"]!,
-  "ticketModel.remove": generic["ticketModel.remove"]!,
-  "ticketModel.fromCatalogue": fromCatalogue,
-  "ticketModel.getMachiningStrategy": getMachiningStrategy,
-  "ticketModel.setMachiningStrategy": setMachiningStrategy,
-  "ticketModel.setPostProcessing": setPostProcessing,
-  "modelVersion.fieldsResolve": fieldsResolve
-}
+export const fieldsResolve: GroupHandlers<"modelVersion">["fieldsResolve"] = (context, { params: { id }, payload: { fields } }) =>
+  Effect.map(getRecord(ModelVersion, context.appId, id), (version) => ({
+    modelVersionId: id,
+    values: Object.fromEntries(fields.map((field) => [field, valueAt(version, field)]))
+  }))

@@ -8,12 +8,28 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { TicketQuote } from "../../domain/resources/orders.ts"
-import { crudOperations, type RecordHooks } from "../crud.ts"
+import { Item, Project, Ticket, TicketModel, TicketQuote, type TicketState } from "../../domain/resources/orders.ts"
+import { Currency } from "../../domain/resources/reference.ts"
+import {
+  asRecord,
+  findRecord,
+  getRecord,
+  listRecords,
+  type PrepareInput,
+  recordHandlers,
+  type RecordHooks,
+  type RecordOf,
+  type StoredFields,
+  transactional
+} from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
-import type { Operation, OperationContext, Operations } from "../Operation.ts"
-import { RecordRepository, type StoredRecord } from "../RecordRepository.ts"
-import { arrayOf, cents, listAll, numeric, objectOf, param, payloadOf, text } from "./common.ts"
+import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
+import { RecordRepository } from "../RecordRepository.ts"
+import { cents } from "./common.ts"
+
+type TicketRecord = RecordOf<typeof Ticket>
+type Quote = RecordOf<typeof TicketQuote>
+type QuoteLine = Quote["lines"][number]
 
 const DAY_MS = 86_400_000
 const DEFAULT_VALID_DAYS = 30
@@ -26,28 +42,29 @@ const DEFAULT_CURRENCY = "EUR"
 const tolerance = (quantity: number) => 0.005 * Math.max(1, quantity) + 1e-9
 
 /** States from which a ticket can no longer be quoted. */
-const CLOSED_FOR_QUOTES = new Set(["in_production", "completed", "cancelled"])
+const CLOSED_FOR_QUOTES: ReadonlySet<TicketRecord["state"]> = new Set(["in_production", "completed", "cancelled"])
 
-const ticketName = (ticket: StoredRecord) => text(ticket, "number") ?? String(ticket.id)
+const ticketName = (ticket: TicketRecord) => ticket.number
 
-const prepareTicket: NonNullable<RecordHooks["prepare"]> = (_context, input, previous) => Effect.succeed({ ...input, state: previous?.state ?? "draft" })
+const prepareTicket = (_context: OperationContext, input: PrepareInput<typeof Ticket>, previous: TicketRecord | undefined) =>
+  Effect.succeed({ ...input, state: previous?.state ?? "draft" })
 
 /** Moves a ticket to `state` (whole-record replace of the stored ticket). */
-const moveTicket = (context: OperationContext, ticket: StoredRecord, state: string) =>
+const moveTicket = (context: OperationContext, ticket: TicketRecord, state: typeof TicketState.Type) =>
   Effect.gen(function*() {
     const records = yield* RecordRepository
-    return yield* records.replace("ticket", context.appId, String(ticket.id), { ...ticket, state })
+    return yield* records.replace(Ticket.name, context.appId, ticket.id, { ...ticket, state })
   })
 
 /** Checks every line total against quantity × unit price and sets the quote's total. */
-const prepareQuote: NonNullable<RecordHooks["prepare"]> = (context, input, previous) =>
+const prepareQuote = (
+  context: OperationContext,
+  input: PrepareInput<typeof TicketQuote>,
+  previous: Quote | undefined
+): Step<StoredFields<typeof TicketQuote>> =>
   Effect.gen(function*() {
     let total = 0
-    for (const [index, value] of arrayOf(input.lines).entries()) {
-      const line = objectOf(value) ?? {}
-      const quantity = numeric(line, "quantity") ?? 0
-      const unitPrice = numeric(line, "unitPrice") ?? 0
-      const lineTotal = numeric(line, "total") ?? 0
+    for (const [index, { quantity, total: lineTotal, unitPrice }] of input.lines.entries()) {
       if (Math.abs(quantity * unitPrice - lineTotal) > tolerance(quantity)) {
         return yield* EngineError.invalid(
           `lines.${index}.total: ${lineTotal} is not quantity × unitPrice (${quantity} × ${unitPrice} = ${cents(quantity * unitPrice)})`
@@ -56,114 +73,113 @@ const prepareQuote: NonNullable<RecordHooks["prepare"]> = (context, input, previ
       total += lineTotal
     }
     if (previous !== undefined && input.state === "accepted" && previous.state !== "accepted") {
-      const records = yield* RecordRepository
-      const ticketId = text(input, "ticketId") ?? ""
-      const ticket = yield* records.find("ticket", context.appId, ticketId)
-      if (ticket === undefined) return yield* EngineError.unknownReference("ticketId", "ticket", ticketId)
+      const ticket = yield* findRecord(Ticket, context.appId, input.ticketId)
+      if (ticket === undefined) return yield* EngineError.unknownReference("ticketId", "ticket", input.ticketId)
       if (ticket.state !== "quoted") {
-        return yield* EngineError.conflict(
-          `ticket ${ticketName(ticket)} is ${String(ticket.state)}: only a quoted ticket can accept a quote`
-        )
+        return yield* EngineError.conflict(`ticket ${ticketName(ticket)} is ${ticket.state}: only a quoted ticket can accept a quote`)
       }
       yield* moveTicket(context, ticket, "accepted")
     }
     return { ...input, total: cents(total) }
   })
 
-export const quoteHooks: Readonly<Record<string, RecordHooks>> = {
-  ticket: { prepare: prepareTicket },
-  ticketQuote: { prepare: prepareQuote }
-}
+const ticketHooks: RecordHooks<typeof Ticket> = { prepare: prepareTicket }
+const quoteHooks: RecordHooks<typeof TicketQuote> = { prepare: prepareQuote }
 
 const description = (value: string) => value.slice(0, 500)
 
 /** The quote line of a priced part; a part without a price cannot be quoted. */
-const partLine = (part: StoredRecord) =>
+const partLine = (part: RecordOf<typeof TicketModel>) =>
   Effect.gen(function*() {
-    const unitPrice = numeric(part, "unitPrice")
-    const totalPrice = numeric(part, "totalPrice")
-    const name = text(part, "name") ?? String(part.id)
-    if (unitPrice === undefined || totalPrice === undefined) {
+    const { totalPrice, unitPrice } = part
+    const name = part.name ?? part.id
+    if (unitPrice === null || totalPrice === null) {
       return yield* EngineError.conflict(`part ${name} has no price yet`)
     }
     return {
-      description: description(text(part, "name") ?? text(part, "fileName") ?? name),
-      ticketModelId: String(part.id),
-      quantity: numeric(part, "quantity") ?? 1,
+      description: description(part.name ?? part.fileName ?? name),
+      ticketModelId: part.id,
+      quantity: part.quantity,
       unitPrice,
       total: totalPrice
-    }
+    } satisfies QuoteLine
   })
 
-const itemLine = (item: StoredRecord) => {
-  const quantity = numeric(item, "quantity") ?? 1
-  const unitPrice = numeric(item, "unitPrice") ?? 0
-  return {
-    description: description(text(item, "name") ?? String(item.id)),
-    itemId: String(item.id),
-    quantity,
-    unitPrice,
-    total: cents(quantity * unitPrice)
-  }
-}
+const itemLine = (item: RecordOf<typeof Item>): QuoteLine => ({
+  description: description(item.name),
+  itemId: item.id,
+  quantity: item.quantity,
+  unitPrice: item.unitPrice,
+  total: cents(item.quantity * item.unitPrice)
+})
+
+/**
+ * The quote's currency: the one asked for (it must exist for the app), else
+ * the ticket's project's, else the default.
+ */
+const currencyOf = (context: OperationContext, ticket: TicketRecord, requested: string | undefined) =>
+  Effect.gen(function*() {
+    if (requested !== undefined) {
+      if ((yield* findRecord(Currency, context.appId, requested)) === undefined) {
+        return yield* EngineError.unknownReference("currencyId", "currency", requested)
+      }
+      return requested
+    }
+    const project = yield* findRecord(Project, context.appId, ticket.projectId)
+    return project?.currencyId ?? DEFAULT_CURRENCY
+  })
 
 /** `POST /ticket/{ticketId}/quote`: creates a sent quote from the ticket's parts and items; the ticket becomes quoted. */
-const quote: Operation = (context, request) =>
+const quote: GroupHandlers<"ticket">["quote"] = (context, { params: { ticketId }, payload }) =>
   Effect.gen(function*() {
     const records = yield* RecordRepository
     const sql = yield* SqlClient.SqlClient
-    const ticketId = param(request, "ticketId")
-    const overrides = payloadOf(request)
-    const ticket = yield* records.find("ticket", context.appId, ticketId)
-    if (ticket === undefined) return yield* EngineError.notFound("ticket", ticketId)
-    const state = String(ticket.state ?? "draft")
-    if (CLOSED_FOR_QUOTES.has(state)) {
-      return yield* EngineError.conflict(`ticket ${ticketName(ticket)} is ${state}: it cannot be quoted`)
+    const ticket = yield* getRecord(Ticket, context.appId, ticketId)
+    if (CLOSED_FOR_QUOTES.has(ticket.state)) {
+      return yield* EngineError.conflict(`ticket ${ticketName(ticket)} is ${ticket.state}: it cannot be quoted`)
     }
-    const parts = yield* listAll("ticketModel", context.appId, { ticketId })
-    const items = yield* listAll("item", context.appId, { ticketId })
+    const parts = yield* listRecords(TicketModel, context.appId, { ticketId })
+    const items = yield* listRecords(Item, context.appId, { ticketId })
     if (parts.length === 0 && items.length === 0) {
       return yield* EngineError.invalid(`ticket ${ticketName(ticket)} has no parts or items to quote`)
     }
     const lines = [...(yield* Effect.forEach(parts, partLine)), ...items.map(itemLine)]
-
-    let currencyId = text(overrides, "currencyId")
-    if (currencyId !== undefined) {
-      if ((yield* records.find("currency", context.appId, currencyId)) === undefined) {
-        return yield* EngineError.unknownReference("currencyId", "currency", currencyId)
-      }
-    } else {
-      const project = yield* records.find("project", context.appId, text(ticket, "projectId") ?? "")
-      currencyId = (project === undefined ? undefined : text(project, "currencyId")) ?? DEFAULT_CURRENCY
-    }
-    const validDays = numeric(overrides, "validDays") ?? DEFAULT_VALID_DAYS
-    const notes = text(overrides, "notes")
-    const input: StoredRecord = {
+    const currencyId = yield* currencyOf(context, ticket, payload.currencyId)
+    const validDays = payload.validDays ?? DEFAULT_VALID_DAYS
+    const input: PrepareInput<typeof TicketQuote> = {
       ticketId,
       currencyId,
       state: "sent",
       validUntil: new Date(Date.now() + validDays * DAY_MS).toISOString(),
       lines,
-      ...(notes === undefined ? {} : { notes })
+      ...(payload.notes === undefined ? {} : { notes: payload.notes })
     }
     return yield* sql.withTransaction(Effect.gen(function*() {
       const prepared = yield* prepareQuote(context, input, undefined)
-      const created = yield* records.insert("ticketQuote", context.appId, prepared, { numberPrefix: "Q" })
+      const created = yield* records.insert(TicketQuote.name, context.appId, prepared, { numberPrefix: TicketQuote.storage.numberPrefix })
       yield* moveTicket(context, ticket, "quoted")
-      return created
+      return asRecord(TicketQuote, created)
     }))
   })
 
-const genericQuotes = crudOperations(TicketQuote, { prepare: prepareQuote })
+const tickets = recordHandlers(Ticket, ticketHooks)
+const quotes = recordHandlers(TicketQuote, quoteHooks)
+
+/** The ticket group's handlers, but for `sendToProduction` (production's). */
+export const ticketHandlers: Omit<GroupHandlers<"ticket">, "sendToProduction"> = {
+  lookup: tickets.lookup,
+  create: tickets.create,
+  replace: tickets.replace,
+  quote
+}
 
 /**
- * `PUT /ticket-quote/{id}`: the generic replace in one transaction, since
- * accepting the quote (its prepare hook) also moves its ticket: both or neither.
+ * The quote group's handlers. `PUT /ticket-quote/{id}` is the record replace
+ * in one transaction, since accepting the quote (its prepare hook) also moves
+ * its ticket: both or neither.
  */
-const replaceQuote: Operation = (context, request) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return yield* sql.withTransaction(genericQuotes["ticketQuote.replace"]!(context, request))
-  })
-
-export const quoteWorkflows: Operations = { "ticket.quote": quote, "ticketQuote.replace": replaceQuote }
+export const ticketQuoteHandlers: GroupHandlers<"ticketQuote"> = {
+  list: quotes.list,
+  get: quotes.get,
+  replace: transactional(quotes.replace)
+}

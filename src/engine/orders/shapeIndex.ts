@@ -25,8 +25,7 @@
 import { Effect, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
-import type { StoredRecord } from "../RecordRepository.ts"
-import { scoreOf, shapeSignature, SIGNATURE_LENGTH, signatureDistance } from "./shapeSignature.ts"
+import { scoreOf, type ShapeGeometry, shapeSignature, SIGNATURE_LENGTH, signatureDistance } from "./shapeSignature.ts"
 
 /** Apps whose index stays in memory per database (about 15 MB per 100,000 parts each). */
 const MAX_APPS = 32
@@ -37,10 +36,11 @@ export interface RankedPart {
   readonly score: number
 }
 
+/** A row of `part_shape`: the triggers copy a part's stored geometry when it is an object, else NULL (migration 0005). */
 interface ShapeRow {
   readonly horizon: string
   readonly part_id: string | null
-  readonly geometry: StoredRecord | null
+  readonly geometry: ShapeGeometry | null
 }
 
 /** Higher score first; equal scores by id. */
@@ -59,7 +59,7 @@ export class AppShapes {
     return this.ids.length
   }
 
-  upsert(id: string, geometry: StoredRecord) {
+  upsert(id: string, geometry: ShapeGeometry) {
     let slot = this.slots.get(id)
     if (slot === undefined) {
       slot = this.ids.length
@@ -134,7 +134,7 @@ export class AppShapes {
   apply(rows: ReadonlyArray<ShapeRow>) {
     for (const row of rows) {
       if (row.part_id === null) continue
-      if (row.geometry === null || typeof row.geometry !== "object") this.remove(row.part_id)
+      if (row.geometry === null) this.remove(row.part_id)
       else this.upsert(row.part_id, row.geometry)
     }
     const horizon = rows[0]?.horizon
@@ -187,7 +187,7 @@ export const rankSimilarParts = <E, R>(
   appId: string,
   partId: string,
   limit: number,
-  geometryOf: Effect.Effect<StoredRecord, E, R>
+  geometryOf: Effect.Effect<ShapeGeometry, E, R>
 ): Effect.Effect<ReadonlyArray<RankedPart>, E | SqlError, R | SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

@@ -14,9 +14,8 @@
  * | 4 | 1 when the D2 distribution is known, else 0 | — |
  * | 5 … 36 | the D2 distribution as a CDF (src/engine/geometry/shapeDistribution.ts) | shape only |
  */
+import type { Geometry } from "../../domain/resources/modelFiles.ts"
 import { DISTRIBUTION_BINS, DISTRIBUTION_RANGE, writeCdf } from "../geometry/shapeDistribution.ts"
-import type { StoredRecord } from "../RecordRepository.ts"
-import { numeric, objectOf } from "./common.ts"
 
 const SIZE = 0
 const PROPORTIONS = 1
@@ -44,8 +43,15 @@ export const WEIGHTS = { size: 0.25, proportions: 0.5, compactness: 2, distribut
 const BIN_WIDTH = DISTRIBUTION_RANGE / DISTRIBUTION_BINS
 const distributionWeight = WEIGHTS.distribution * BIN_WIDTH
 
-/** A non-negative finite number, else 0. */
-const measure = (record: StoredRecord, key: string) => Math.max(numeric(record, key) ?? 0, 0)
+/**
+ * What a signature reads of a part's stored geometry: the API's measures, and
+ * the D2 distribution the analysis stores beside them (not part of the API's
+ * `geometry`, and absent from parts analysed before it existed; `writeCdf`
+ * checks it is a histogram).
+ */
+export type ShapeGeometry = Pick<typeof Geometry.Type, "volume" | "surfaceArea" | "boundingBox"> & {
+  readonly shapeDistribution?: ReadonlyArray<number> | undefined
+}
 
 /**
  * The signature of a stored geometry, into `target` at `offset` (a fresh
@@ -53,15 +59,13 @@ const measure = (record: StoredRecord, key: string) => Math.max(numeric(record, 
  * fraction of a second): no intermediate arrays.
  */
 export const shapeSignature = (
-  geometry: StoredRecord,
+  geometry: ShapeGeometry,
   target: Float32Array = new Float32Array(SIGNATURE_LENGTH),
   offset = 0
 ): Float32Array => {
-  const volume = measure(geometry, "volume")
-  const area = measure(geometry, "surfaceArea")
-  const box = objectOf(geometry.boundingBox) ?? {}
+  const { surfaceArea: area, volume } = geometry
   // The three edges sorted, longest first.
-  let a = measure(box, "x"), b = measure(box, "y"), c = measure(box, "z")
+  let { x: a, y: b, z: c } = geometry.boundingBox
   if (a < b) [a, b] = [b, a]
   if (b < c) [b, c] = [c, b]
   if (a < b) [a, b] = [b, a]
@@ -102,4 +106,4 @@ export const signatureDistance = (a: Float32Array, aOffset: number, b: Float32Ar
 export const scoreOf = (distance: number) => 1 / (1 + distance)
 
 /** The score of two stored geometries. */
-export const similarityScore = (a: StoredRecord, b: StoredRecord): number => scoreOf(signatureDistance(shapeSignature(a), 0, shapeSignature(b), 0))
+export const similarityScore = (a: ShapeGeometry, b: ShapeGeometry): number => scoreOf(signatureDistance(shapeSignature(a), 0, shapeSignature(b), 0))

@@ -5,33 +5,33 @@
  * in milliseconds in shapeIndex.ts (docs/geometry.md, "Similarity").
  */
 import { Effect } from "effect"
+import { TicketModel } from "../../domain/resources/orders.ts"
+import { getRecord } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
-import type { Operation, Operations } from "../Operation.ts"
-import { RecordRepository } from "../RecordRepository.ts"
-import { numeric, objectOf, param, payloadOf, text } from "./common.ts"
+import type { GroupHandlers } from "../Operation.ts"
 import { rankSimilarParts } from "./shapeIndex.ts"
+import type { ShapeGeometry } from "./shapeSignature.ts"
 
 const DEFAULT_LIMIT = 10
 /** The schema's bounds (the gateway checks them); kept here so no caller can size the ranking. */
 const MAX_LIMIT = 100
 
-/** The part's geometry: 404 for a part the app does not have, 409 for one without geometry yet. */
+/**
+ * The part's geometry: 404 for a part the app does not have, 409 for one
+ * without geometry yet. The stored geometry carries the shape distribution
+ * the signature reads beside the API's measures.
+ */
 const geometryOf = (appId: string, id: string) =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const part = yield* records.find("ticketModel", appId, id)
-    if (part === undefined) return yield* EngineError.notFound("ticketModel", id)
-    const geometry = objectOf(part.geometry)
-    if (geometry === undefined) {
-      return yield* EngineError.conflict(`part ${text(part, "name") ?? id} has no geometry yet: it cannot be compared`)
+    const part = yield* getRecord(TicketModel, appId, id)
+    const geometry: ShapeGeometry | null = part.geometry
+    if (geometry === null) {
+      return yield* EngineError.conflict(`part ${part.name ?? id} has no geometry yet: it cannot be compared`)
     }
     return geometry
   })
 
-const similarity: Operation = (context, request) => {
-  const id = param(request, "id")
-  const limit = Math.min(Math.max(Math.floor(numeric(payloadOf(request), "limit") ?? DEFAULT_LIMIT), 1), MAX_LIMIT)
+export const similarity: GroupHandlers<"ticketModel">["similarity"] = (context, { params: { id }, payload }) => {
+  const limit = Math.min(Math.max(Math.floor(payload.limit ?? DEFAULT_LIMIT), 1), MAX_LIMIT)
   return rankSimilarParts(context.appId, id, limit, geometryOf(context.appId, id))
 }
-
-export const similarityWorkflows: Operations = { "ticketModel.similarity": similarity }

@@ -3,13 +3,15 @@
  * the proximity search.
  */
 import { Effect } from "effect"
-import { Machine } from "../../domain/resources/production.ts"
-import { crudOperations, type RecordHooks, transactional } from "../crud.ts"
+import { Machine, Reel } from "../../domain/resources/production.ts"
+import { Material } from "../../domain/resources/reference.ts"
+import { findRecord, getRecord, listRecords, recordHandlers, type RecordHooks, type RecordOf, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
-import type { Operation } from "../Operation.ts"
-import { RecordRepository, type StoredRecord } from "../RecordRepository.ts"
+import type { GroupHandlers } from "../Operation.ts"
 import { releaseReelsOf } from "./reels.ts"
-import { listAll, param, strings, unique } from "./store.ts"
+import { replaceRecord, unique } from "./store.ts"
+
+type MachineHandlers = GroupHandlers<"machine">
 
 /** Density (g/cm³) and price per kg of a material when its record gives none. */
 export const MATERIAL_DEFAULTS: Readonly<Record<string, { readonly density: number; readonly pricePerKg: number }>> = {
@@ -20,9 +22,9 @@ export const MATERIAL_DEFAULTS: Readonly<Record<string, { readonly density: numb
   "cnc-milling": { density: 2.7, pricePerKg: 8 }
 }
 
-export const materialHooks: RecordHooks = {
+const materialHooks: RecordHooks<typeof Material> = {
   prepare: (_context, input) => {
-    const defaults = MATERIAL_DEFAULTS[String(input.technologyId)]
+    const defaults = MATERIAL_DEFAULTS[input.technologyId]
     if (defaults === undefined) return Effect.succeed(input)
     return Effect.succeed({
       ...input,
@@ -32,9 +34,11 @@ export const materialHooks: RecordHooks = {
   }
 }
 
+export const materialHandlers: GroupHandlers<"material"> = recordHandlers(Material, materialHooks)
+
 /** A new machine holds no reels; a replace keeps the ones it holds (PUT /machine/{id}/reels changes them). */
-export const machineHooks: RecordHooks = {
-  prepare: (_context, input) => Effect.succeed({ ...input, reelIds: strings(input.reelIds) })
+const machineHooks: RecordHooks<typeof Machine> = {
+  prepare: (_context, input) => Effect.succeed({ ...input, reelIds: input.reelIds ?? [] })
 }
 
 /** Mean Earth radius (IUGG), km. */
@@ -53,31 +57,26 @@ export const haversineKm = (
   return 2 * EARTH_RADIUS_KM * Math.asin(Math.min(1, Math.sqrt(h)))
 }
 
-interface ProximityPayload {
-  readonly latitude: number
-  readonly longitude: number
-  readonly technologyId?: string
-  readonly limit?: number
-}
-
-const byProximity: Operation = (context, request) =>
+const byProximity: MachineHandlers["byProximity"] = (context, { payload }) =>
   Effect.gen(function*() {
-    const payload = request.payload as ProximityPayload
-    const machines = yield* listAll(
-      "machine",
-      context.appId,
-      payload.technologyId === undefined ? {} : { technologyId: [payload.technologyId] }
-    )
+    const machines = yield* listRecords(Machine, context.appId, payload.technologyId === undefined ? {} : { technologyId: payload.technologyId })
     const point = { latitude: payload.latitude, longitude: payload.longitude }
     return machines
-      .flatMap((machine) => {
-        const location = machine.location as { latitude?: unknown; longitude?: unknown } | undefined
-        if (typeof location?.latitude !== "number" || typeof location.longitude !== "number") return []
-        const distanceKm = haversineKm(point, { latitude: location.latitude, longitude: location.longitude })
-        return [{ ...machine, distanceKm }]
-      })
+      .map((machine) => ({ ...machine, distanceKm: haversineKm(point, machine.location) }))
       .sort((a, b) => a.distanceKm - b.distanceKm)
       .slice(0, payload.limit ?? 10)
+  })
+
+/** The reels of `reelIds`, or the 422 naming the first the app does not have. */
+const reelsOf = (appId: string, reelIds: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const reels: Array<RecordOf<typeof Reel>> = []
+    for (const reelId of reelIds) {
+      const reel = yield* findRecord(Reel, appId, reelId)
+      if (reel === undefined) return yield* EngineError.unknownReference("reelIds", "reel", reelId)
+      reels.push(reel)
+    }
+    return reels
   })
 
 /**
@@ -85,58 +84,46 @@ const byProximity: Operation = (context, request) =>
  * Each reel's `machineId` follows; a reel taken from another machine leaves
  * that machine's `reelIds`; reels no longer listed are released.
  */
-const assignReels: Operation = (context, request) =>
+const assignReels: MachineHandlers["assignReels"] = (context, { params: { machineId }, payload }) =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const machineId = param(request, "machineId")
-    const machine = yield* records.find("machine", context.appId, machineId)
-    if (machine === undefined) return yield* EngineError.notFound("machine", machineId)
-    const reelIds = unique(strings((request.payload as { reelIds?: unknown }).reelIds))
-    const reels: Array<StoredRecord> = []
-    for (const reelId of reelIds) {
-      const reel = yield* records.find("reel", context.appId, reelId)
-      if (reel === undefined) return yield* EngineError.unknownReference("reelIds", "reel", reelId)
-      reels.push(reel)
-    }
+    const machine = yield* getRecord(Machine, context.appId, machineId)
+    const reelIds = unique(payload.reelIds)
+    const reels = yield* reelsOf(context.appId, reelIds)
     // Released: reels this machine held that are not listed any more.
-    const held = yield* listAll("reel", context.appId, { machineId: [machineId] })
-    for (const reel of held) {
-      if (!reelIds.includes(String(reel.id))) {
-        yield* records.replace("reel", context.appId, String(reel.id), { ...reel, machineId: null })
-      }
+    for (const reel of yield* listRecords(Reel, context.appId, { machineId })) {
+      if (!reelIds.includes(reel.id)) yield* replaceRecord(Reel, context.appId, reel.id, { ...reel, machineId: null })
     }
     for (const reel of reels) {
       const previousMachineId = reel.machineId
       if (typeof previousMachineId === "string" && previousMachineId !== machineId) {
-        const other = yield* records.find("machine", context.appId, previousMachineId)
+        const other = yield* findRecord(Machine, context.appId, previousMachineId)
         if (other !== undefined) {
-          yield* records.replace("machine", context.appId, previousMachineId, {
-            ...other,
-            reelIds: strings(other.reelIds).filter((id) => id !== reel.id)
-          })
+          yield* replaceRecord(Machine, context.appId, previousMachineId, { ...other, reelIds: other.reelIds.filter((id) => id !== reel.id) })
         }
       }
-      if (previousMachineId !== machineId) {
-        yield* records.replace("reel", context.appId, String(reel.id), { ...reel, machineId })
-      }
+      if (previousMachineId !== machineId) yield* replaceRecord(Reel, context.appId, reel.id, { ...reel, machineId })
     }
-    const updated = yield* records.replace("machine", context.appId, machineId, { ...machine, reelIds })
+    const updated = yield* replaceRecord(Machine, context.appId, machineId, { ...machine, reelIds })
     return updated ?? (yield* EngineError.notFound("machine", machineId))
   })
 
-const genericRemove = crudOperations(Machine, machineHooks)["machine.remove"]!
+const machineRecords = recordHandlers(Machine, machineHooks)
 
 /** DELETE /machine/{id}: the generic delete, and the reels it held are released. */
-const removeMachine: Operation = (context, request) =>
+const removeMachine: MachineHandlers["remove"] = (context, input) =>
   Effect.gen(function*() {
-    const removed = yield* genericRemove(context, request)
-    yield* releaseReelsOf(context, param(request, "id"))
+    const removed = yield* machineRecords.remove(context, input)
+    yield* releaseReelsOf(context, input.params.id)
     return removed
   })
 
-export const machineWorkflows = {
+export const machineHandlers: MachineHandlers = {
+  list: machineRecords.list,
+  get: machineRecords.get,
+  create: machineRecords.create,
+  replace: machineRecords.replace,
   // Each moves reels between machines as well: all of it, or none.
-  "machine.remove": transactional(removeMachine),
-  "machine.byProximity": byProximity,
-  "machine.assignReels": transactional(assignReels)
-} as const
+  remove: transactional(removeMachine),
+  byProximity,
+  assignReels: transactional(assignReels)
+}

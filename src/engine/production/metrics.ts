@@ -4,38 +4,33 @@
  * end of that day). See docs/workflows-production.md for the model.
  */
 import { Effect } from "effect"
-import { toRecordFilter } from "../../domain/Resource.ts"
-import type { Operation } from "../Operation.ts"
-import type { StoredRecord } from "../RecordRepository.ts"
-import { ALL, listAll } from "./store.ts"
-
-interface QuoteLine {
-  readonly ticketModelId?: string
-  readonly total?: number
-}
+import { toDateFilters } from "../../domain/Resource.ts"
+import { TicketModel, TicketQuote } from "../../domain/resources/orders.ts"
+import { ServiceJob } from "../../domain/resources/production.ts"
+import type { GroupHandlers } from "../Operation.ts"
+import { listAll } from "./store.ts"
 
 const money = (value: number) => Math.round(value * 100) / 100
 const hours = (secondsTotal: number) => Math.round((secondsTotal / 3600) * 1e6) / 1e6
-const numberOf = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : 0)
 
-const reportMetrics: Operation = (context, request) =>
+interface Figures {
+  quotesSent: number
+  quotedValue: number
+  productionSeconds: number
+}
+
+const getReportMetrics: GroupHandlers<"reportMetrics">["get"] = (context, { query: { from, to } }) =>
   Effect.gen(function*() {
-    const from = request.query?.from as string | undefined
-    const to = request.query?.to as string | undefined
-    const period = toRecordFilter([], {
-      ...(from === undefined ? {} : { "createdAt[from]": from }),
-      ...(to === undefined ? {} : { "createdAt[to]": to }),
-      limit: ALL
-    })
-    const quotes = yield* listAll("ticketQuote", context.appId, {}, { dates: period.dates })
-    const jobs = yield* listAll("serviceJob", context.appId, {}, { dates: period.dates })
+    const dates = toDateFilters({ "createdAt[from]": from, "createdAt[to]": to })
+    const quotes = yield* listAll(TicketQuote, context.appId, { dates })
+    const jobs = yield* listAll(ServiceJob, context.appId, { dates })
 
     // The technology of each quoted part, read once.
-    const partIds = [...new Set(quotes.flatMap((quote) => lines(quote).flatMap((line) => line.ticketModelId ?? [])))]
-    const parts = partIds.length === 0 ? [] : yield* listAll("ticketModel", context.appId, {}, { ids: partIds })
-    const technologyOf = new Map(parts.map((part) => [String(part.id), String(part.technologyId)]))
+    const partIds = [...new Set(quotes.flatMap((quote) => quote.lines.flatMap((line) => line.ticketModelId ?? [])))]
+    const parts = partIds.length === 0 ? [] : yield* listAll(TicketModel, context.appId, { ids: partIds })
+    const technologyOf = new Map(parts.map((part) => [part.id, part.technologyId]))
 
-    const byTechnology = new Map<string, { quotesSent: number; quotedValue: number; productionSeconds: number }>()
+    const byTechnology = new Map<string, Figures>()
     const entry = (technologyId: string) => {
       let found = byTechnology.get(technologyId)
       if (found === undefined) {
@@ -48,21 +43,21 @@ const reportMetrics: Operation = (context, request) =>
     let quotedValue = 0
     let accepted = 0
     for (const quote of quotes) {
-      quotedValue += numberOf(quote.total)
+      quotedValue += quote.total
       if (quote.state === "accepted") accepted += 1
       const technologies = new Set<string>()
-      for (const line of lines(quote)) {
+      for (const line of quote.lines) {
         const technologyId = line.ticketModelId === undefined ? undefined : technologyOf.get(line.ticketModelId)
         if (technologyId === undefined) continue
         technologies.add(technologyId)
-        entry(technologyId).quotedValue += numberOf(line.total)
+        entry(technologyId).quotedValue += line.total
       }
       for (const technologyId of technologies) entry(technologyId).quotesSent += 1
     }
     let productionSeconds = 0
     for (const job of jobs) {
-      productionSeconds += numberOf(job.totalTime)
-      entry(String(job.technologyId)).productionSeconds += numberOf(job.totalTime)
+      productionSeconds += job.totalTime
+      entry(job.technologyId).productionSeconds += job.totalTime
     }
 
     return {
@@ -83,6 +78,4 @@ const reportMetrics: Operation = (context, request) =>
     }
   })
 
-const lines = (quote: StoredRecord): ReadonlyArray<QuoteLine> => Array.isArray(quote.lines) ? (quote.lines as ReadonlyArray<QuoteLine>) : []
-
-export const metricsWorkflows = { "reportMetrics.get": reportMetrics } as const
+export const reportMetricsHandlers: GroupHandlers<"reportMetrics"> = { get: getReportMetrics }

@@ -7,169 +7,154 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { toDateFilters } from "../../domain/Resource.ts"
-import { Reel } from "../../domain/resources/production.ts"
-import { checkReferences, transactional } from "../crud.ts"
+import { Machine, Reel, type ReelGroup, type ReelGroupInput } from "../../domain/resources/production.ts"
+import { Colour, Material, Supplier } from "../../domain/resources/reference.ts"
+import { checkReferences, findRecord, listRecords, recordHandlers, type RecordOf, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
-import type { Operation, OperationContext } from "../Operation.ts"
+import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
 import { RecordRepository, type StoredRecord } from "../RecordRepository.ts"
-import { ALL, listAll, strings } from "./store.ts"
+import { insertRecord, listStored, replaceRecord } from "./store.ts"
 
 export const REEL_GROUP = "reelGroup"
 
-/** A stored reel group as read: its id a number. */
-const toReelGroup = (record: StoredRecord): StoredRecord => ({ ...record, id: Number(record.id) })
+type ReelGroupHandlers = GroupHandlers<"reelGroup">
+type ReelHandlers = GroupHandlers<"reel">
 
-interface ReelGroupPayload {
-  readonly id?: number
-  readonly name: string
-  readonly materialId: string
-  readonly colourId?: string
-  readonly reelWeight?: number
-  readonly supplierId?: string
-}
+/**
+ * A stored reel group as read, its id a number. Reel groups are no resource
+ * definition: storage holds what `ReelGroupInput` accepted (the name as
+ * `inventoryProductName`) under the text of the number, and the answer is
+ * checked against `ReelGroup` when it is encoded.
+ */
+const toReelGroup = (record: StoredRecord) => ({ ...record, id: Number(record.id) }) as typeof ReelGroup.Type
 
-/** The stored document of a reel group from a create or update body; its references checked. */
-const reelGroupDocument = (context: OperationContext, payload: ReelGroupPayload) =>
+/** The stored reel group with this number, if the app has it. */
+const findReelGroup = (appId: string, id: string): Step<StoredRecord | undefined> =>
   Effect.gen(function*() {
     const records = yield* RecordRepository
-    const references = [["materialId", "material"], ["colourId", "colour"], ["supplierId", "supplier"]] as const
-    for (const [field, resource] of references) {
-      const value = payload[field]
-      if (value === undefined) continue
-      if ((yield* records.find(resource, context.appId, value)) === undefined) {
-        return yield* EngineError.unknownReference(field, resource, value)
-      }
-    }
-    const { id: _id, name, ...fields } = payload
-    return { inventoryProductName: name, ...fields } as StoredRecord
+    return yield* records.find(REEL_GROUP, appId, id)
   })
 
-const reelGroupNumber = (value: unknown) => {
-  const number = Number(String(value))
-  return Number.isInteger(number) && number >= 1 ? String(number) : String(value)
+/** The stored document of a reel group from a create or update body; its references checked. */
+const reelGroupDocument = (context: OperationContext, { name, ...fields }: typeof ReelGroupInput.Type) =>
+  Effect.gen(function*() {
+    const references = [["materialId", Material], ["colourId", Colour], ["supplierId", Supplier]] as const
+    for (const [field, resource] of references) {
+      const value = fields[field]
+      if (value === undefined) continue
+      if ((yield* findRecord(resource, context.appId, value)) === undefined) {
+        return yield* EngineError.unknownReference(field, resource.name, value)
+      }
+    }
+    return { inventoryProductName: name, ...fields }
+  })
+
+/** The stored id of a reel group: the text of its number (`007` is group 7); any other text as given. */
+const reelGroupNumber = (text: string) => {
+  const number = Number(text)
+  return Number.isInteger(number) && number >= 1 ? String(number) : text
 }
 
-const createReelGroup: Operation = (context, request) =>
+const createReelGroup: ReelGroupHandlers["create"] = (context, { payload }) =>
   Effect.gen(function*() {
     const records = yield* RecordRepository
     const sql = yield* SqlClient.SqlClient
-    const document = yield* reelGroupDocument(context, request.payload as ReelGroupPayload)
+    const document = yield* reelGroupDocument(context, payload)
     const [row] = yield* sql<{ n: string }>`SELECT nextval('engine_number')::text AS n`
     const inserted = yield* records.insert(REEL_GROUP, context.appId, document, { id: row!.n })
     return toReelGroup(inserted)
   })
 
-const listReelGroups: Operation = (context, request) =>
+const listReelGroups: ReelGroupHandlers["list"] = (context, { query }) =>
   Effect.gen(function*() {
-    const query = request.query ?? {}
-    const ids = query.ids === undefined ? undefined : strings(query.ids).map(reelGroupNumber)
-    const materialIds = query.materialId === undefined ? {} : { materialId: strings(query.materialId) }
-    const groups = yield* listAll(REEL_GROUP, context.appId, materialIds, {
-      ...(ids === undefined ? {} : { ids }),
+    const groups = yield* listStored(REEL_GROUP, context.appId, {
+      ids: query.ids?.map(reelGroupNumber),
+      equals: query.materialId === undefined ? {} : { materialId: query.materialId },
       dates: toDateFilters(query)
     })
     return groups.map(toReelGroup)
   })
 
-const getReelGroup: Operation = (context, request) =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const found = yield* records.find(REEL_GROUP, context.appId, reelGroupNumber(request.params?.id))
-    return found === undefined ? null : toReelGroup(found)
-  })
+const getReelGroup: ReelGroupHandlers["get"] = (context, { params }) =>
+  Effect.map(findReelGroup(context.appId, String(params.id)), (found) => found === undefined ? null : toReelGroup(found))
 
-const replaceReelGroup: Operation = (context, request) =>
+const replaceReelGroup: ReelGroupHandlers["replace"] = (context, { payload: { id: number, ...group } }) =>
   Effect.gen(function*() {
     const records = yield* RecordRepository
-    const payload = request.payload as ReelGroupPayload
-    const id = reelGroupNumber(payload.id)
-    const previous = yield* records.find(REEL_GROUP, context.appId, id)
-    if (previous === undefined) return yield* EngineError.notFound(REEL_GROUP, id)
-    const document = yield* reelGroupDocument(context, payload)
+    const id = String(number)
+    if ((yield* findReelGroup(context.appId, id)) === undefined) return yield* EngineError.notFound(REEL_GROUP, id)
+    const document = yield* reelGroupDocument(context, group)
     const replaced = yield* records.replace(REEL_GROUP, context.appId, id, document)
     return replaced === undefined ? yield* EngineError.notFound(REEL_GROUP, id) : toReelGroup(replaced)
   })
 
+export const reelGroupHandlers: ReelGroupHandlers = {
+  create: createReelGroup,
+  list: listReelGroups,
+  get: getReelGroup,
+  replace: replaceReelGroup
+}
+
 /** Keeps a machine's `reelIds` in step when a reel moves on or off it. */
-export const moveReel = (context: OperationContext, reelId: string, from: unknown, to: unknown) =>
+export const moveReel = (context: OperationContext, reelId: string, from: string | null, to: string | null) =>
   Effect.gen(function*() {
     if (from === to) return
-    const records = yield* RecordRepository
-    if (typeof from === "string") {
-      const machine = yield* records.find("machine", context.appId, from)
+    if (from !== null) {
+      const machine = yield* findRecord(Machine, context.appId, from)
       if (machine !== undefined) {
-        yield* records.replace("machine", context.appId, from, {
-          ...machine,
-          reelIds: strings(machine.reelIds).filter((id) => id !== reelId)
-        })
+        yield* replaceRecord(Machine, context.appId, from, { ...machine, reelIds: machine.reelIds.filter((id) => id !== reelId) })
       }
     }
-    if (typeof to === "string") {
-      const machine = yield* records.find("machine", context.appId, to)
-      if (machine !== undefined && !strings(machine.reelIds).includes(reelId)) {
-        yield* records.replace("machine", context.appId, to, { ...machine, reelIds: [...strings(machine.reelIds), reelId] })
+    if (to !== null) {
+      const machine = yield* findRecord(Machine, context.appId, to)
+      if (machine !== undefined && !machine.reelIds.includes(reelId)) {
+        yield* replaceRecord(Machine, context.appId, to, { ...machine, reelIds: [...machine.reelIds, reelId] })
       }
     }
   })
 
 /** PUT /reel: whole-record replacement, the id in the body. */
-const replaceReel: Operation = (context, request) =>
+const replaceReel: ReelHandlers["replace"] = (context, { payload: { id, ...reel } }) =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const { id, ...input } = request.payload as StoredRecord & { readonly id: string }
-    const previous = yield* records.find("reel", context.appId, id)
+    const previous = yield* findRecord(Reel, context.appId, id)
     if (previous === undefined) return yield* EngineError.notFound("reel", id)
-    const groupId = reelGroupNumber(input.reelGroupId)
-    if ((yield* records.find(REEL_GROUP, context.appId, groupId)) === undefined) {
+    const groupId = String(reel.reelGroupId)
+    if ((yield* findReelGroup(context.appId, groupId)) === undefined) {
       return yield* EngineError.unknownReference("reelGroupId", REEL_GROUP, groupId)
     }
-    yield* checkReferences(Reel, context, input)
-    const replaced = yield* records.replace("reel", context.appId, id, input)
+    yield* checkReferences(Reel, context, reel)
+    const replaced = yield* replaceRecord(Reel, context.appId, id, reel)
     if (replaced === undefined) return yield* EngineError.notFound("reel", id)
-    yield* moveReel(context, id, previous.machineId ?? null, input.machineId ?? null)
+    yield* moveReel(context, id, previous.machineId ?? null, reel.machineId ?? null)
     return replaced
   })
 
-const listReelsInGroup: Operation = (context, request) =>
-  Effect.gen(function*() {
-    const groupId = reelGroupNumber(request.params?.inventoryProductLocationId)
-    return yield* listAll("reel", context.appId, { reelGroupId: [groupId] }, { limit: ALL })
-  })
+const listReelsInGroup: ReelHandlers["listInGroup"] = (context, { params }) =>
+  listRecords(Reel, context.appId, { reelGroupId: String(params.inventoryProductLocationId) })
 
-interface NewReels {
-  readonly reels: ReadonlyArray<{ readonly remainingWeight: number; readonly lotNumber?: string }>
-}
-
-const createReelsInGroup: Operation = (context, request) =>
+const createReelsInGroup: ReelHandlers["createInGroup"] = (context, { params, payload }) =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const groupId = reelGroupNumber(request.params?.inventoryProductLocationId)
-    if ((yield* records.find(REEL_GROUP, context.appId, groupId)) === undefined) {
-      return yield* EngineError.notFound(REEL_GROUP, groupId)
+    const reelGroupId = params.inventoryProductLocationId
+    if ((yield* findReelGroup(context.appId, String(reelGroupId))) === undefined) {
+      return yield* EngineError.notFound(REEL_GROUP, String(reelGroupId))
     }
-    const created: Array<StoredRecord> = []
-    for (const reel of (request.payload as NewReels).reels) {
-      created.push(yield* records.insert("reel", context.appId, { ...reel, reelGroupId: Number(groupId), machineId: null }))
-    }
+    const created: Array<RecordOf<typeof Reel>> = []
+    for (const reel of payload.reels) created.push(yield* insertRecord(Reel, context.appId, { ...reel, reelGroupId, machineId: null }))
     return created
   })
 
-export const reelWorkflows = {
-  "reelGroup.create": createReelGroup,
-  "reelGroup.list": listReelGroups,
-  "reelGroup.get": getReelGroup,
-  "reelGroup.replace": replaceReelGroup,
+export const reelHandlers: ReelHandlers = {
+  list: recordHandlers(Reel).list,
   // A reel moving between machines changes both; a group's reels are created all or none.
-  "reel.replace": transactional(replaceReel),
-  "reel.listInGroup": listReelsInGroup,
-  "reel.createInGroup": transactional(createReelsInGroup)
-} as const
+  replace: transactional(replaceReel),
+  listInGroup: listReelsInGroup,
+  createInGroup: transactional(createReelsInGroup)
+}
 
 /** Used by machine deletion: the reels it held are released. */
 export const releaseReelsOf = (context: OperationContext, machineId: string) =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
-    for (const reel of yield* listAll("reel", context.appId, { machineId: [machineId] })) {
-      yield* records.replace("reel", context.appId, String(reel.id), { ...reel, machineId: null })
+    for (const reel of yield* listRecords(Reel, context.appId, { machineId })) {
+      yield* replaceRecord(Reel, context.appId, reel.id, { ...reel, machineId: null })
     }
   })

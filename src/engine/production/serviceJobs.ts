@@ -7,44 +7,54 @@
  */
 import { Effect } from "effect"
 import { toDateFilters } from "../../domain/Resource.ts"
-import { ServiceJob } from "../../domain/resources/production.ts"
-import { crudOperations, type RecordHooks, transactional } from "../crud.ts"
+import { Ticket, TicketModel, type TicketState } from "../../domain/resources/orders.ts"
+import { MachineGroup, Pps, ServiceJob, type ServiceJobProduction } from "../../domain/resources/production.ts"
+import {
+  findRecord,
+  getRecord,
+  listRecords,
+  type PrepareInput,
+  recordHandlers,
+  type RecordHooks,
+  type RecordOf,
+  type StoredFields,
+  transactional
+} from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
-import type { Operation, OperationContext } from "../Operation.ts"
-import { RecordRepository, type StoredRecord } from "../RecordRepository.ts"
-import { listAll, param, strings, unique } from "./store.ts"
+import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
+import { RecordRepository } from "../RecordRepository.ts"
+import { insertRecord, listAll, replaceRecord, unique } from "./store.ts"
 
-export const SERVICE_JOB = "serviceJob"
+type Job = RecordOf<typeof ServiceJob>
+type PpsRecord = RecordOf<typeof Pps>
+type ServiceJobHandlers = GroupHandlers<"serviceJob">
 
-interface Interval {
-  readonly startedAt: string
-  readonly stoppedAt: string | null
-}
-
-const timelineOf = (job: StoredRecord): ReadonlyArray<Interval> => Array.isArray(job.timeline) ? (job.timeline as ReadonlyArray<Interval>) : []
-
-const stateOf = (job: StoredRecord) => String(job.state ?? "queued")
-
-export const serviceJobHooks: RecordHooks = {
-  prepare: (context, input, previous) =>
-    Effect.gen(function*() {
-      const records = yield* RecordRepository
-      for (const partId of strings(input.ticketModelIds)) {
-        if ((yield* records.find("ticketModel", context.appId, partId)) === undefined) {
-          return yield* EngineError.unknownReference("ticketModelIds", "ticketModel", partId)
-        }
+/**
+ * A job's fields before it is stored: its parts must exist for the app. A new
+ * job is queued with an empty timeline; a replace keeps the state, timeline
+ * and time the engine set on the stored job.
+ */
+const prepareJob = (context: OperationContext, input: PrepareInput<typeof ServiceJob>, previous: Job | undefined): Step<StoredFields<typeof ServiceJob>> =>
+  Effect.gen(function*() {
+    for (const partId of input.ticketModelIds) {
+      if ((yield* findRecord(TicketModel, context.appId, partId)) === undefined) {
+        return yield* EngineError.unknownReference("ticketModelIds", "ticketModel", partId)
       }
-      return previous === undefined
-        ? { ...input, state: "queued", timeline: [], totalTime: 0 }
-        : input
-    }),
+    }
+    return previous === undefined
+      ? { ...input, state: "queued", timeline: [], totalTime: 0 }
+      : { ...input, state: previous.state, timeline: previous.timeline, totalTime: previous.totalTime }
+  })
+
+const serviceJobHooks: RecordHooks<typeof ServiceJob> = {
+  prepare: prepareJob,
   // In the job's own transaction: its PPS records follow its parts, and go with it.
   written: (context, job) => syncPps(context, job),
   removed: (context, job) =>
     Effect.gen(function*() {
       const records = yield* RecordRepository
-      for (const pps of yield* listAll("pps", context.appId, { serviceJobId: [String(job.id)] })) {
-        yield* records.remove("pps", context.appId, String(pps.id))
+      for (const pps of yield* listRecords(Pps, context.appId, { serviceJobId: job.id })) {
+        yield* records.remove(Pps.name, context.appId, pps.id)
       }
     })
 }
@@ -52,13 +62,11 @@ export const serviceJobHooks: RecordHooks = {
 /** The PPS record of a part in a job: planned, for the part's quantity. */
 const newPps = (context: OperationContext, serviceJobId: string, partId: string) =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const part = yield* records.find("ticketModel", context.appId, partId)
-    const quantity = typeof part?.quantity === "number" ? part.quantity : 1
-    return yield* records.insert("pps", context.appId, {
+    const part = yield* findRecord(TicketModel, context.appId, partId)
+    return yield* insertRecord(Pps, context.appId, {
       serviceJobId,
       ticketModelId: partId,
-      quantity,
+      quantity: part?.quantity ?? 1,
       state: "planned",
       producedQuantity: 0,
       scrappedQuantity: 0
@@ -66,117 +74,92 @@ const newPps = (context: OperationContext, serviceJobId: string, partId: string)
   })
 
 /** Makes the job's PPS records match its parts: one per part, none for parts that left. */
-const syncPps = (context: OperationContext, job: StoredRecord) =>
+const syncPps = (context: OperationContext, job: Job) =>
   Effect.gen(function*() {
     const records = yield* RecordRepository
-    const jobId = String(job.id)
-    const parts = strings(job.ticketModelIds)
-    const existing = yield* listAll("pps", context.appId, { serviceJobId: [jobId] })
+    const existing = yield* listRecords(Pps, context.appId, { serviceJobId: job.id })
     for (const pps of existing) {
-      if (!parts.includes(String(pps.ticketModelId))) yield* records.remove("pps", context.appId, String(pps.id))
+      if (!job.ticketModelIds.includes(pps.ticketModelId)) yield* records.remove(Pps.name, context.appId, pps.id)
     }
-    const covered = new Set(existing.map((pps) => String(pps.ticketModelId)))
-    for (const partId of parts) {
-      if (!covered.has(partId)) yield* newPps(context, jobId, partId)
+    const covered = new Set(existing.map((pps) => pps.ticketModelId))
+    for (const partId of job.ticketModelIds) {
+      if (!covered.has(partId)) yield* newPps(context, job.id, partId)
     }
   })
-
-const generic = crudOperations(ServiceJob, serviceJobHooks)
 
 const findJob = (context: OperationContext, id: string) =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const job = yield* records.find(SERVICE_JOB, context.appId, id)
-    return job === undefined ? yield* EngineError.notFound("service job", id) : job
-  })
+  Effect.flatMap(
+    findRecord(ServiceJob, context.appId, id),
+    (job) => job === undefined ? Effect.fail(EngineError.notFound("service job", id)) : Effect.succeed(job)
+  )
 
-const save = (context: OperationContext, job: StoredRecord) =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const saved = yield* records.replace(SERVICE_JOB, context.appId, String(job.id), job)
-    return saved ?? (yield* EngineError.notFound("service job", String(job.id)))
-  })
+const save = (context: OperationContext, job: Job) =>
+  Effect.flatMap(
+    replaceRecord(ServiceJob, context.appId, job.id, job),
+    (saved) => saved === undefined ? Effect.fail(EngineError.notFound("service job", job.id)) : Effect.succeed(saved)
+  )
 
 const seconds = (from: string, to: string) => Math.max(0, (Date.parse(to) - Date.parse(from)) / 1000)
 
 /** The job with its open interval closed, its seconds added to `totalTime`. */
-const closeInterval = (job: StoredRecord, now: string): StoredRecord => {
-  const timeline = timelineOf(job)
-  const open = timeline.at(-1)
+const closeInterval = (job: Job, now: string): Job => {
+  const open = job.timeline.at(-1)
   if (open === undefined || open.stoppedAt !== null) return job
   return {
     ...job,
-    timeline: [...timeline.slice(0, -1), { startedAt: open.startedAt, stoppedAt: now }],
-    totalTime: Number(job.totalTime ?? 0) + seconds(open.startedAt, now)
+    timeline: [...job.timeline.slice(0, -1), { startedAt: open.startedAt, stoppedAt: now }],
+    totalTime: job.totalTime + seconds(open.startedAt, now)
   }
 }
 
-const startTimeline: Operation = (context, request) =>
+const startTimeline: ServiceJobHandlers["startTimeline"] = (context, { params: { id } }) =>
   Effect.gen(function*() {
-    const id = param(request, "id")
     const job = yield* findJob(context, id)
-    const state = stateOf(job)
-    if (state === "running" || state === "done" || state === "merged") {
-      return yield* EngineError.conflict(`service job ${id} is ${state}: its timeline cannot start`)
+    if (job.state === "running" || job.state === "done" || job.state === "merged") {
+      return yield* EngineError.conflict(`service job ${id} is ${job.state}: its timeline cannot start`)
     }
     const now = new Date().toISOString()
-    return yield* save(context, { ...job, state: "running", timeline: [...timelineOf(job), { startedAt: now, stoppedAt: null }] })
+    return yield* save(context, { ...job, state: "running", timeline: [...job.timeline, { startedAt: now, stoppedAt: null }] })
   })
 
-const stopTimeline: Operation = (context, request) =>
+const stopTimeline: ServiceJobHandlers["stopTimeline"] = (context, { params: { id } }) =>
   Effect.gen(function*() {
-    const id = param(request, "id")
     const job = yield* findJob(context, id)
-    const state = stateOf(job)
-    if (state !== "running") {
-      return yield* EngineError.conflict(`service job ${id} is ${state}: only a running timeline can stop`)
+    if (job.state !== "running") {
+      return yield* EngineError.conflict(`service job ${id} is ${job.state}: only a running timeline can stop`)
     }
     return yield* save(context, { ...closeInterval(job, new Date().toISOString()), state: "paused" })
   })
 
 /** Refuses a job that is merged or done: it cannot give or take parts. */
-const open = (job: StoredRecord) =>
-  Effect.gen(function*() {
-    const state = stateOf(job)
-    if (state === "merged" || state === "done") {
-      return yield* EngineError.conflict(`service job ${String(job.id)} is ${state}`)
-    }
-  })
+const open = (job: Job) =>
+  job.state === "merged" || job.state === "done" ? Effect.fail(EngineError.conflict(`service job ${job.id} is ${job.state}`)) : Effect.void
 
-const sameTechnology = (target: StoredRecord, other: StoredRecord) =>
+const sameTechnology = (target: Job, other: Job) =>
   target.technologyId === other.technologyId
     ? Effect.void
     : Effect.fail(EngineError.invalid(
-      `service job ${String(other.id)} is ${String(other.technologyId)}, service job ${String(target.id)} is ${
-        String(target.technologyId)
-      }: jobs of different technologies cannot share parts`
+      `service job ${other.id} is ${other.technologyId}, service job ${target.id} is ${target.technologyId}: jobs of different technologies cannot share parts`
     ))
 
 /** Moves the PPS records of `parts` (all of them when undefined) from one job to another. */
 const movePps = (context: OperationContext, fromId: string, toId: string, parts?: ReadonlyArray<string>) =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
-    for (const pps of yield* listAll("pps", context.appId, { serviceJobId: [fromId] })) {
-      if (parts === undefined || parts.includes(String(pps.ticketModelId))) {
-        yield* records.replace("pps", context.appId, String(pps.id), { ...pps, serviceJobId: toId })
+    for (const pps of yield* listRecords(Pps, context.appId, { serviceJobId: fromId })) {
+      if (parts === undefined || parts.includes(pps.ticketModelId)) {
+        yield* replaceRecord(Pps, context.appId, pps.id, { ...pps, serviceJobId: toId })
       }
     }
   })
 
-interface MergePayload {
-  readonly targetServiceJobId: string
-  readonly sourceServiceJobIds: ReadonlyArray<string>
-}
-
-const merge: Operation = (context, request) =>
+const merge: ServiceJobHandlers["merge"] = (context, { payload: { targetServiceJobId, sourceServiceJobIds } }) =>
   Effect.gen(function*() {
-    const payload = request.payload as MergePayload
-    const target = yield* findJob(context, payload.targetServiceJobId)
-    const sourceIds = unique(payload.sourceServiceJobIds)
-    if (sourceIds.includes(payload.targetServiceJobId)) {
-      return yield* EngineError.invalid(`service job ${payload.targetServiceJobId} cannot be merged into itself`)
+    const target = yield* findJob(context, targetServiceJobId)
+    const sourceIds = unique(sourceServiceJobIds)
+    if (sourceIds.includes(targetServiceJobId)) {
+      return yield* EngineError.invalid(`service job ${targetServiceJobId} cannot be merged into itself`)
     }
-    const sources: Array<StoredRecord> = []
+    const sources: Array<Job> = []
     for (const id of sourceIds) sources.push(yield* findJob(context, id))
     yield* open(target)
     for (const source of sources) {
@@ -184,89 +167,68 @@ const merge: Operation = (context, request) =>
       yield* sameTechnology(target, source)
     }
     const now = new Date().toISOString()
-    let parts = strings(target.ticketModelIds)
+    let parts = target.ticketModelIds
     for (const source of sources) {
-      parts = unique([...parts, ...strings(source.ticketModelIds)])
-      yield* movePps(context, String(source.id), String(target.id))
+      parts = unique([...parts, ...source.ticketModelIds])
+      yield* movePps(context, source.id, target.id)
       // A running source stops first: its time stays its own.
       yield* save(context, { ...closeInterval(source, now), state: "merged", ticketModelIds: [] })
     }
     return yield* save(context, { ...target, ticketModelIds: parts })
   })
 
-interface ReassignPayload {
-  readonly fromServiceJobId: string
-  readonly toServiceJobId: string
-  readonly ticketModelIds: ReadonlyArray<string>
-}
-
-const reassign: Operation = (context, request) =>
+const reassign: ServiceJobHandlers["reassignTicketModels"] = (context, { payload }) =>
   Effect.gen(function*() {
-    const payload = request.payload as ReassignPayload
     const from = yield* findJob(context, payload.fromServiceJobId)
     const to = yield* findJob(context, payload.toServiceJobId)
-    if (from.id === to.id) return yield* EngineError.invalid(`service job ${String(from.id)} is both source and target`)
+    if (from.id === to.id) return yield* EngineError.invalid(`service job ${from.id} is both source and target`)
     yield* open(from)
     yield* open(to)
     yield* sameTechnology(to, from)
     const moving = unique(payload.ticketModelIds)
-    const held = strings(from.ticketModelIds)
     for (const partId of moving) {
-      if (!held.includes(partId)) {
-        return yield* EngineError.invalid(`ticket model ${partId} is not in service job ${String(from.id)}`)
+      if (!from.ticketModelIds.includes(partId)) {
+        return yield* EngineError.invalid(`ticket model ${partId} is not in service job ${from.id}`)
       }
     }
-    yield* movePps(context, String(from.id), String(to.id), moving)
-    const savedFrom = yield* save(context, { ...from, ticketModelIds: held.filter((id) => !moving.includes(id)) })
-    const savedTo = yield* save(context, { ...to, ticketModelIds: unique([...strings(to.ticketModelIds), ...moving]) })
+    yield* movePps(context, from.id, to.id, moving)
+    const savedFrom = yield* save(context, { ...from, ticketModelIds: from.ticketModelIds.filter((id) => !moving.includes(id)) })
+    const savedTo = yield* save(context, { ...to, ticketModelIds: unique([...to.ticketModelIds, ...moving]) })
     return [savedFrom, savedTo]
   })
 
-const total = (records: ReadonlyArray<StoredRecord>, field: string) =>
-  records.reduce((sum, record) => sum + (typeof record[field] === "number" ? (record[field] as number) : 0), 0)
+const total = (pps: ReadonlyArray<PpsRecord>, field: "quantity" | "producedQuantity" | "scrappedQuantity") =>
+  pps.reduce((sum, record) => sum + record[field], 0)
 
-const productionOf = (job: StoredRecord, pps: ReadonlyArray<StoredRecord>) => ({
-  serviceJobId: String(job.id),
-  state: stateOf(job),
+const productionOf = (job: Job, pps: ReadonlyArray<PpsRecord>): typeof ServiceJobProduction.Type => ({
+  serviceJobId: job.id,
+  state: job.state,
   quantity: total(pps, "quantity"),
   producedQuantity: total(pps, "producedQuantity"),
   scrappedQuantity: total(pps, "scrappedQuantity"),
   pps
 })
 
-const production: Operation = (context, request) =>
+const production: ServiceJobHandlers["production"] = (context, { params: { id } }) =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const id = param(request, "id")
-    const job = yield* records.find(SERVICE_JOB, context.appId, id)
+    const job = yield* findRecord(ServiceJob, context.appId, id)
+    // The spec's empty 200 for a job the app does not have.
     if (job === undefined) return null
-    return productionOf(job, yield* listAll("pps", context.appId, { serviceJobId: [id] }))
+    return productionOf(job, yield* listRecords(Pps, context.appId, { serviceJobId: id }))
   })
 
-interface Progress {
-  readonly state: string
-  readonly producedQuantity: number
-  readonly scrappedQuantity: number
-}
-
-const updateProduction: Operation = (context, request) =>
+const updateProduction: ServiceJobHandlers["updateProduction"] = (context, { params: { id, ppsId }, payload: progress }) =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const id = param(request, "id")
-    const ppsId = param(request, "ppsId")
     yield* findJob(context, id)
-    const pps = yield* records.find("pps", context.appId, ppsId)
+    const pps = yield* findRecord(Pps, context.appId, ppsId)
     if (pps === undefined || pps.serviceJobId !== id) {
       return yield* EngineError.notFound("pps", `${ppsId} of service job ${id}`)
     }
-    const progress = request.payload as Progress
-    const quantity = Number(pps.quantity)
-    if (progress.producedQuantity + progress.scrappedQuantity > quantity) {
-      return yield* EngineError.invalid(
-        `producedQuantity + scrappedQuantity (${progress.producedQuantity + progress.scrappedQuantity}) exceeds the quantity ${quantity} of pps ${ppsId}`
-      )
+    const done = progress.producedQuantity + progress.scrappedQuantity
+    if (done > pps.quantity) {
+      return yield* EngineError.invalid(`producedQuantity + scrappedQuantity (${done}) exceeds the quantity ${pps.quantity} of pps ${ppsId}`)
     }
-    const saved = yield* records.replace("pps", context.appId, ppsId, {
+    const saved = yield* replaceRecord(Pps, context.appId, ppsId, {
       ...pps,
       state: progress.state,
       producedQuantity: progress.producedQuantity,
@@ -275,71 +237,80 @@ const updateProduction: Operation = (context, request) =>
     return saved ?? (yield* EngineError.notFound("pps", ppsId))
   })
 
-const listProductions: Operation = (context, request) =>
+const listProductions: GroupHandlers<"serviceJobProduction">["list"] = (context, { query }) =>
   Effect.gen(function*() {
-    const query = request.query ?? {}
-    const ids = query.serviceJobIds === undefined ? {} : { ids: strings(query.serviceJobIds) }
-    const states = query.state === undefined ? {} : { state: strings(query.state) }
-    const jobs = yield* listAll(SERVICE_JOB, context.appId, states, { ...ids, dates: toDateFilters(query) })
+    const jobs = yield* listAll(ServiceJob, context.appId, {
+      ids: query.serviceJobIds,
+      equals: query.state === undefined ? {} : { state: query.state },
+      dates: toDateFilters(query)
+    })
     if (jobs.length === 0) return []
-    const pps = yield* listAll("pps", context.appId, { serviceJobId: jobs.map((job) => String(job.id)) })
+    const pps = yield* listRecords(Pps, context.appId, { serviceJobId: jobs.map((job) => job.id) })
     return jobs.map((job) => productionOf(job, pps.filter((record) => record.serviceJobId === job.id)))
   })
 
-const SENDABLE = ["draft", "quoted", "accepted"]
+const SENDABLE: ReadonlyArray<typeof TicketState.Type> = ["draft", "quoted", "accepted"]
+
+/** The ticket's parts by technology, in the order they were read. */
+const byTechnology = (parts: ReadonlyArray<RecordOf<typeof TicketModel>>) => {
+  const groups = new Map<string, Array<RecordOf<typeof TicketModel>>>()
+  for (const part of parts) groups.set(part.technologyId, [...(groups.get(part.technologyId) ?? []), part])
+  return groups
+}
 
 /**
  * PUT /ticket/{id}/send-to-production: one service job per technology (in
  * the app's first machine group of that technology, if any), a PPS record
  * per part; the ticket moves to `in_production`.
  */
-const sendToProduction: Operation = (context, request) =>
+const sendToProductionOnce: GroupHandlers<"ticket">["sendToProduction"] = (context, { params: { id } }) =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const id = param(request, "id")
-    const ticket = yield* records.find("ticket", context.appId, id)
-    if (ticket === undefined) return yield* EngineError.notFound("ticket", id)
-    const label = String(ticket.number ?? id)
-    const state = String(ticket.state ?? "draft")
-    if (!SENDABLE.includes(state)) {
-      return yield* EngineError.conflict(`ticket ${label} is ${state}: only a draft, quoted or accepted ticket can be sent to production`)
+    const ticket = yield* getRecord(Ticket, context.appId, id)
+    const label = ticket.number
+    if (!SENDABLE.includes(ticket.state)) {
+      return yield* EngineError.conflict(
+        `ticket ${label} is ${ticket.state}: only a draft, quoted or accepted ticket can be sent to production`
+      )
     }
-    const parts = yield* listAll("ticketModel", context.appId, { ticketId: [id] })
+    const parts = yield* listRecords(TicketModel, context.appId, { ticketId: id })
     if (parts.length === 0) return yield* EngineError.invalid(`ticket ${label} has no parts to produce`)
-    const byTechnology = new Map<string, Array<StoredRecord>>()
-    for (const part of parts) {
-      const technologyId = String(part.technologyId)
-      byTechnology.set(technologyId, [...(byTechnology.get(technologyId) ?? []), part])
-    }
-    const jobs: Array<StoredRecord> = []
-    for (const [technologyId, group] of byTechnology) {
-      const machineGroups = yield* listAll("machineGroup", context.appId, { technologyId: [technologyId] }, { limit: 1 })
-      const prepared = yield* serviceJobHooks.prepare!(context, {
+    const jobs: Array<Job> = []
+    for (const [technologyId, group] of byTechnology(parts)) {
+      const [machineGroup] = yield* listAll(MachineGroup, context.appId, { equals: { technologyId: [technologyId] }, limit: 1 })
+      const prepared = yield* prepareJob(context, {
         name: `${label} ${technologyId}`,
         technologyId,
-        machineGroupId: machineGroups[0] === undefined ? null : String(machineGroups[0].id),
+        machineGroupId: machineGroup === undefined ? null : machineGroup.id,
         ticketId: id,
-        ticketModelIds: group.map((part) => String(part.id)),
-        ...(typeof ticket.dueDate === "string" ? { dueDate: ticket.dueDate } : {})
+        ticketModelIds: group.map((part) => part.id),
+        ...(ticket.dueDate === undefined ? {} : { dueDate: ticket.dueDate })
       }, undefined)
-      const job = yield* records.insert(SERVICE_JOB, context.appId, prepared)
-      for (const part of group) yield* newPps(context, String(job.id), String(part.id))
+      const job = yield* insertRecord(ServiceJob, context.appId, prepared)
+      for (const part of group) yield* newPps(context, job.id, part.id)
       jobs.push(job)
     }
-    yield* records.replace("ticket", context.appId, id, { ...ticket, state: "in_production" })
+    yield* replaceRecord(Ticket, context.appId, id, { ...ticket, state: "in_production" })
     return jobs
   })
 
-export const serviceJobWorkflows = {
-  "serviceJob.create": generic["serviceJob.create"]!,
-  "serviceJob.replace": generic["serviceJob.replace"]!,
-  "serviceJob.remove": generic["serviceJob.remove"]!,
-  "serviceJob.startTimeline": startTimeline,
-  "serviceJob.stopTimeline": stopTimeline,
-  "serviceJob.merge": transactional(merge),
-  "serviceJob.reassignTicketModels": transactional(reassign),
-  "serviceJob.production": production,
-  "serviceJob.updateProduction": updateProduction,
-  "serviceJobProduction.list": listProductions,
-  "ticket.sendToProduction": transactional(sendToProduction)
-} as const
+const jobRecords = recordHandlers(ServiceJob, serviceJobHooks)
+
+export const serviceJobHandlers: ServiceJobHandlers = {
+  list: jobRecords.list,
+  get: jobRecords.get,
+  create: jobRecords.create,
+  replace: jobRecords.replace,
+  remove: jobRecords.remove,
+  startTimeline,
+  stopTimeline,
+  // Each writes several jobs and their PPS records: all of it, or none.
+  merge: transactional(merge),
+  reassignTicketModels: transactional(reassign),
+  production,
+  updateProduction
+}
+
+export const serviceJobProductionHandlers: GroupHandlers<"serviceJobProduction"> = { list: listProductions }
+
+/** The ticket, its jobs and their PPS records are written together, or not at all. */
+export const sendToProduction = transactional(sendToProductionOnce)

@@ -1,33 +1,62 @@
-/** Small helpers the production workflows share over the record repository. */
+/** Small helpers the production workflows share over the record repository, typed by resource. */
 import { Effect } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
-import type { RecordFilter } from "../../domain/Resource.ts"
+import type { RecordFilter, Resource } from "../../domain/Resource.ts"
+import { asRecord, type RecordOf, type StoredFields } from "../crud.ts"
 import type { EngineServices } from "../Operation.ts"
 import { RecordRepository, type StoredRecord } from "../RecordRepository.ts"
 
 /** Large enough to mean "every record" for the workflows' own reads. */
-export const ALL = 1_000_000
+const ALL = 1_000_000
 
-export const param = (request: { readonly params?: Readonly<Record<string, unknown>> | undefined }, name: string) => String(request.params?.[name] ?? "")
+type Read<A> = Effect.Effect<A, SqlError, EngineServices>
 
-/** Every record of `resource` visible to the app, whose fields equal the given values. */
-export const listAll = (
-  resource: string,
-  appId: string,
-  equals: Readonly<Record<string, ReadonlyArray<string>>> = {},
-  extra: Partial<RecordFilter> = {}
-): Effect.Effect<ReadonlyArray<StoredRecord>, SqlError, EngineServices> =>
+/** Which records a workflow reads: fields equal to one of the values, ids, dates, and at most `limit` (every one by default). */
+export interface Selection {
+  readonly equals?: Readonly<Record<string, ReadonlyArray<string>>> | undefined
+  readonly ids?: ReadonlyArray<string> | undefined
+  readonly dates?: RecordFilter["dates"] | undefined
+  readonly limit?: number | undefined
+}
+
+/** The stored records of the resource named `resource` that the app sees and the selection keeps, in one read. */
+export const listStored = (resource: string, appId: string, selection: Selection = {}): Read<ReadonlyArray<StoredRecord>> =>
   Effect.gen(function*() {
     const records = yield* RecordRepository
     return yield* records.list(resource, appId, {
-      equals: Object.entries(equals).map(([field, values]) => ({ field, values })),
-      dates: [],
-      limit: ALL,
-      offset: 0,
-      ...extra
+      ids: selection.ids,
+      equals: Object.entries(selection.equals ?? {}).map(([field, values]) => ({ field, values })),
+      dates: selection.dates ?? [],
+      limit: selection.limit ?? ALL,
+      offset: 0
     })
   })
 
-export const strings = (value: unknown): ReadonlyArray<string> => Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : []
+/** The records of `resource` that the app sees and the selection keeps, typed as the resource's record. */
+export const listAll = <R extends Resource>(resource: R, appId: string, selection: Selection = {}): Read<ReadonlyArray<RecordOf<R>>> =>
+  Effect.map(listStored(resource.name, appId, selection), (records) => records.map((record) => asRecord(resource, record)))
+
+/** Stores a new record of `resource` for the app. */
+export const insertRecord = <R extends Resource>(resource: R, appId: string, fields: StoredFields<R>): Read<RecordOf<R>> =>
+  Effect.gen(function*() {
+    const records = yield* RecordRepository
+    return asRecord(resource, yield* records.insert(resource.name, appId, fields))
+  })
+
+/**
+ * Replaces the app's record of `resource` with `fields` (storage keeps its id,
+ * number and createdAt); `undefined` when the app has no such record of its own.
+ */
+export const replaceRecord = <R extends Resource>(
+  resource: R,
+  appId: string,
+  id: string,
+  fields: StoredFields<R>
+): Read<RecordOf<R> | undefined> =>
+  Effect.gen(function*() {
+    const records = yield* RecordRepository
+    const replaced = yield* records.replace(resource.name, appId, id, fields)
+    return replaced === undefined ? undefined : asRecord(resource, replaced)
+  })
 
 export const unique = <A>(values: ReadonlyArray<A>): ReadonlyArray<A> => [...new Set(values)]

@@ -1,7 +1,7 @@
 /**
- * Every public endpoint has the same handler: forward the decoded request to
- * Downstream as the operation `<group>.<endpoint>`, in the caller's app;
- * check the engine's answer against the endpoint's success schema; answer it.
+ * Every public endpoint has the same handler: call the endpoint's operation
+ * on Downstream with the decoded request, in the caller's app; encode the
+ * engine's answer with the endpoint's success schema (which checks it); answer it.
  * An engine answer of `null` is the spec's empty 200. A downstream failure is
  * passed through unchanged; an answer that does not match the schema is the
  * engine's fault: 502, naming it.
@@ -12,9 +12,10 @@
  */
 import { Effect, Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
-import { type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { type HttpApiEndpoint, HttpApiSchema } from "effect/http-api"
 import { CurrentCaller } from "../../api/Authorization.ts"
-import type { EngineRequest } from "../../api/EngineCall.ts"
+import type { DecodedInput } from "../../api/EngineCall.ts"
+import { type OperationEndpoint, type OperationInput, operationOf } from "../../api/Operations.ts"
 import { BadRequest, DownstreamError } from "../../domain/Errors.ts"
 import { traced } from "../../domain/Span.ts"
 import { Downstream } from "../../services/Downstream.ts"
@@ -27,7 +28,6 @@ const NO_CONTENT = HttpServerResponse.empty({ status: 204 })
 /** What a forwarded handler reads of the request the HttpApi builder hands it. */
 export interface ForwardedRequest {
   readonly endpoint: HttpApiEndpoint.Top
-  readonly group: HttpApiGroup.Top
   readonly params?: unknown
   readonly query?: unknown
   readonly payload?: unknown
@@ -35,17 +35,14 @@ export interface ForwardedRequest {
 
 type Answer = (answer: unknown, requestId: string) => Effect.Effect<HttpServerResponse.HttpServerResponse, DownstreamError>
 
-/** How to answer for one endpoint: its success body schema, checked and encoded as JSON. */
+/** How to answer for one endpoint: its success value, checked and encoded as JSON by its success schema. */
 const answerFor = (operation: string, endpoint: HttpApiEndpoint.Top): Answer => {
   const body = [...endpoint.success].find((schema) => !HttpApiSchema.isNoContent(schema.ast))
   if (body === undefined) return () => Effect.succeed(NO_CONTENT)
-  // The public API's schemas are plain data: none needs a service to decode or encode.
-  const codec = Schema.toCodecJson(body) as unknown as Schema.Codec<unknown, unknown>
-  const decode = Schema.decodeUnknownEffect(codec)
-  const encode = Schema.encodeEffect(codec)
+  // The public API's schemas are plain data: none needs a service to encode.
+  const encode = Schema.encodeUnknownEffect(Schema.toCodecJson(body) as unknown as Schema.Codec<unknown, unknown>)
   return (answer, requestId) =>
-    decode(answer).pipe(
-      Effect.flatMap(encode),
+    encode(answer).pipe(
       Effect.map((json) => HttpServerResponse.jsonUnsafe(json)),
       Effect.mapError(() =>
         new DownstreamError({
@@ -90,7 +87,7 @@ const PARTS = [["params", "path parameter"], ["query", "query parameter"], ["pay
  * surrogate), naming the field or parameter; undefined when there is none.
  * A parameter is named by its key, a body field by its path (`lines.0.description`).
  */
-export const unstorableInput = (request: EngineRequest): BadRequest | undefined => {
+export const unstorableInput = (request: DecodedInput): BadRequest | undefined => {
   for (const [part, where] of PARTS) {
     const path = unstorablePath(request[part])
     if (path === undefined) continue
@@ -108,7 +105,7 @@ export const makeForward = (downstream: Downstream["Service"]) => {
   const answers = new WeakMap<HttpApiEndpoint.Top, Answer>()
   return (request: ForwardedRequest): Effect.Effect<HttpServerResponse.HttpServerResponse, never, CurrentCaller> =>
     Effect.gen(function*() {
-      const operation = `${request.group.identifier}.${request.endpoint.identifier}`
+      const operation = operationOf(request.endpoint)
       let answer = answers.get(request.endpoint)
       if (answer === undefined) {
         answer = answerFor(operation, request.endpoint)
@@ -116,16 +113,14 @@ export const makeForward = (downstream: Downstream["Service"]) => {
       }
       const caller = yield* CurrentCaller
       const scope = { appId: caller.appId, requestId: caller.requestId }
-      const input: EngineRequest = {
-        params: request.params as EngineRequest["params"],
-        query: request.query as EngineRequest["query"],
-        payload: request.payload
-      }
-      const unstorable = unstorableInput(input)
+      const unstorable = unstorableInput(request)
       if (unstorable !== undefined) return errorResponse(unstorable)
-      const result = yield* downstream.invoke(operation, scope, input).pipe(
+      // The builder decoded the request with this endpoint's schemas: it is the endpoint's input.
+      const endpoint = request.endpoint as OperationEndpoint
+      const input = { params: request.params, query: request.query, payload: request.payload } as OperationInput<typeof endpoint>
+      const result = yield* downstream.call(endpoint)(input, scope).pipe(
         Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })),
-        traced("Downstream.invoke", { attributes: { "downstream.operation": operation } })
+        traced("Downstream.call", { attributes: { "downstream.operation": operation } })
       )
       return result === null ? EMPTY_200 : yield* answer(result, scope.requestId)
     }).pipe(Effect.catch((error) => Effect.succeed(downstreamResponse(error))))

@@ -10,6 +10,7 @@ import { Cause, Context, Effect, ErrorReporter, Layer, Result, Schema } from "ef
 import { McpSchema, Tool } from "effect/ai"
 import { CurrentCaller } from "../../api/Authorization.ts"
 import { type DerivedTool, downstreamFailure, McpTools, type ToolFailure } from "../../api/mcp/tools.ts"
+import { endpointNamed, type OperationInput } from "../../api/Operations.ts"
 import type { DownstreamError } from "../../domain/Errors.ts"
 import { traced } from "../../domain/Span.ts"
 import { Downstream } from "../../services/Downstream.ts"
@@ -82,6 +83,9 @@ export class McpToolCalls extends Context.Service<McpToolCalls, {
       const byName = new Map<string, (args: unknown) => Effect.Effect<McpSchema.CallToolResult, never, CurrentCaller>>()
       for (const derived of McpTools) {
         const operation = derived.spec.operation
+        const endpoint = endpointNamed(operation)
+        if (endpoint === undefined) return yield* Effect.die(`MCP tool ${derived.spec.name}: ${operation} is not an operation of the contract`)
+        const call = downstream.call(endpoint)
         const notFound = Effect.fail<ToolFailure>({ code: 404, message: "No such record", type: "NotFound" })
         const handler: ToolHandler = (args) =>
           Effect.gen(function*() {
@@ -93,10 +97,11 @@ export class McpToolCalls extends Context.Service<McpToolCalls, {
             }
             const caller = yield* CurrentCaller
             const scope = { appId: caller.appId, requestId: caller.requestId }
-            const answer = yield* downstream.invoke(operation, scope, request).pipe(
+            // The arguments were decoded by the endpoint's own schemas: they are its input.
+            const answer: unknown = yield* call(request as OperationInput<typeof endpoint>, scope).pipe(
               Effect.tapError(noteFailure),
               Effect.mapError(downstreamFailure),
-              traced("Downstream.invoke", { attributes: { "downstream.operation": operation } })
+              traced("Downstream.call", { attributes: { "downstream.operation": operation } })
             )
             if (answer === null && derived.spec.nullable !== true) return yield* notFound
             return yield* derived.checkAnswer(answer)

@@ -1,76 +1,37 @@
 /**
- * Handlers of the public API. Every endpoint forwards to the engine with the
- * same handler (ForwardHandlers.ts), so a group only lists its endpoints.
+ * Handlers of the public API: every endpoint of every group forwards to the
+ * engine with the same handler (ForwardHandlers.ts), so the groups are
+ * registered by walking the API's definition rather than listed by hand.
  */
 import { Effect, Layer } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
+import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
+import { groupsOf } from "../../api/Operations.ts"
 import { PublicApi } from "../../api/PublicApi.ts"
+import type { Downstream } from "../../services/Downstream.ts"
 import { Forward } from "./ForwardHandlers.ts"
 
-const group = HttpApiBuilder.group
+type PublicGroup = (typeof PublicApi)["groups"][keyof (typeof PublicApi)["groups"]]
 
-export const PublicHandlers = Layer.mergeAll(
-  group(PublicApi, "app", (h) => Effect.map(Forward, (f) => h.handleAll({ get: f }))),
-  group(PublicApi, "blank", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, create: f, get: f }))),
-  group(PublicApi, "catalogue", (h) => Effect.map(Forward, (f) => h.handleAll({ create: f }))),
-  group(PublicApi, "catalogueModel", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, create: f, get: f, replace: f, remove: f }))),
-  group(PublicApi, "colour", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f }))),
-  group(PublicApi, "currency", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f }))),
-  group(PublicApi, "customer", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, create: f, get: f, replace: f }))),
-  group(PublicApi, "item", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, create: f, replace: f, remove: f, get: f }))),
-  group(PublicApi, "machineGroup", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, create: f, get: f, replace: f, remove: f }))),
-  group(
-    PublicApi,
-    "machine",
-    (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, create: f, get: f, replace: f, remove: f, byProximity: f, assignReels: f }))
-  ),
-  group(PublicApi, "materialSeries", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f, replace: f, remove: f }))),
-  group(PublicApi, "material", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, create: f, get: f, replace: f, remove: f }))),
-  group(PublicApi, "meetingNote", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, create: f }))),
-  group(PublicApi, "modelVersion", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f, fieldsResolve: f }))),
-  group(PublicApi, "pps", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f }))),
-  group(PublicApi, "ticketModel", (h) =>
-    Effect.map(Forward, (f) =>
-      h.handleAll({
-        list: f,
-        create: f,
-        get: f,
-        replace: f,
-        remove: f,
-        fromCatalogue: f,
-        similarity: f,
-        getMachiningStrategy: f,
-        setMachiningStrategy: f,
-        setPostProcessing: f
-      }))),
-  group(PublicApi, "productionNote", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, create: f }))),
-  group(PublicApi, "productionParameterField", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f }))),
-  group(PublicApi, "project", (h) => Effect.map(Forward, (f) => h.handleAll({ lookup: f, list: f, create: f, get: f, replace: f }))),
-  group(PublicApi, "quotationFormRegion", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, create: f, get: f, replace: f, remove: f }))),
-  group(PublicApi, "quotationForm", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f }))),
-  group(PublicApi, "ticketQuote", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f, replace: f }))),
-  group(PublicApi, "reelGroup", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, replace: f, create: f, get: f }))),
-  group(PublicApi, "reel", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, replace: f, listInGroup: f, createInGroup: f }))),
-  group(PublicApi, "reportMetrics", (h) => Effect.map(Forward, (f) => h.handleAll({ get: f }))),
-  group(PublicApi, "serviceJob", (h) =>
-    Effect.map(Forward, (f) =>
-      h.handleAll({
-        list: f,
-        create: f,
-        get: f,
-        replace: f,
-        remove: f,
-        production: f,
-        updateProduction: f,
-        reassignTicketModels: f,
-        merge: f,
-        startTimeline: f,
-        stopTimeline: f
-      }))),
-  group(PublicApi, "serviceJobProduction", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f }))),
-  group(PublicApi, "service", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f }))),
-  group(PublicApi, "supplier", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f }))),
-  group(PublicApi, "technology", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f }))),
-  group(PublicApi, "ticket", (h) => Effect.map(Forward, (f) => h.handleAll({ lookup: f, create: f, replace: f, sendToProduction: f, quote: f }))),
-  group(PublicApi, "user", (h) => Effect.map(Forward, (f) => h.handleAll({ list: f, get: f })))
-)
+/** The builder's handlers of one group, as far as registering an endpoint by its identifier goes. */
+interface Registry {
+  readonly handle: (identifier: string, handler: unknown) => Registry
+}
+
+/** One group, each of its endpoints forwarded. */
+const forwardGroup = (group: HttpApiGroup.Top) =>
+  HttpApiBuilder.group(PublicApi, group.identifier as PublicGroup["identifier"], (handlers) =>
+    Effect.map(Forward, (forward) => {
+      let registry = handlers as unknown as Registry
+      for (const endpoint of Object.values(group.endpoints)) registry = registry.handle(endpoint.identifier, forward)
+      // Every endpoint of the group is handled: what the builder's type checks one group at a time.
+      return registry as unknown as typeof handlers
+    }))
+
+const [first, ...rest] = groupsOf(PublicApi).map(forwardGroup)
+
+/** Every group's handlers: what `HttpApiBuilder.layer(PublicApi)` needs. */
+export const PublicHandlers = Layer.mergeAll(first!, ...rest) as unknown as Layer.Layer<
+  HttpApiGroup.ToService<"public-v1", PublicGroup>,
+  never,
+  Downstream
+>

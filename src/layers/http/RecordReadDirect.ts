@@ -115,13 +115,13 @@ export const RecordReadDirect = Effect.gen(function*() {
       const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
       const direct = recordReadOf(table, request.method, request.url)
       if (direct === undefined) return router
-      const { endpoint, group, call } = direct.read
+      const { endpoint, call } = direct.read
       // What the router does for a matched route: the route on the server span, the handler interruptible.
       if (fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer) {
         const span = Context.getOrUndefined(fiber.context, Tracer.ParentSpan)
         if (span !== undefined && span._tag === "Span" && span.sampled) span.attribute("http.route", call.route)
       }
-      return guard<never, CurrentCaller>(request, call, forward({ endpoint, group, params: direct.params }), failureResponse).pipe(
+      return guard<never, CurrentCaller>(request, call, forward({ endpoint, params: direct.params }), failureResponse).pipe(
         Effect.withErrorReporting,
         Effect.interruptible
       )

@@ -1,0 +1,40 @@
+/**
+ * The engine's own HTTP API: the public contract's groups, unchanged, under
+ * `/engine`, behind the engine's credentials instead of the Incoming Secret.
+ *
+ * The engine serves it with HttpApiBuilder (src/layers/EngineServer.ts) and
+ * the gateway calls it with the HttpApiClient derived from it
+ * (src/layers/DownstreamHttp.ts): one definition on both sides, so a
+ * request the gateway sends is one the engine decodes, and an operation the
+ * contract does not name has no route (404).
+ *
+ * Beyond the contract the engine's protocol has three headers: the bearer
+ * `ENGINE_TOKEN`, the app the call is for (believed from the token's holder
+ * only) and the gateway's request id; an operation's "no such record" is a
+ * 204, which the gateway answers as the spec's empty 200.
+ */
+import { Context } from "effect"
+import { HttpApi, HttpApiMiddleware } from "effect/http-api"
+import { NotAuthorized } from "../domain/Errors.ts"
+import type { CallScope } from "./EngineCall.ts"
+import { registerOperations } from "./Operations.ts"
+import { PublicContract } from "./PublicApi.ts"
+
+/** The app and request a call of the engine's API is for, as its gateway said. */
+export class EngineCaller extends Context.Service<EngineCaller, CallScope>()("mfg/api/EngineCaller") {}
+
+/** The engine's credentials: `Authorization: Bearer <ENGINE_TOKEN>`, and the app the call is for. */
+export class EngineAuth extends HttpApiMiddleware.Service<EngineAuth, {
+  provides: EngineCaller
+}>()("mfg/api/EngineAuth", {
+  error: NotAuthorized
+}) {}
+
+export const ENGINE_PATH_PREFIX = "/engine"
+
+/** The app a call is for: set by the gateway after it authenticated the caller. */
+export const ENGINE_APP_HEADER = "x-engine-app-id"
+
+export class EngineApi extends HttpApi.make("engine").addHttpApi(PublicContract).prefix(ENGINE_PATH_PREFIX).middleware(EngineAuth) {}
+
+registerOperations(EngineApi)

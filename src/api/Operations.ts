@@ -1,0 +1,103 @@
+/**
+ * The operations of the public contract, as types the gateway and the engine
+ * share: an operation is an endpoint of `PublicContract`, its input what the
+ * endpoint's schemas decode (params, query, payload), its answer what its
+ * success schema describes.
+ *
+ * `OperationTable` lists them by group and endpoint identifier: the engine's
+ * handlers have exactly its shape (src/engine/Operation.ts), so a missing
+ * handler is a type error, and nothing the contract does not name is served.
+ */
+import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import type { DecodedInput } from "./EngineCall.ts"
+import { PublicApi, PublicContract } from "./PublicApi.ts"
+
+type GroupsOf<Api> = Api extends HttpApi.HttpApi<infer _Id, infer Groups> ? Groups : never
+
+/** The groups of the public contract. */
+export type ContractGroup = GroupsOf<typeof PublicContract>
+
+/** Every endpoint of the public contract, by group identifier and endpoint identifier. */
+export type OperationTable = {
+  readonly [Group in ContractGroup as Group["identifier"]]: {
+    readonly [Endpoint in HttpApiGroup.Endpoints<Group> as Endpoint["identifier"]]: Endpoint
+  }
+}
+
+export type GroupId = keyof OperationTable
+
+/** Any endpoint of the contract. */
+export type ContractEndpoint = HttpApiGroup.Endpoints<ContractGroup>
+
+/** An endpoint that is an operation: the contract's, or the same endpoint behind the gateway's middleware. */
+export type OperationEndpoint = ContractEndpoint | HttpApiGroup.Endpoints<GroupsOf<typeof PublicApi>>
+
+type Parts = "params" | "query" | "payload"
+
+/** An operation's input: the endpoint's params, query and payload as its schemas decode them (those it has). */
+export type OperationInput<Endpoint> = Endpoint extends HttpApiEndpoint.Constraint ? Pick<
+    Endpoint["~Request"],
+    Extract<keyof Endpoint["~Request"], Parts>
+  >
+  : never
+
+/** The parts of an input that are there (a request without a query has none, not an undefined one). */
+export const presentParts = (input: DecodedInput): DecodedInput => {
+  const parts: { params?: unknown; query?: unknown; payload?: unknown } = {}
+  if (input.params !== undefined) parts.params = input.params
+  if (input.query !== undefined) parts.query = input.query
+  if (input.payload !== undefined) parts.payload = input.payload
+  return parts
+}
+
+/**
+ * Reads that answer the spec's empty 200 for a record the app does not have
+ * (`GET /customer/{id}`, `GET /project/lookup`): their handlers answer `null`.
+ */
+export const EMPTY_READS = ["get", "lookup", "getMachiningStrategy", "production"] as const
+export type EmptyRead = (typeof EMPTY_READS)[number]
+
+/** An operation's answer: its success value, or `null` for a read that found nothing. */
+export type OperationAnswer<Endpoint> = Endpoint extends HttpApiEndpoint.Constraint ?
+    | HttpApiEndpoint.Success<Endpoint>["Type"]
+    | (Endpoint["identifier"] extends EmptyRead ? null : never)
+  : never
+
+/** An operation's name, `<group>.<endpoint>` (`customer.get`): in spans, logs, metrics and the meter. */
+export type OperationName = {
+  readonly [Group in GroupId]: `${Group}.${keyof OperationTable[Group] & string}`
+}[GroupId]
+
+/** The groups of an API made of the contract's groups, as the HttpApi modules' runtime shape. */
+export const groupsOf = (api: { readonly groups: object }): ReadonlyArray<HttpApiGroup.Top> => Object.values(api.groups)
+
+const names = new WeakMap<HttpApiEndpoint.Top, OperationName>()
+const contractEndpoints = new Map<string, HttpApiEndpoint.Top>()
+
+/**
+ * Remembers the operation of each endpoint of `api`: an API made of the
+ * contract's groups (the contract, the gateway's API, the engine's).
+ */
+export const registerOperations = (api: { readonly groups: object }) => {
+  for (const group of groupsOf(api)) {
+    for (const endpoint of Object.values(group.endpoints)) {
+      names.set(endpoint, `${group.identifier}.${endpoint.identifier}` as OperationName)
+    }
+  }
+}
+
+registerOperations(PublicContract)
+registerOperations(PublicApi)
+for (const group of groupsOf(PublicContract)) {
+  for (const endpoint of Object.values(group.endpoints)) contractEndpoints.set(`${group.identifier}.${endpoint.identifier}`, endpoint)
+}
+
+/** The contract's endpoint of an operation named at run time (an MCP tool's), if there is one. */
+export const endpointNamed = (name: string): ContractEndpoint | undefined => contractEndpoints.get(name) as ContractEndpoint | undefined
+
+/** The operation an endpoint of a registered API is. */
+export const operationOf = (endpoint: HttpApiEndpoint.Constraint): OperationName => {
+  const name = names.get(endpoint as HttpApiEndpoint.Top)
+  if (name === undefined) throw new Error(`${endpoint.identifier} is not an endpoint of the public contract`)
+  return name
+}
