@@ -10,7 +10,7 @@
  * unpaired UTF-16 surrogate: PostgreSQL's text and jsonb refuse both) is a
  * 400 naming the field here, before the engine turns it into a storage error.
  */
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { type HttpApiEndpoint, HttpApiSchema } from "effect/http-api"
 import { CurrentCaller } from "../../api/Authorization.ts"
@@ -126,7 +126,14 @@ export const makeForward = (downstream: Downstream["Service"]) => {
     }).pipe(Effect.catch((error) => Effect.succeed(downstreamResponse(error))))
 }
 
-/** The forwarding handler, built from the Downstream in context. */
-export const Forward = Effect.gen(function*() {
-  return makeForward(yield* Downstream)
-})
+/**
+ * The handler of every public endpoint, built once: the router's handlers
+ * (PublicHandlers) and the direct record read (RecordReadDirect) take this
+ * one instance, so the two paths cannot answer differently.
+ */
+export class PublicOperationHandler extends Context.Service<
+  PublicOperationHandler,
+  (request: ForwardedRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, CurrentCaller>
+>()("mfg/http/PublicOperationHandler") {
+  static readonly layer = Layer.effect(PublicOperationHandler, Effect.map(Downstream, makeForward))
+}

@@ -1,14 +1,13 @@
 /**
  * Handlers of the public API: every endpoint of every group forwards to the
- * engine with the same handler (ForwardHandlers.ts), so the groups are
+ * engine with the one PublicOperationHandler (ForwardHandlers.ts), so the groups are
  * registered by walking the API's definition rather than listed by hand.
  */
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { groupsOf } from "../../api/Operations.ts"
 import { PublicApi } from "../../api/PublicApi.ts"
-import type { Downstream } from "../../services/Downstream.ts"
-import { Forward } from "./ForwardHandlers.ts"
+import { PublicOperationHandler } from "./ForwardHandlers.ts"
 
 type PublicGroup = (typeof PublicApi)["groups"][keyof (typeof PublicApi)["groups"]]
 
@@ -20,7 +19,7 @@ interface Registry {
 /** One group, each of its endpoints forwarded. */
 const forwardGroup = (group: HttpApiGroup.Top) =>
   HttpApiBuilder.group(PublicApi, group.identifier as PublicGroup["identifier"], (handlers) =>
-    Effect.map(Forward, (forward) => {
+    Effect.map(PublicOperationHandler, (forward) => {
       let registry = handlers as unknown as Registry
       for (const endpoint of Object.values(group.endpoints)) registry = registry.handle(endpoint.identifier, forward)
       // Every endpoint of the group is handled: what the builder's type checks one group at a time.
@@ -33,5 +32,5 @@ const [first, ...rest] = groupsOf(PublicApi).map(forwardGroup)
 export const PublicHandlers = Layer.mergeAll(first!, ...rest) as unknown as Layer.Layer<
   HttpApiGroup.ToService<"public-v1", PublicGroup>,
   never,
-  Downstream
+  PublicOperationHandler
 >

@@ -23,7 +23,7 @@ import { HttpServerRequest, type HttpServerResponse } from "effect/http"
 import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { type CurrentCaller, IncomingSecretAuth } from "../../api/Authorization.ts"
 import { PublicApi } from "../../api/PublicApi.ts"
-import { Forward } from "./ForwardHandlers.ts"
+import { PublicOperationHandler } from "./ForwardHandlers.ts"
 import { failureResponse } from "./IncomingSecretAuthLive.ts"
 import { IncomingSecretGuard, type MeteredCall } from "./IncomingSecretGuard.ts"
 
@@ -106,7 +106,7 @@ export const recordReadOf = (
  */
 export const RecordReadDirect = Effect.gen(function*() {
   const guard = yield* IncomingSecretGuard
-  const forward = yield* Forward
+  const forward = yield* PublicOperationHandler
   const table = recordReadTable(PublicApi)
   return <E, R>(
     router: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>

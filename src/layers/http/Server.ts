@@ -13,6 +13,7 @@ import { AppConfig } from "../../services/AppConfig.ts"
 import { Instruments } from "../telemetry/Instruments.ts"
 import { RequestLogEnabled, requestTelemetry } from "../telemetry/RequestTelemetry.ts"
 import { AdminAuthLive, AdminBadRequestsLive, AdminHandlers } from "./AdminHandlers.ts"
+import { PublicOperationHandler } from "./ForwardHandlers.ts"
 import { IncomingSecretAuthLive } from "./IncomingSecretAuthLive.ts"
 import { IncomingSecretGuard } from "./IncomingSecretGuard.ts"
 import { McpRoutes } from "./McpRoute.ts"
@@ -49,7 +50,8 @@ type RouterApp = Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unha
  * around everything, then the bounds on path and body (RequestLimits), then
  * the direct answer of record reads (RecordReadDirect), which hands every
  * other request to the router. One middleware, so that the order is certain.
- * The REST middleware, the direct read and MCP share one IncomingSecretGuard.
+ * The REST middleware, the direct read and MCP share one IncomingSecretGuard;
+ * the router and the direct read one PublicOperationHandler.
  */
 export const GatewayRoutes = (telemetry: RequestMiddleware | undefined) =>
   Layer.merge(
@@ -62,7 +64,7 @@ export const GatewayRoutes = (telemetry: RequestMiddleware | undefined) =>
       }),
       { global: true }
     )
-  ).pipe(Layer.provide(IncomingSecretGuard.layer))
+  ).pipe(Layer.provide([IncomingSecretGuard.layer, PublicOperationHandler.layer]))
 
 /**
  * The router's limits: a path parameter may be as long as any schema allows
