@@ -1,59 +1,53 @@
 /**
- * The IP ranges of an Incoming Secret. A range is a CIDR (`10.0.0.0/8`,
- * `2001:db8::/32`) or a single address (`/32` or `/128` implied).
+ * The IP ranges of an Incoming Secret, and of the trusted proxies. A range
+ * is a CIDR (`10.0.0.0/8`, `2001:db8::/32`) or a single address (`/32` or
+ * `/128` implied), read by IpAddress.
  *
- * Matching treats an IPv4-mapped IPv6 client (`::ffff:10.1.2.3`, as Node
- * reports IPv4 peers on a dual-stack socket) as the IPv4 address it carries,
- * and `0.0.0.0/0` as "any address", IPv6 included, as the spec promises.
+ * Matching treats an IPv4 client and its IPv4-mapped IPv6 form
+ * (`::ffff:10.1.2.3`, as Node reports IPv4 peers on a dual-stack socket) as
+ * one client, and `0.0.0.0/0` as "any address", IPv6 included, as the spec
+ * promises. A link-local client with its zone (`fe80::1%eth0`, as Node names
+ * such a peer) is an address for `0.0.0.0/0` and in no range, `fe80::/10`
+ * included, as before IpAddress read the ranges.
  */
 import { Result } from "effect"
 import { IpNetwork, NetAddress } from "effect/net"
-import { isIP } from "node:net"
+import { carriedIpv4, type IpAddress, type IpRange, isHostAddress, parseIpAddress, parseIpRange } from "./IpAddress.ts"
 
-export type IpRange = IpNetwork.IpNetwork
-
-const MAPPED_PREFIX = "::ffff:"
-
-/** Parses a range, or returns why it is not one. */
-export const parseIpRange = (input: string): Result.Result<IpRange, string> => {
-  const text = input.trim()
-  const withPrefix = text.includes("/") ? text : `${text}/${text.includes(":") ? 128 : 32}`
-  return Result.mapError(IpNetwork.fromString(withPrefix), (error) => error.message)
-}
+export { type IpRange, parseIpRange }
 
 /** `0.0.0.0/0`: every address, IPv6 included (the spec's promise). */
 export const isAnyAddress = (range: IpRange): boolean => range.prefixLength === 0 && IpNetwork.isIpv4Network(range)
 
-/**
- * The addresses to test for one client: itself and its other form, so an
- * IPv4 client and its IPv4-mapped IPv6 form (`::ffff:a.b.c.d`) are one client.
- */
-const parseCandidates = (clientAddress: string): ReadonlyArray<NetAddress.IpAddress> => {
-  const parsed = NetAddress.ipFromString(clientAddress)
-  if (Result.isFailure(parsed)) return []
-  const lower = clientAddress.toLowerCase()
-  const other = lower.startsWith(MAPPED_PREFIX) && lower.includes(".")
-    ? NetAddress.ipFromString(lower.slice(MAPPED_PREFIX.length))
-    : NetAddress.isIpv4Address(parsed.success)
-    ? NetAddress.ipFromString(MAPPED_PREFIX + lower)
-    : undefined
-  return other !== undefined && Result.isSuccess(other) ? [parsed.success, other.success] : [parsed.success]
+interface Client {
+  /** Whether the client is an address at all, zoned IPv6 included: what `0.0.0.0/0` admits. */
+  readonly isAddress: boolean
+  /** What the ranges are tested with: the address and its other form (IPv4 and IPv4-mapped), none for a zoned one. */
+  readonly forms: ReadonlyArray<IpAddress>
+}
+
+const parseClient = (clientAddress: string): Client => {
+  const parsed = parseIpAddress(clientAddress)
+  if (Result.isFailure(parsed)) return { isAddress: isHostAddress(clientAddress), forms: [] }
+  const address = parsed.success
+  const other = NetAddress.isIpv4Address(address) ? NetAddress.toIpv4Mapped(address) : carriedIpv4(address)
+  return { isAddress: true, forms: other === undefined ? [address] : [address, other] }
 }
 
 /** Client addresses parsed lately; cleared when full (a client's address repeats from call to call). */
-const parsedClients = new Map<string, ReadonlyArray<NetAddress.IpAddress>>()
+const parsedClients = new Map<string, Client>()
 const MAX_PARSED_CLIENTS = 1_024
 
 /**
  * Parsing the client's address was most of a range check, and it made a
  * call refused for its address measurably slower than one refused for its
- * secret: the parse is now remembered.
+ * secret: the parse is remembered.
  */
-const candidates = (clientAddress: string): ReadonlyArray<NetAddress.IpAddress> => {
+const client = (clientAddress: string): Client => {
   let parsed = parsedClients.get(clientAddress)
   if (parsed === undefined) {
     if (parsedClients.size >= MAX_PARSED_CLIENTS) parsedClients.clear()
-    parsed = parseCandidates(clientAddress)
+    parsed = parseClient(clientAddress)
     parsedClients.set(clientAddress, parsed)
   }
   return parsed
@@ -61,12 +55,10 @@ const candidates = (clientAddress: string): ReadonlyArray<NetAddress.IpAddress> 
 
 /** Whether a client address falls in one of the ranges. */
 export const isAllowed = (ranges: ReadonlyArray<IpRange>, clientAddress: string): boolean => {
-  // `0.0.0.0/0` admits every valid address: Node's native check is enough (the usual case, on the hot path).
-  if (ranges.some(isAnyAddress)) return isIP(clientAddress) !== 0
-  const addresses = candidates(clientAddress)
-  if (addresses.length === 0) return false
+  const { forms, isAddress } = client(clientAddress)
+  if (ranges.some(isAnyAddress)) return isAddress
   for (const range of ranges) {
-    for (const address of addresses) {
+    for (const address of forms) {
       if (IpNetwork.contains(range, address)) return true
     }
   }

@@ -36,13 +36,14 @@
  * - Input that is not an IP address in canonical text (dotted quad, RFC 4291
  *   IPv6, no zone identifier) is refused.
  *
- * The table is parsed once, with `effect/net` IpNetwork (as IpAllowList
- * parses ranges), indexed by first octet and ordered most specific first:
- * the first row containing an address names it (192.0.0.9 is "Port Control
- * Protocol Anycast", not "IETF Protocol Assignments").
+ * The table and the addresses are read by IpAddress, as every range of the
+ * service is. The table is read once, indexed by first octet and ordered
+ * most specific first: the first row containing an address names it
+ * (192.0.0.9 is "Port Control Protocol Anycast", not "IETF Protocol Assignments").
  */
 import { Result } from "effect"
 import { IpNetwork, NetAddress } from "effect/net"
+import { carriedIpv4, parseIpAddress, parseIpRange } from "./IpAddress.ts"
 
 /** The registry a row is transcribed from. */
 export type Registry =
@@ -63,8 +64,8 @@ export interface SpecialRange {
   readonly rfc: string
   readonly registry: Registry
   /**
-   * `refuse`: never fetched. `embedded-ipv4` (IPv6 /96 rows only): judged by
-   * the IPv4 address in the last 32 bits.
+   * `refuse`: never fetched. `embedded-ipv4` (the IPv4-mapped row only):
+   * judged by the IPv4 address it carries.
    */
   readonly treatment: "refuse" | "embedded-ipv4"
 }
@@ -169,11 +170,16 @@ interface Compiled {
   readonly range: SpecialRange
 }
 
+/** Whether a row is the IPv4-mapped block `::ffff:0:0/96`, the only one whose addresses carry an IPv4 address (`carriedIpv4`). */
+const isIpv4MappedBlock = (network: IpNetwork.IpNetwork) => network.prefixLength === 96 && carriedIpv4(network.address) !== undefined
+
 const compile = (range: SpecialRange): Compiled => {
   // A malformed row (host bits set, bad prefix) fails the module's load: a bug, caught by any test.
-  const network = IpNetwork.fromStringUnsafe(range.block)
-  if (range.treatment === "embedded-ipv4" && !(IpNetwork.isIpv6Network(network) && network.prefixLength === 96)) {
-    throw new Error(`SpecialAddresses: ${range.block} cannot carry an IPv4 address in its last 32 bits`)
+  const parsed = parseIpRange(range.block)
+  if (Result.isFailure(parsed)) throw new Error(`SpecialAddresses: ${range.block}: ${parsed.failure}`)
+  const network = parsed.success
+  if (range.treatment === "embedded-ipv4" && !isIpv4MappedBlock(network)) {
+    throw new Error(`SpecialAddresses: ${range.block} is not the IPv4-mapped block, its addresses carry no IPv4 address`)
   }
   return { network, range }
 }
@@ -211,10 +217,6 @@ const rowOf = (address: NetAddress.IpAddress): SpecialRange | undefined => {
   return undefined
 }
 
-/** The IPv4 address in the last 32 bits of an IPv6 address. */
-const lastIpv4 = (address: NetAddress.Ipv6Address): NetAddress.Ipv4Address =>
-  NetAddress.ipv4FromBytesUnsafe(Uint8Array.from(NetAddress.ipv6ToOctets(address).slice(12)))
-
 interface Found {
   readonly range: SpecialRange
   /** The IPv4 address an IPv4-mapped address carries, which `range` is about. */
@@ -224,17 +226,15 @@ interface Found {
 type Lookup = Found | "ordinary" | "unparsable"
 
 const lookup = (address: string): Lookup => {
-  const parsed = NetAddress.ipFromString(address)
+  const parsed = parseIpAddress(address)
   if (Result.isFailure(parsed)) return "unparsable"
-  const ip = parsed.success
-  const range = rowOf(ip)
+  const range = rowOf(parsed.success)
   if (range === undefined) return "ordinary"
-  if (range.treatment === "embedded-ipv4" && NetAddress.isIpv6Address(ip)) {
-    const carried = lastIpv4(ip)
-    const inner = rowOf(carried)
-    return inner === undefined ? "ordinary" : { range: inner, carried }
-  }
-  return { range }
+  // Every row but the IPv4-mapped one refuses as itself; that one is judged by the IPv4 address an address carries.
+  const carried = range.treatment === "embedded-ipv4" ? carriedIpv4(parsed.success) : undefined
+  if (carried === undefined) return { range }
+  const inner = rowOf(carried)
+  return inner === undefined ? "ordinary" : { range: inner, carried }
 }
 
 // ---------------------------------------------------------------------------

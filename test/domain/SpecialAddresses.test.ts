@@ -312,8 +312,12 @@ describe("special-purpose addresses: the table", () => {
         const expected = !referenceV4Refused(BigInt(n))
         assert.strictEqual(isFetchable(address), expected, address)
         assert.strictEqual(isFetchable(`::ffff:${address}`), expected, `::ffff:${address}`)
-        // The forms that carry it through a relay or translator: always refused.
+        // The IPv4-mapped address in its other spellings: the same IPv4 address.
         const high = (n >>> 16).toString(16), low = (n & 0xffff).toString(16)
+        for (const mapped of [`::ffff:${high}:${low}`, `0:0:0:0:0:FFFF:${high.toUpperCase()}:${low.toUpperCase()}`, `0::ffff:${address}`]) {
+          assert.strictEqual(isFetchable(mapped), expected, mapped)
+        }
+        // The forms that carry it through a relay or translator: always refused.
         for (const carried of [`::${high}:${low}`, `64:ff9b::${high}:${low}`, `64:ff9b:1::${high}:${low}`, `2002:${high}:${low}::1`]) {
           assert.isFalse(isFetchable(carried), carried)
         }
