@@ -10,7 +10,8 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
-import { defaultOptions, MODEL_FETCHER_SOURCE, modelFetcherLayer } from "../../src/engine/geometry/ModelFetcher.ts"
+import type { IncomingHttpHeaders } from "node:http"
+import { defaultOptions, makeModelFetcher, MODEL_FETCHER_SOURCE, modelFetcherLayer } from "../../src/engine/geometry/ModelFetcher.ts"
 import { binaryStl, box } from "../../src/engine/geometry/writers.ts"
 import { backends } from "../support/backends.ts"
 import { FileHost, FileHostLive } from "../support/fileHost.ts"
@@ -86,3 +87,57 @@ for (const backend of backends) {
     }
   )
 }
+
+/** What the redirect tests' host saw of the requests it answered. */
+const received: Array<{ readonly url: string; readonly headers: IncomingHttpHeaders }> = []
+
+const Redirects = FileHostLive({ "/x.stl": binaryStl(box(10, 10, 10)) }, (path, request, response) => {
+  received.push({ url: request.url ?? "", headers: request.headers })
+  const port = request.socket.localPort
+  const to: Record<string, string> = {
+    "/to-file": "file:///etc/passwd",
+    "/to-credentials": `http://user:secret@127.0.0.1:${port}/x.stl`
+  }
+  const location = to[path]
+  if (location === undefined) return false
+  response.writeHead(302, { location }).end()
+  return true
+})
+
+layer(Redirects, { excludeTestServices: true })("every redirect is checked again", (it) => {
+  it.effect("a redirect to a refused URL is a 422 ModelUrlRefused naming the hop, even where the first URL may be fetched", () =>
+    Effect.gen(function*() {
+      const host = yield* FileHost
+      // 127.0.0.1 is let through so that the first request is answered; the hops' other checks still apply.
+      const open = makeModelFetcher({ ...defaultOptions, allowPrivate: true, timeout: Duration.seconds(5) })
+      for (
+        const [path, includes] of [
+          ["/to-file", "file:///etc/passwd is not fetched: only http and https URLs are fetched, not file"],
+          ["/to-credentials", "is not fetched: URLs with credentials are not fetched"]
+        ] as const
+      ) {
+        const error = yield* Effect.flip(open.fetch(`${host.url}${path}`))
+        assert.strictEqual(error.status, 422, `${path}: ${error.message}`)
+        assert.strictEqual(error.type, "ModelUrlRefused", path)
+        assert.strictEqual(error.source, MODEL_FETCHER_SOURCE, path)
+        assert.include(error.message, includes, path)
+        assert.notInclude(error.message, "secret", path)
+      }
+    }))
+
+  it.effect("errors show the URL without its query; the host gets the query as given and no trace context", () =>
+    Effect.gen(function*() {
+      const host = yield* FileHost
+      const open = makeModelFetcher({ ...defaultOptions, allowPrivate: true, timeout: Duration.seconds(5) })
+      const query = "?X-Amz-Signature=a%2Fb~c&token=SECRET-TOKEN&flag"
+      received.length = 0
+      const error = yield* Effect.flip(open.fetch(`${host.url}/missing.stl${query}`).pipe(Effect.withSpan("caller")))
+      assert.strictEqual(error.status, 502)
+      assert.include(error.message, `GET ${host.url}/missing.stl answered 404`)
+      assert.notInclude(error.message, "SECRET-TOKEN")
+      const [seen] = received
+      assert.strictEqual(seen?.url, `/missing.stl${query}`)
+      for (const header of ["traceparent", "tracestate", "b3", "x-b3-traceid"]) assert.isUndefined(seen?.headers[header], header)
+      assert.strictEqual(seen?.headers["user-agent"], "mfg-engine model-fetcher")
+    }))
+})
