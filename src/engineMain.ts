@@ -8,19 +8,18 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Layer } from "effect"
-import { ModelAnalyserLive } from "./engine/geometry/ModelAnalyser.ts"
-import { ModelFetcherLive } from "./engine/geometry/ModelFetcher.ts"
 import { EngineServerLive } from "./layers/EngineServer.ts"
+import { ModelServicesLive } from "./layers/ModelServices.ts"
 import { StorageLive } from "./layers/storage/Storage.ts"
 import { telemetryFor } from "./layers/Telemetry.ts"
 import { AppConfig } from "./services/AppConfig.ts"
 
 const Main = EngineServerLive.pipe(
   Layer.provideMerge(StorageLive("serve")),
+  // The model file services as AppConfig read them at start (an invalid value stopped the start, naming it).
+  Layer.provide(ModelServicesLive),
   Layer.provide(AppConfig.layer),
-  Layer.provide(telemetryFor("mfg-engine")),
-  // MODEL_FETCH_*, MODEL_ANALYSIS_* and MODEL_MAX_* read once at start: an invalid value stops the start, naming it.
-  Layer.provide([ModelFetcherLive, ModelAnalyserLive])
+  Layer.provide(telemetryFor("mfg-engine"))
 )
 
 Layer.launch(Main).pipe(NodeRuntime.runMain)

@@ -20,7 +20,7 @@
  * refuses the gateway's ENGINE_TOKEN is a misconfiguration, answered 502.
  */
 import { NodeHttpClient } from "@effect/platform-node"
-import { Config, Context, Effect, Layer, Option, Redacted, References, Schema } from "effect"
+import { Context, Effect, Layer, Option, Redacted, References, Schema } from "effect"
 import { constTrue } from "effect/Function"
 import { HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
@@ -35,8 +35,6 @@ import { AppConfig } from "../services/AppConfig.ts"
 import { Downstream } from "../services/Downstream.ts"
 import { DownstreamEmbedded, ENGINE_SOURCE } from "./DownstreamEmbedded.ts"
 import { IncomingTraceContext } from "./telemetry/TraceContext.ts"
-
-export const DEFAULT_DOWNSTREAM_TIMEOUT_MS = 10_000
 
 export interface DownstreamHttpOptions {
   /** The engine's base URL (DOWNSTREAM_URL), e.g. `http://127.0.0.1:8081`. */
@@ -188,33 +186,25 @@ export const makeDownstreamHttp = (options: DownstreamHttpOptions) =>
     })
   })
 
-/** DOWNSTREAM_TIMEOUT_MS and ENGINE_TOKEN, read where they are used. */
-const HttpSettings = Config.all({
-  timeoutMs: Config.Int("DOWNSTREAM_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_DOWNSTREAM_TIMEOUT_MS)),
-  token: Config.option(Config.Redacted("ENGINE_TOKEN"))
-})
-
 const invalid = (message: string) => Effect.die(new InvalidConfig({ message }))
 
-const loadOptions = (url: string) =>
+/** The engine's URL, with DOWNSTREAM_TIMEOUT_MS and ENGINE_TOKEN as AppConfig read them. */
+const optionsFor = (url: string) =>
   Effect.gen(function*() {
     const parsed = URL.parse(url)
     if (parsed === null || (parsed.protocol !== "http:" && parsed.protocol !== "https:")) {
       return yield* invalid(`DOWNSTREAM_URL is not an http(s) URL: ${url}`)
     }
-    const settings = yield* HttpSettings.pipe(
-      Effect.catch((error) => invalid(`DOWNSTREAM_TIMEOUT_MS or ENGINE_TOKEN: ${error.message}`))
-    )
-    if (settings.timeoutMs <= 0) return yield* invalid("DOWNSTREAM_TIMEOUT_MS must be a positive number of milliseconds")
-    return { url, timeoutMs: settings.timeoutMs, token: settings.token } satisfies DownstreamHttpOptions
+    const config = yield* AppConfig
+    return { url, timeoutMs: config.downstreamTimeoutMs, token: config.engineToken } satisfies DownstreamHttpOptions
   })
 
 /** Downstream over HTTP with explicit options, on its own keep-alive connection pool (undici). */
 export const DownstreamHttpWith = (options: DownstreamHttpOptions): Layer.Layer<Downstream> =>
   Layer.effect(Downstream, makeDownstreamHttp(options)).pipe(Layer.provide(NodeHttpClient.layerUndici))
 
-/** Downstream over HTTP to the engine at `url`, DOWNSTREAM_TIMEOUT_MS and ENGINE_TOKEN from the environment. */
-export const DownstreamHttpTo = (url: string): Layer.Layer<Downstream> => Layer.unwrap(Effect.map(loadOptions(url), DownstreamHttpWith))
+/** Downstream over HTTP to the engine at `url`, with AppConfig's DOWNSTREAM_TIMEOUT_MS and ENGINE_TOKEN. */
+export const DownstreamHttpTo = (url: string): Layer.Layer<Downstream, never, AppConfig> => Layer.unwrap(Effect.map(optionsFor(url), DownstreamHttpWith))
 
 /** Downstream over HTTP to the engine at DOWNSTREAM_URL (which must be set). */
 export const DownstreamHttp: Layer.Layer<Downstream, never, AppConfig> = Layer.unwrap(Effect.gen(function*() {
@@ -228,7 +218,7 @@ export const DownstreamLive: Layer.Layer<Downstream, never, AppConfig | SqlClien
   Effect.gen(function*() {
     const config = yield* AppConfig
     return Option.match(config.downstreamUrl, {
-      onNone: () => DownstreamEmbedded,
+      onNone: (): Layer.Layer<Downstream, never, AppConfig | SqlClient.SqlClient> => DownstreamEmbedded,
       onSome: DownstreamHttpTo
     })
   })

@@ -15,7 +15,7 @@
  *   `x-request-id`, or a fresh one). A read that finds nothing answers 204.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Cause, Config, Effect, Layer, Option, Redacted } from "effect"
+import { Cause, Effect, Layer, Option, Redacted } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiError, type HttpApiGroup } from "effect/http-api"
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto"
@@ -132,11 +132,6 @@ const EngineHandlers = Layer.mergeAll(first!, ...rest) as unknown as Layer.Layer
   Engine
 >
 
-/** ENGINE_TOKEN, read where it is used. */
-const engineToken = Config.option(Config.Redacted("ENGINE_TOKEN")).pipe(
-  Effect.catch((error) => Effect.die(new InvalidConfig({ message: `ENGINE_TOKEN: ${error.message}` })))
-)
-
 /** Every route of the engine service: EngineApi, `/health` and `/ready`. Needs Engine and a SqlClient. */
 export const EngineRoutesWith = (options: EngineRoutesOptions) =>
   Layer.mergeAll(
@@ -144,8 +139,8 @@ export const EngineRoutesWith = (options: EngineRoutesOptions) =>
     SystemRoutes
   )
 
-/** The engine's routes, with ENGINE_TOKEN from the environment. */
-export const EngineRoutes = Layer.unwrap(Effect.map(engineToken, (token) => EngineRoutesWith({ token })))
+/** The engine's routes, with AppConfig's ENGINE_TOKEN. */
+export const EngineRoutes = Layer.unwrap(Effect.map(AppConfig, (config) => EngineRoutesWith({ token: config.engineToken })))
 
 /** Whether HOST is a loopback address, reachable from this machine only. */
 export const isLoopbackHost = (host: string) => host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host)
@@ -153,7 +148,7 @@ export const isLoopbackHost = (host: string) => host === "localhost" || host ===
 /** The engine over the SqlClient in context, served on HOST:PORT; off loopback only with ENGINE_TOKEN. */
 export const EngineServerLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* AppConfig
-  if (!isLoopbackHost(config.host) && Option.isNone(yield* engineToken)) {
+  if (!isLoopbackHost(config.host) && Option.isNone(config.engineToken)) {
     return yield* new InvalidConfig({
       message: `ENGINE_TOKEN must be set when the engine listens on HOST=${config.host}, an address other than loopback: ` +
         "without it, anyone who reaches the port could act as any app"

@@ -1,10 +1,12 @@
 /**
- * The service's configuration, read once from the environment. Names and
- * defaults are the interface contract (docs/operations.md).
+ * The service's configuration, read once from the environment at start and
+ * checked there: an invalid value stops the start with a message naming it.
+ * Names and defaults are the interface contract (docs/operations.md).
  */
 import { Config, Context, Effect, Layer, Option, Redacted, Result } from "effect"
 import { InvalidConfig } from "../domain/Errors.ts"
 import { type IpRange, parseIpRange } from "../domain/IpAllowList.ts"
+import { modelAnalysisConfig, modelAnalysisProblem, type ModelAnalysisSettings, modelFetchConfig, type ModelFetchSettings } from "../domain/ModelSettings.ts"
 
 /** The 1.0.0 release of this interface: secrets issued before it cannot authenticate. */
 export const RELEASE_1_0_0 = "2026-11-01T00:00:00.000Z"
@@ -25,7 +27,20 @@ export interface AppConfigShape {
   readonly maxBodyBytes: number
   /** Extra wait before a meter flush, to gather more calls into one commit (0: flush as soon as the previous one ends). */
   readonly meterFlushWindowMs: number
+  /** How long one call of a remote engine may take, answer body included (DOWNSTREAM_TIMEOUT_MS). */
+  readonly downstreamTimeoutMs: number
+  /** Browser origins MCP accepts besides same-host loopback ones (MCP_ALLOWED_ORIGINS, comma separated, exact). */
+  readonly mcpAllowedOrigins: ReadonlyArray<string>
+  /** The secret between gateway and remote engine (ENGINE_TOKEN). */
+  readonly engineToken: Option.Option<Redacted.Redacted>
+  /** Model file downloads (MODEL_FETCH_*). */
+  readonly modelFetch: ModelFetchSettings
+  /** Model file analysis (MODEL_ANALYSIS_*, MODEL_MAX_*). */
+  readonly modelAnalysis: ModelAnalysisSettings
 }
+
+/** DOWNSTREAM_TIMEOUT_MS unless set. */
+export const DEFAULT_DOWNSTREAM_TIMEOUT_MS = 10_000
 
 const raw = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(8080)),
@@ -37,8 +52,20 @@ const raw = Config.all({
   adminToken: Config.option(Config.Redacted("ADMIN_TOKEN")),
   trustedProxies: Config.String("TRUSTED_PROXIES").pipe(Config.withDefault("")),
   meterFlushWindowMs: Config.Int("METER_FLUSH_WINDOW_MS").pipe(Config.withDefault(0)),
-  maxBodyBytes: Config.Int("MAX_BODY_BYTES").pipe(Config.withDefault(DEFAULT_MAX_BODY_BYTES))
+  maxBodyBytes: Config.Int("MAX_BODY_BYTES").pipe(Config.withDefault(DEFAULT_MAX_BODY_BYTES)),
+  downstreamTimeoutMs: Config.Int("DOWNSTREAM_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_DOWNSTREAM_TIMEOUT_MS)),
+  engineToken: Config.option(Config.Redacted("ENGINE_TOKEN")),
+  mcpAllowedOrigins: Config.String("MCP_ALLOWED_ORIGINS").pipe(
+    Config.withDefault(""),
+    Config.map((value) => value.split(",").map((origin) => origin.trim()).filter((origin) => origin.length > 0))
+  )
 })
+
+/** A group of variables read on its own, so that an invalid one is named with its group. */
+const group = <A>(config: Config.Config<A>, names: string) =>
+  Effect.gen(function*() {
+    return yield* config
+  }).pipe(Effect.mapError((error) => new InvalidConfig({ message: `${names}: ${error.message}` })))
 
 const parseRanges = (text: string): Result.Result<ReadonlyArray<IpRange>, string> => {
   const ranges: Array<IpRange> = []
@@ -78,8 +105,17 @@ export const loadAppConfig = Effect.gen(function*() {
   if (config.maxBodyBytes < 1) {
     return yield* new InvalidConfig({ message: `MAX_BODY_BYTES must be a positive number of bytes, not ${config.maxBodyBytes}` })
   }
+  if (config.downstreamTimeoutMs <= 0) {
+    return yield* new InvalidConfig({ message: "DOWNSTREAM_TIMEOUT_MS must be a positive number of milliseconds" })
+  }
+  const modelFetch = yield* group(modelFetchConfig, "MODEL_FETCH_*")
+  const modelAnalysis = yield* group(modelAnalysisConfig, "MODEL_ANALYSIS_* / MODEL_MAX_*")
+  const analysisProblem = modelAnalysisProblem(modelAnalysis)
+  if (analysisProblem !== undefined) return yield* new InvalidConfig({ message: analysisProblem })
   return {
     ...config,
+    modelFetch,
+    modelAnalysis,
     releasedAt: new Date(releasedAt),
     trustedProxies: proxies.success
   } satisfies AppConfigShape

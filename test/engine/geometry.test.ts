@@ -13,18 +13,12 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Exit, Fiber } from "effect"
+import { modelAnalysisConfig, modelAnalysisProblem, modelFetchConfig } from "../../src/domain/ModelSettings.ts"
 import { DEFAULT_LIMITS } from "../../src/engine/geometry/limits.ts"
 import { analyse, type Geometry, type Mesh, ModelError } from "../../src/engine/geometry/mesh.ts"
 import { analyseModel, analyseModelSync } from "../../src/engine/geometry/model.ts"
-import {
-  analyserOptionsFromConfig,
-  checkOptions,
-  defaultAnalyserOptions,
-  makeModelAnalyser,
-  type ModelAnalyserOptions,
-  perAppOf
-} from "../../src/engine/geometry/ModelAnalyser.ts"
-import { isPrivateAddress, optionsFromConfig } from "../../src/engine/geometry/ModelFetcher.ts"
+import { defaultAnalyserOptions, makeModelAnalyser, type ModelAnalyserOptions, perAppOf } from "../../src/engine/geometry/ModelAnalyser.ts"
+import { isPrivateAddress } from "../../src/engine/geometry/ModelFetcher.ts"
 import {
   asciiStl,
   binaryStl,
@@ -309,7 +303,7 @@ describe("the fetcher's address check", () => {
 
   it("reads MODEL_FETCH_*: defaults (no placeholder hosts), values, `none` for no placeholder hosts", () => {
     const read = (env: Record<string, string>) =>
-      Effect.runSync(optionsFromConfig.pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(env))))
+      Effect.runSync(modelFetchConfig.pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(env))))
     const defaults = read({})
     assert.deepStrictEqual(
       [defaults.allowPrivate, defaults.maxBytes, Duration.toMillis(defaults.timeout), defaults.maxRedirects, defaults.placeholderHosts],
@@ -605,7 +599,7 @@ describe("the model analyser (worker threads)", () => {
 
   it("reads MODEL_ANALYSIS_* and MODEL_MAX_*: defaults, values, and refuses non-positive numbers", () => {
     const read = (env: Record<string, string>) =>
-      Effect.runSync(analyserOptionsFromConfig.pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(env))))
+      Effect.runSync(modelAnalysisConfig.pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(env))))
     const defaults = read({})
     assert.deepStrictEqual(
       [defaults.workers, Duration.toMillis(defaults.timeout), defaults.maxMemoryMb, defaults.maxTriangles, defaults.maxUnpackedBytes],
@@ -622,8 +616,8 @@ describe("the model analyser (worker threads)", () => {
       [set.workers, Duration.toMillis(set.timeout), set.maxMemoryMb, set.maxTriangles, set.maxUnpackedBytes],
       [4, 5000, 512, 1000, MiB]
     )
-    assert.isUndefined(checkOptions(set))
-    assert.strictEqual(checkOptions({ ...set, workers: 0 }), "MODEL_ANALYSIS_WORKERS must be positive, not 0")
-    assert.strictEqual(checkOptions({ ...set, maxTriangles: -1 }), "MODEL_MAX_TRIANGLES must be positive, not -1")
+    assert.isUndefined(modelAnalysisProblem(set))
+    assert.strictEqual(modelAnalysisProblem({ ...set, workers: 0 }), "MODEL_ANALYSIS_WORKERS must be positive, not 0")
+    assert.strictEqual(modelAnalysisProblem({ ...set, maxTriangles: -1 }), "MODEL_MAX_TRIANGLES must be positive, not -1")
   })
 })

@@ -34,28 +34,17 @@
  * process, made on first use from MODEL_* and never closed; its idle
  * threads do not keep the process alive.
  */
-import { Config, Context, Duration, Effect, Layer, Predicate, Scope, Semaphore } from "effect"
+import { Context, Duration, Effect, Layer, Predicate, Scope, Semaphore } from "effect"
 import { MessageChannel } from "node:worker_threads"
 import { Piscina } from "piscina"
 import { InvalidConfig } from "../../domain/Errors.ts"
+import { DEFAULT_MODEL_ANALYSIS, modelAnalysisConfig, modelAnalysisProblem, type ModelAnalysisSettings } from "../../domain/ModelSettings.ts"
 import type { AnalysisOutcome, AnalysisTask } from "./analysisWorker.ts"
-import { type AnalysisLimits, DEFAULT_LIMITS } from "./limits.ts"
+import type { AnalysisLimits } from "./limits.ts"
 import { type AnalysedGeometry, ModelError } from "./mesh.ts"
 
-export interface ModelAnalyserOptions {
-  /** Threads of the pool (MODEL_ANALYSIS_WORKERS). */
-  readonly workers: number
-  /** An analysis's running time, from when its thread starts it (MODEL_ANALYSIS_TIMEOUT). */
-  readonly timeout: Duration.Duration
-  /** JavaScript heap of each thread, MB (MODEL_ANALYSIS_MAX_MEMORY_MB). */
-  readonly maxMemoryMb: number
-  /** Triangles of a model (MODEL_MAX_TRIANGLES). */
-  readonly maxTriangles: number
-  /** Bytes a 3MF's parts may unpack to (MODEL_MAX_UNPACKED_BYTES). */
-  readonly maxUnpackedBytes: number
-  /** Analyses one app may run at once; by default half the workers, rounded up. */
-  readonly perApp?: number
-}
+/** The analyser's options (MODEL_ANALYSIS_*, MODEL_MAX_*, src/domain/ModelSettings.ts). */
+export type ModelAnalyserOptions = ModelAnalysisSettings
 
 export interface ModelAnalyserShape {
   /**
@@ -69,41 +58,13 @@ export interface ModelAnalyserShape {
   readonly threadIds: () => ReadonlyArray<number>
 }
 
-export const defaultAnalyserOptions: ModelAnalyserOptions = {
-  workers: 2,
-  timeout: Duration.seconds(20),
-  maxMemoryMb: 512,
-  maxTriangles: DEFAULT_LIMITS.maxTriangles,
-  maxUnpackedBytes: DEFAULT_LIMITS.maxUnpackedBytes
-}
-
-/** The options from the environment (MODEL_ANALYSIS_*, MODEL_MAX_*), defaults for what is not set; see `checkOptions`. */
-export const analyserOptionsFromConfig: Config.Config<ModelAnalyserOptions> = Config.all({
-  workers: Config.Int("MODEL_ANALYSIS_WORKERS").pipe(Config.withDefault(defaultAnalyserOptions.workers)),
-  timeout: Config.Duration("MODEL_ANALYSIS_TIMEOUT").pipe(Config.withDefault(defaultAnalyserOptions.timeout)),
-  maxMemoryMb: Config.Int("MODEL_ANALYSIS_MAX_MEMORY_MB").pipe(Config.withDefault(defaultAnalyserOptions.maxMemoryMb)),
-  maxTriangles: Config.Int("MODEL_MAX_TRIANGLES").pipe(Config.withDefault(defaultAnalyserOptions.maxTriangles)),
-  maxUnpackedBytes: Config.Int("MODEL_MAX_UNPACKED_BYTES").pipe(Config.withDefault(defaultAnalyserOptions.maxUnpackedBytes))
-})
-
-/** What is wrong with the options, if anything: every number must be positive. */
-export const checkOptions = (options: ModelAnalyserOptions): string | undefined => {
-  const numbers: ReadonlyArray<readonly [string, number]> = [
-    ["MODEL_ANALYSIS_WORKERS", options.workers],
-    ["MODEL_ANALYSIS_TIMEOUT (ms)", Duration.toMillis(options.timeout)],
-    ["MODEL_ANALYSIS_MAX_MEMORY_MB", options.maxMemoryMb],
-    ["MODEL_MAX_TRIANGLES", options.maxTriangles],
-    ["MODEL_MAX_UNPACKED_BYTES", options.maxUnpackedBytes]
-  ]
-  const wrong = numbers.find(([, value]) => !(value > 0) || !Number.isFinite(value))
-  return wrong === undefined ? undefined : `${wrong[0]} must be positive, not ${wrong[1]}`
-}
+export const defaultAnalyserOptions: ModelAnalyserOptions = DEFAULT_MODEL_ANALYSIS
 
 /** The configured options, or the defect that stops the start (or the first analysis) naming what is wrong. */
-const configured = analyserOptionsFromConfig.pipe(
+const configured = modelAnalysisConfig.pipe(
   Effect.catch((error) => Effect.die(new InvalidConfig({ message: `MODEL_ANALYSIS_* / MODEL_MAX_*: ${error.message}` }))),
   Effect.flatMap((options) => {
-    const wrong = checkOptions(options)
+    const wrong = modelAnalysisProblem(options)
     return wrong === undefined ? Effect.succeed(options) : Effect.die(new InvalidConfig({ message: wrong }))
   })
 )
@@ -260,10 +221,3 @@ export const ModelAnalyser = Context.Reference<ModelAnalyserShape>("mfg/engine/M
 /** An analyser with fixed options (tests, hosts that configure it in code); its threads end with the layer. */
 export const modelAnalyserLayer = (options: Partial<ModelAnalyserOptions> = {}) =>
   Layer.effect(ModelAnalyser, makeModelAnalyser({ ...defaultAnalyserOptions, ...options }))
-
-/**
- * The analyser configured by MODEL_ANALYSIS_* and MODEL_MAX_*, read when the
- * layer is built: an invalid value stops the start with a message naming
- * it; its threads start with the layer and end with it.
- */
-export const ModelAnalyserLive = Layer.effect(ModelAnalyser, Effect.flatMap(configured, makeModelAnalyser))

@@ -23,53 +23,23 @@
  * check is made, is in modelDownload.ts; this file holds the options, their
  * configuration and the ModelFetcher reference.
  */
-import { Config, Context, Duration, Effect, Layer } from "effect"
-import { InvalidConfig } from "../../domain/Errors.ts"
+import { Context, Effect, Layer } from "effect"
+import { DEFAULT_MODEL_FETCH, modelFetchConfig, type ModelFetchSettings } from "../../domain/ModelSettings.ts"
 import { isFetchable } from "../../domain/SpecialAddresses.ts"
 import type { EngineError } from "../EngineError.ts"
 import { download, fetchError, MODEL_FETCHER_SOURCE } from "./modelDownload.ts"
 
 export { MODEL_FETCHER_SOURCE }
 
-export interface ModelFetcherOptions {
-  /** Whether loopback and private addresses may be fetched (tests, closed networks). */
-  readonly allowPrivate: boolean
-  readonly maxBytes: number
-  readonly timeout: Duration.Duration
-  readonly maxRedirects: number
-  /** Host names (and their subdomains) that are placeholders: not fetched. */
-  readonly placeholderHosts: ReadonlyArray<string>
-}
+/** The fetcher's options (MODEL_FETCH_*, src/domain/ModelSettings.ts). */
+export type ModelFetcherOptions = ModelFetchSettings
 
 export interface ModelFetcherShape {
   /** The file at `url`; `undefined` when the host is a placeholder (nothing fetched). */
   readonly fetch: (url: string) => Effect.Effect<Uint8Array | undefined, EngineError>
 }
 
-export const defaultOptions: ModelFetcherOptions = {
-  allowPrivate: false,
-  maxBytes: 100 * 1024 * 1024,
-  timeout: Duration.seconds(20),
-  maxRedirects: 3,
-  placeholderHosts: []
-}
-
-/** The options from the environment (MODEL_FETCH_*), defaults for what is not set. */
-export const optionsFromConfig = Config.all({
-  allowPrivate: Config.Boolean("MODEL_FETCH_ALLOW_PRIVATE").pipe(Config.withDefault(defaultOptions.allowPrivate)),
-  maxBytes: Config.Int("MODEL_FETCH_MAX_BYTES").pipe(Config.withDefault(defaultOptions.maxBytes)),
-  timeout: Config.Duration("MODEL_FETCH_TIMEOUT").pipe(Config.withDefault(defaultOptions.timeout)),
-  maxRedirects: Config.Int("MODEL_FETCH_MAX_REDIRECTS").pipe(Config.withDefault(defaultOptions.maxRedirects)),
-  placeholderHosts: Config.String("MODEL_FETCH_PLACEHOLDER_HOSTS").pipe(
-    Config.withDefault(defaultOptions.placeholderHosts.join(",")),
-    // `none` (or empty) for no placeholders.
-    Config.map((list) =>
-      list.trim().toLowerCase() === "none"
-        ? []
-        : list.split(",").map((host) => host.trim().toLowerCase().replace(/^\.+/, "")).filter((host) => host !== "")
-    )
-  )
-})
+export const defaultOptions: ModelFetcherOptions = DEFAULT_MODEL_FETCH
 
 /**
  * Whether an IP address may not be fetched: in a special-purpose range of
@@ -127,7 +97,7 @@ export const makeModelFetcher = (options: ModelFetcherOptions): ModelFetcherShap
 /** The fetcher configured by MODEL_FETCH_* (read on every fetch, so the environment in effect applies). */
 const fromConfig: ModelFetcherShape = {
   fetch: (url) =>
-    optionsFromConfig.pipe(
+    modelFetchConfig.pipe(
       Effect.mapError((error) => fetchError(500, "InvalidConfig", `MODEL_FETCH_* configuration is invalid: ${error.message}`)),
       Effect.flatMap((options) => makeModelFetcher(options).fetch(url))
     )
@@ -135,23 +105,12 @@ const fromConfig: ModelFetcherShape = {
 
 /**
  * The model fetcher the engine uses: a reference, so operations need not
- * declare it; by default configured from MODEL_FETCH_*. A host (or a test)
- * replaces it with `modelFetcherLayer(options)` provided to the Engine.
+ * declare it; by default configured from MODEL_FETCH_* when it fetches
+ * (tools, tests). The gateway and the engine service provide the one
+ * AppConfig read at start (src/layers/ModelServices.ts); a test may provide
+ * `modelFetcherLayer(options)`.
  */
 export const ModelFetcher = Context.Reference<ModelFetcherShape>("mfg/engine/ModelFetcher", { defaultValue: () => fromConfig })
 
 /** The engine's model fetcher with fixed options (tests, hosts that configure it in code). */
 export const modelFetcherLayer = (options: Partial<ModelFetcherOptions>) => Layer.succeed(ModelFetcher, makeModelFetcher({ ...defaultOptions, ...options }))
-
-/**
- * The fetcher configured by MODEL_FETCH_*, read once when the layer is built:
- * an invalid value stops the start with a message naming it (the default
- * reference reads them on each fetch instead).
- */
-export const ModelFetcherLive = Layer.effect(
-  ModelFetcher,
-  optionsFromConfig.pipe(
-    Effect.map(makeModelFetcher),
-    Effect.catch((error) => Effect.die(new InvalidConfig({ message: `MODEL_FETCH_*: ${error.message}` })))
-  )
-)

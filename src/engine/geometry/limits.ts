@@ -9,6 +9,7 @@
  * The time and memory of an analysis are bounded by its worker
  * (ModelAnalyser.ts), not here.
  */
+import { DEFAULT_MODEL_ANALYSIS } from "../../domain/ModelSettings.ts"
 import { ModelError } from "./mesh.ts"
 
 export interface AnalysisLimits {
@@ -18,15 +19,10 @@ export interface AnalysisLimits {
   readonly maxUnpackedBytes: number
 }
 
-/**
- * 5,000,000 triangles: five times the benchmark's 1,000,000-triangle sphere,
- * the largest binary STL the download limit lets through is about 2,100,000;
- * 512 MiB unpacked: a 5,000,000-triangle 3MF is about 85 bytes of XML a
- * triangle (430 MB) as this engine's writer and common slicers write it.
- */
+/** The defaults of MODEL_MAX_TRIANGLES and MODEL_MAX_UNPACKED_BYTES (src/domain/ModelSettings.ts). */
 export const DEFAULT_LIMITS: AnalysisLimits = {
-  maxTriangles: 5_000_000,
-  maxUnpackedBytes: 512 * 1024 * 1024
+  maxTriangles: DEFAULT_MODEL_ANALYSIS.maxTriangles,
+  maxUnpackedBytes: DEFAULT_MODEL_ANALYSIS.maxUnpackedBytes
 }
 
 /** Vertices a model may have: three a triangle (a mesh of T triangles has fewer in practice). */

@@ -16,10 +16,11 @@
  * header (MCP 2026-07-28, "OpenTelemetry trace context"), linked to the HTTP
  * server span; the tool goes to the request log line.
  */
-import { Config, Effect } from "effect"
+import { Effect } from "effect"
 import { Headers, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { CurrentCaller } from "../../api/Authorization.ts"
 import { READ_ONLY_TOOLS, TOOL_NAMES } from "../../api/mcp/tools.ts"
+import { AppConfig } from "../../services/AppConfig.ts"
 import { traceFromMcpParams } from "../telemetry/TraceContext.ts"
 import { type CallDetails, IncomingSecretGuard } from "./IncomingSecretGuard.ts"
 import { answerToolCall, plainToolCall } from "./McpDirect.ts"
@@ -137,12 +138,6 @@ export const originAllowed = (request: HttpServerRequest.HttpServerRequest, allo
     LOOPBACK.has(hostName(host)) && url.host === host.toLowerCase()
 }
 
-/** The browser origins allowed besides same-host loopback ones: `MCP_ALLOWED_ORIGINS`, comma separated, exact. */
-const AllowedOrigins = Config.String("MCP_ALLOWED_ORIGINS").pipe(
-  Config.withDefault(""),
-  Config.map((value) => value.split(",").map((origin) => origin.trim()).filter((origin) => origin.length > 0))
-)
-
 const FORBIDDEN = HttpServerResponse.empty({ status: 403 })
 
 /** MCP has had no JSON-RPC batches since 2025-06-18: one message per HTTP request. */
@@ -168,7 +163,8 @@ const withoutOrigin = (request: HttpServerRequest.HttpServerRequest, body: ReadB
 /** Authenticates and meters every request of the MCP routes it is provided to; provides the caller. */
 export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller }>()(Effect.gen(function*() {
   const guard = yield* IncomingSecretGuard
-  const allowedOrigins = yield* AllowedOrigins
+  // The browser origins allowed besides same-host loopback ones.
+  const allowedOrigins = (yield* AppConfig).mcpAllowedOrigins
   const calls = yield* McpToolCalls
   return (httpEffect) =>
     Effect.gen(function*() {
