@@ -17,17 +17,18 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Effect, Layer, Option, Redacted } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { HttpApiBuilder, HttpApiError, type HttpApiGroup } from "effect/http-api"
+import { HttpApiBuilder, HttpApiError } from "effect/http-api"
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
 import { schemaErrorToBadRequest } from "../api/BadRequests.ts"
 import { ENGINE_APP_HEADER, EngineApi, EngineAuth, EngineCaller } from "../api/EngineApi.ts"
-import { groupsOf, type OperationEndpoint, type OperationInput } from "../api/Operations.ts"
+import type { OperationEndpoint, OperationInput } from "../api/Operations.ts"
 import { InvalidConfig } from "../domain/Errors.ts"
 import { Engine } from "../engine/Engine.ts"
 import type { EngineError } from "../engine/EngineError.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { ENGINE_SOURCE } from "./DownstreamEmbedded.ts"
+import { handleEveryEndpoint } from "./http/EveryEndpoint.ts"
 import { ROUTER_CONFIG } from "./http/Server.ts"
 import { SystemRoutes } from "./http/SystemRoutes.ts"
 
@@ -107,30 +108,8 @@ const serveOperation =
       )
     })
 
-type EngineGroup = (typeof EngineApi)["groups"][keyof (typeof EngineApi)["groups"]]
-
-/** The builder's handlers of one group, as far as registering an endpoint by its identifier goes. */
-interface Registry {
-  readonly handle: (identifier: string, handler: unknown) => Registry
-}
-
-const serveGroup = (group: HttpApiGroup.Top) =>
-  HttpApiBuilder.group(EngineApi, group.identifier as EngineGroup["identifier"], (handlers) =>
-    Effect.map(Engine, (engine) => {
-      const serve = serveOperation(engine)
-      let registry = handlers as unknown as Registry
-      for (const endpoint of Object.values(group.endpoints)) registry = registry.handle(endpoint.identifier, serve)
-      return registry as unknown as typeof handlers
-    }))
-
-const [first, ...rest] = groupsOf(EngineApi).map(serveGroup)
-
 /** Every group of EngineApi, each endpoint answered by the Engine. */
-const EngineHandlers = Layer.mergeAll(first!, ...rest) as unknown as Layer.Layer<
-  HttpApiGroup.ToService<"engine", EngineGroup>,
-  never,
-  Engine
->
+const EngineHandlers = handleEveryEndpoint(EngineApi, Effect.map(Engine, serveOperation))
 
 /** Every route of the engine service: EngineApi, `/health` and `/ready`. Needs Engine and a SqlClient. */
 export const EngineRoutesWith = (options: EngineRoutesOptions) =>
