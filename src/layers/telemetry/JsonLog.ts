@@ -8,6 +8,12 @@
  * past FLUSH_AT characters, and at exit), so a server makes one write per
  * batch of requests rather than one system call per line, even when its
  * requests arrive one at a time.
+ *
+ * The writer is hand-written rather than Effect's `Logger.batched` around a
+ * JSON format because the request log line is on every request's path, and
+ * there Effect's Logger costs about three times as much CPU per line (3–5 %
+ * of an authenticated read's CPU): bench/README.md, "JSON log: why the
+ * hand-written writer stays" (`npm run bench:log`).
  */
 import { Cause, Context, Logger, References, Tracer } from "effect"
 import { writeSync } from "node:fs"
@@ -71,10 +77,11 @@ export const activeSpan = (context: Context.Context<never>): Tracer.Span | undef
 }
 
 /**
- * The logger of every `Effect.log*`: one JSON line each. Annotations become
- * fields (`Effect.annotateLogs`); a cause is rendered as text in `cause`.
+ * The line of an `Effect.log*`: one JSON object, without its newline.
+ * Annotations become fields (`Effect.annotateLogs`); a cause is rendered as
+ * text in `cause`.
  */
-export const jsonLogger = Logger.make<unknown, void>(({ cause, date, fiber, logLevel, message }) => {
+export const formatLine = Logger.make<unknown, string>(({ cause, date, fiber, logLevel, message }) => {
   const parts = Array.isArray(message) ? message : [message]
   const line: Record<string, unknown> = {
     time: date.toISOString(),
@@ -90,14 +97,15 @@ export const jsonLogger = Logger.make<unknown, void>(({ cause, date, fiber, logL
     if (!(key in line)) line[key] = value
   }
   if (cause.reasons.length > 0) line.cause = Cause.pretty(cause)
-  let json: string
   try {
-    json = JSON.stringify(line)
+    return JSON.stringify(line)
   } catch {
-    json = JSON.stringify({ time: line.time, level: line.level, msg: String(line.msg) })
+    return JSON.stringify({ time: line.time, level: line.level, msg: String(line.msg) })
   }
-  writeLine(json)
 })
+
+/** The logger of every `Effect.log*`: one JSON line each, written with the next batch. */
+export const jsonLogger = Logger.map(formatLine, writeLine)
 
 /** Replaces the default logger with the JSON one. */
 export const JsonLoggerLive = Logger.layer([jsonLogger])

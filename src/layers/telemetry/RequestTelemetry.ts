@@ -17,8 +17,10 @@
  * a metered call, else one made for the line), `method`, `route`, `path`
  * (never the query string), `status`, `durationMs`, then when known `appId`,
  * `secretId`, `operation`, `tool`, `errorSource`, `authFailure`. Never a
- * header, never a secret. The line is built as a string (a JSON.stringify
- * of an object per request costs about twice as much).
+ * header, never a secret. The line is built as a string and written by
+ * JsonLog's buffer: a JSON.stringify of an object per line, or Effect's
+ * Logger, costs about three times as much CPU (bench/json-log.ts, figures
+ * in bench/README.md).
  *
  * Installed only when the request log is on (REQUEST_LOG, default true) or an
  * exporter wants the measurement.
@@ -94,6 +96,45 @@ const pathOf = (url: string) => {
   return path.length > MAX_PATH ? path.slice(0, MAX_PATH) : path
 }
 
+/** The ids of the server span, when tracing made one. */
+interface SpanIds {
+  readonly traceId: string
+  readonly spanId: string
+}
+
+/** A request's log line: one JSON object, without its newline (the keys are listed above). */
+export const requestLine = (
+  request: HttpServerRequest.HttpServerRequest,
+  facts: RequestFacts,
+  serverSpan: SpanIds | undefined,
+  path: string,
+  route: string | undefined,
+  status: number,
+  elapsedMs: number
+): string => {
+  let traceId = facts.traceId ?? serverSpan?.traceId
+  let spanId = facts.spanId ?? serverSpan?.spanId
+  if (traceId === undefined) {
+    traceId = (facts.trace ?? traceFromHeaders(request.headers))?.traceId
+    spanId = undefined
+  }
+  // Ids, route templates, operation and tool names, causes: ours, plain ASCII, written as they are.
+  // What a client or an operator chose (method, path, app id, an engine's source header) is escaped.
+  let line = `{"time":"${isoNow()}","level":"${status >= 500 ? "ERROR" : "INFO"}","msg":"request"`
+  if (traceId !== undefined) line += `,"traceId":"${traceId}"`
+  if (spanId !== undefined) line += `,"spanId":"${spanId}"`
+  line += `,"requestId":"${facts.requestId ?? randomUUID()}","method":${text(request.method)}`
+  if (route !== undefined) line += `,"route":"${route}"`
+  line += `,"path":${text(path)},"status":${status},"durationMs":${Math.round(elapsedMs * 1000) / 1000}`
+  if (facts.appId !== undefined) line += `,"appId":${text(facts.appId)}`
+  if (facts.secretId !== undefined) line += `,"secretId":"${facts.secretId}"`
+  if (facts.operation !== undefined) line += `,"operation":"${facts.operation}"`
+  if (facts.tool !== undefined) line += `,"tool":"${facts.tool}"`
+  if (facts.errorSource !== undefined) line += `,"errorSource":${text(facts.errorSource)}`
+  if (facts.authFailure !== undefined) line += `,"authFailure":"${facts.authFailure}"`
+  return line + "}"
+}
+
 export interface RequestTelemetryOptions {
   readonly log: boolean
   readonly instruments: TelemetryInstruments
@@ -107,7 +148,7 @@ export const requestTelemetry = (options: RequestTelemetryOptions) => {
   const finish = (
     request: HttpServerRequest.HttpServerRequest,
     facts: RequestFacts,
-    serverSpan: { readonly traceId: string; readonly spanId: string } | undefined,
+    serverSpan: SpanIds | undefined,
     startedAt: number,
     status: number
   ) => {
@@ -117,28 +158,7 @@ export const requestTelemetry = (options: RequestTelemetryOptions) => {
     if (instruments.enabled) {
       instruments.request(KNOWN_METHODS.has(request.method) ? request.method : "_OTHER", route, status, elapsedMs / 1000)
     }
-    if (!log) return
-    let traceId = facts.traceId ?? serverSpan?.traceId
-    let spanId = facts.spanId ?? serverSpan?.spanId
-    if (traceId === undefined) {
-      traceId = (facts.trace ?? traceFromHeaders(request.headers))?.traceId
-      spanId = undefined
-    }
-    // Ids, route templates, operation and tool names, causes: ours, plain ASCII, written as they are.
-    // What a client or an operator chose (method, path, app id, an engine's source header) is escaped.
-    let line = `{"time":"${isoNow()}","level":"${status >= 500 ? "ERROR" : "INFO"}","msg":"request"`
-    if (traceId !== undefined) line += `,"traceId":"${traceId}"`
-    if (spanId !== undefined) line += `,"spanId":"${spanId}"`
-    line += `,"requestId":"${facts.requestId ?? randomUUID()}","method":${text(request.method)}`
-    if (route !== undefined) line += `,"route":"${route}"`
-    line += `,"path":${text(path)},"status":${status},"durationMs":${Math.round(elapsedMs * 1000) / 1000}`
-    if (facts.appId !== undefined) line += `,"appId":${text(facts.appId)}`
-    if (facts.secretId !== undefined) line += `,"secretId":"${facts.secretId}"`
-    if (facts.operation !== undefined) line += `,"operation":"${facts.operation}"`
-    if (facts.tool !== undefined) line += `,"tool":"${facts.tool}"`
-    if (facts.errorSource !== undefined) line += `,"errorSource":${text(facts.errorSource)}`
-    if (facts.authFailure !== undefined) line += `,"authFailure":"${facts.authFailure}"`
-    writeLine(line + "}")
+    if (log) writeLine(requestLine(request, facts, serverSpan, path, route, status, elapsedMs))
   }
 
   return <E, R>(
