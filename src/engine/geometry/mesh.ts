@@ -6,7 +6,7 @@
  * compares (shapeDistribution.ts).
  */
 // effect/Data, not the whole of effect: the analysis workers load this module, and start faster so.
-import * as Data from "effect/Data"
+import { Schema } from "effect"
 import { d2Distribution } from "./shapeDistribution.ts"
 
 /**
@@ -15,19 +15,24 @@ import { d2Distribution } from "./shapeDistribution.ts"
  * read; the others when a budget of the analysis is exceeded (limits.ts,
  * ModelAnalyser.ts).
  */
-export type ModelErrorType =
-  | "UnreadableModel"
-  | "ModelTooComplex"
-  | "ModelTooLarge"
-  | "ModelAnalysisTimeout"
-  | "ModelAnalysisOutOfMemory"
+export const ModelErrorType = Schema.Literals([
+  "UnreadableModel",
+  "ModelTooComplex",
+  "ModelTooLarge",
+  "ModelAnalysisTimeout",
+  "ModelAnalysisOutOfMemory"
+])
+export type ModelErrorType = typeof ModelErrorType.Type
 
 /**
  * Why a model file cannot be read or analysed; `reason` says what is wrong,
  * for the caller; `type`, when a budget was exceeded, which (unreadable when
  * absent).
  */
-export class ModelError extends Data.TaggedError("ModelError")<{ readonly reason: string; readonly type?: ModelErrorType }> {}
+export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
+  reason: Schema.String,
+  type: Schema.optional(ModelErrorType)
+}) {}
 
 /** Vertices (x, y, z per vertex, mm) and triangles (three vertex indices each, counter-clockwise seen from outside). */
 export interface Mesh {
