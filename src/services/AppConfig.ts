@@ -29,6 +29,8 @@ export interface AppConfigShape {
   readonly meterFlushWindowMs: number
   /** How long one call of a remote engine may take, answer body included (DOWNSTREAM_TIMEOUT_MS). */
   readonly downstreamTimeoutMs: number
+  /** The per-request JSON line on stdout (REQUEST_LOG, default true). */
+  readonly requestLog: boolean
   /** Browser origins MCP accepts besides same-host loopback ones (MCP_ALLOWED_ORIGINS, comma separated, exact). */
   readonly mcpAllowedOrigins: ReadonlyArray<string>
   /** The secret between gateway and remote engine (ENGINE_TOKEN). */
@@ -55,6 +57,7 @@ const raw = Config.all({
   maxBodyBytes: Config.Int("MAX_BODY_BYTES").pipe(Config.withDefault(DEFAULT_MAX_BODY_BYTES)),
   downstreamTimeoutMs: Config.Int("DOWNSTREAM_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_DOWNSTREAM_TIMEOUT_MS)),
   engineToken: Config.option(Config.Redacted("ENGINE_TOKEN")),
+  requestLog: Config.Boolean("REQUEST_LOG").pipe(Config.withDefault(true)),
   mcpAllowedOrigins: Config.String("MCP_ALLOWED_ORIGINS").pipe(
     Config.withDefault(""),
     Config.map((value) => value.split(",").map((origin) => origin.trim()).filter((origin) => origin.length > 0))

@@ -11,7 +11,7 @@ import { AdminApi } from "../../api/AdminApi.ts"
 import { PublicApi } from "../../api/PublicApi.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Instruments } from "../telemetry/Instruments.ts"
-import { RequestLogEnabled, requestTelemetry } from "../telemetry/RequestTelemetry.ts"
+import { requestTelemetry } from "../telemetry/RequestTelemetry.ts"
 import { AdminAuthLive, AdminBadRequestsLive, AdminHandlers } from "./AdminHandlers.ts"
 import { PublicOperationHandler } from "./ForwardHandlers.ts"
 import { IncomingSecretAuthLive } from "./IncomingSecretAuthLive.ts"
@@ -82,7 +82,7 @@ export const ROUTER_CONFIG = { maxParamLength: 8_192 } as const
  */
 export const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* AppConfig
-  const telemetry = requestTelemetry({ log: yield* RequestLogEnabled, instruments: yield* Instruments })
+  const telemetry = requestTelemetry({ log: config.requestLog, instruments: yield* Instruments })
   return HttpRouter.serve(GatewayRoutes(telemetry), { disableLogger: true, routerConfig: ROUTER_CONFIG }).pipe(
     Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
   )

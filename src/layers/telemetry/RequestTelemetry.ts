@@ -25,10 +25,9 @@
  * Installed only when the request log is on (REQUEST_LOG, default true) or an
  * exporter wants the measurement.
  */
-import { Config, Context, Effect } from "effect"
+import { Context, Effect } from "effect"
 import { HttpServerError, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { randomUUID } from "node:crypto"
-import { InvalidConfig } from "../../domain/Errors.ts"
 import type { TelemetryInstruments } from "./Instruments.ts"
 import { activeSpan, writeLine } from "./JsonLog.ts"
 import { type IncomingTrace, traceFromHeaders } from "./TraceContext.ts"
@@ -59,12 +58,6 @@ export class RequestFacts {
 export const CurrentRequestFacts = Context.Reference<RequestFacts | undefined>("mfg/telemetry/CurrentRequestFacts", {
   defaultValue: () => undefined
 })
-
-/** REQUEST_LOG: the per-request JSON line on stdout (default true; `false` switches it off). */
-export const RequestLogEnabled = Config.Boolean("REQUEST_LOG").pipe(
-  Config.withDefault(true),
-  Effect.catch((error) => Effect.die(new InvalidConfig({ message: `REQUEST_LOG: ${error.message}` })))
-)
 
 /** Routes of fixed paths that no request guard names. */
 const FIXED_ROUTES: ReadonlySet<string> = new Set(["/health", "/ready", "/openapi.json", "/docs"])
