@@ -204,8 +204,10 @@ for (const backend of backends) {
         const other = yield* timed(part(bystander, "/models/cube.stl", theirs.id))
         const [first, second] = yield* Fiber.join(slow)
         assert.strictEqual(ok(other.reply, "bystander's part").geometry.volume, 1000)
-        assert.isBelow(other.ms, 1200, "the bystander's file went through while the attacker's ran")
         for (const { reply } of [first, second]) refused(reply, "ModelAnalysisTimeout", "(MODEL_ANALYSIS_TIMEOUT)")
+        // Queued behind the attacker's files, it would be answered after both: it is answered before the later one.
+        // (A fixed bound mixed the waiting with the machine's load: the attacker's thread holds one of two cores.)
+        assert.isBelow(other.ms, Math.max(first.ms, second.ms), "the bystander's file went through while the attacker's ran")
         // The attacker's second file ran after its first (one thread an app with two threads): two budgets in a row.
         assert.isAbove(Math.max(first.ms, second.ms), 2 * Duration.toMillis(TIMEOUT))
       }))
