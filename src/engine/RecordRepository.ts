@@ -18,7 +18,7 @@ export const GLOBAL_APP = "*"
 const DATE_COLUMNS = { createdAt: "created_at", updatedAt: "updated_at" } as const
 
 export interface InsertOptions {
-  /** A human number `<prefix>-000042`, unique across the engine. */
+  /** A human number `<prefix>-000042`, counted per app and prefix (the app's first is `<prefix>-000001`). */
   readonly numberPrefix?: string | undefined
   /** An id chosen by the caller (seeded reference data); otherwise a UUID. */
   readonly id?: string | undefined
@@ -26,8 +26,14 @@ export interface InsertOptions {
 
 const FIND_SQL = "SELECT data FROM engine_record WHERE resource = $1 AND id = $2 AND app_id IN ($3, $4)"
 
+/** Digits of a record number; a counter past 999999 simply grows longer. */
+const NUMBER_DIGITS = 6
+
+/** The unique index that makes an `externalReference` one record's per app and resource (migration 0008). */
+export const EXTERNAL_REFERENCE_INDEX = "engine_record_external_reference_unique"
+
 /** A filter's field name as an SQL string literal; fields are schema-declared identifiers, anything else is a defect. */
-const fieldLiteral = (field: string) => {
+export const fieldLiteral = (field: string) => {
   if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(field)) throw new Error(`not a field name: ${JSON.stringify(field)}`)
   return `'${field}'`
 }
@@ -37,6 +43,14 @@ export class RecordRepository extends Context.Service<RecordRepository, {
   readonly find: (resource: string, appId: string, id: string) => Effect.Effect<StoredRecord | undefined, SqlError>
   /** A record of the app (or global) whose id, number or external reference is `identifier`. */
   readonly lookup: (resource: string, appId: string, identifier: string) => Effect.Effect<StoredRecord | undefined, SqlError>
+  /** The app's own record whose `externalReference` is `value` (at most one: migration 0008). */
+  readonly findByExternalReference: (resource: string, appId: string, value: string) => Effect.Effect<StoredRecord | undefined, SqlError>
+  /**
+   * One of the app's own records, its row locked (`FOR UPDATE`) until the
+   * transaction ends: a delete takes it before it looks for records that
+   * reference this one (src/engine/integrity.ts).
+   */
+  readonly lockForRemoval: (resource: string, appId: string, id: string) => Effect.Effect<StoredRecord | undefined, SqlError>
   readonly list: (resource: string, appId: string, filter: RecordFilter) => Effect.Effect<ReadonlyArray<StoredRecord>, SqlError>
   readonly insert: (resource: string, appId: string, input: StoredRecord, options?: InsertOptions) => Effect.Effect<StoredRecord, SqlError>
   /** Whole-record replacement of one of the app's own records; `undefined` when it has none with that id. */
@@ -61,7 +75,18 @@ export class RecordRepository extends Context.Service<RecordRepository, {
             SELECT data FROM engine_record
             WHERE resource = ${resource} AND ${visible(appId)}
               AND (id = ${identifier} OR data->>'number' = ${identifier} OR data->>'externalReference' = ${identifier})
-            ORDER BY (id = ${identifier}) DESC, created_at LIMIT 1`.pipe(first),
+            ORDER BY (id = ${identifier}) DESC, (data->>'number' = ${identifier}) DESC, created_at LIMIT 1`.pipe(first),
+
+        findByExternalReference: (resource, appId, value) =>
+          sql<{ data: StoredRecord }>`
+            SELECT data FROM engine_record
+            WHERE resource = ${resource} AND app_id = ${appId} AND data->>'externalReference' = ${value}
+            LIMIT 1`.pipe(first),
+
+        lockForRemoval: (resource, appId, id) =>
+          sql<{ data: StoredRecord }>`
+            SELECT data FROM engine_record WHERE resource = ${resource} AND id = ${id} AND app_id = ${appId}
+            FOR UPDATE`.pipe(first),
 
         list: (resource, appId, filter) => {
           const conditions = [sql`resource = ${resource}`, visible(appId)]
@@ -85,18 +110,35 @@ export class RecordRepository extends Context.Service<RecordRepository, {
         insert: (resource, appId, input, options = {}) =>
           Effect.gen(function*() {
             const now = new Date().toISOString()
-            const number = options.numberPrefix === undefined
-              ? {}
-              : {
-                number: `${options.numberPrefix}-${String((yield* sql<{ n: string }>`SELECT nextval('engine_number')::text AS n`)[0]!.n).padStart(6, "0")}`
-              }
             const id = options.id ?? timeOrderedUuid()
-            const stored = JSON.stringify({ ...input, id, ...number, createdAt: now, updatedAt: now })
-            yield* sql`
+            const prefix = options.numberPrefix
+            if (prefix === undefined) {
+              const stored = JSON.stringify({ ...input, id, createdAt: now, updatedAt: now })
+              yield* sql`
+                INSERT INTO engine_record (resource, id, app_id, data, created_at, updated_at)
+                VALUES (${resource}, ${id}, ${appId}, ${stored}::jsonb, ${now}::timestamptz, ${now}::timestamptz)`
+              // The record as stored and as every later read answers it: JSON (a field set to `undefined` is absent).
+              return JSON.parse(stored) as StoredRecord
+            }
+            // The app's next number of this prefix and the record, in one statement: the counter row's lock
+            // (ON CONFLICT DO UPDATE) orders concurrent creates, so no two get the same number, and a record that
+            // is not stored (a unique violation, a rolled-back transaction) gives its number back.
+            const stored = JSON.stringify({ ...input, id, createdAt: now, updatedAt: now })
+            const [row] = yield* sql<{ number: string }>`
+              WITH counter AS (
+                INSERT INTO engine_counter (app_id, prefix, value) VALUES (${appId}, ${prefix}, 1)
+                ON CONFLICT (app_id, prefix) DO UPDATE SET value = engine_counter.value + 1
+                RETURNING value
+              ), numbered AS (
+                SELECT ${prefix}::text || '-' || lpad(value::text, greatest(${NUMBER_DIGITS}::int, length(value::text)), '0') AS number FROM counter
+              )
               INSERT INTO engine_record (resource, id, app_id, data, created_at, updated_at)
-              VALUES (${resource}, ${id}, ${appId}, ${stored}::jsonb, ${now}::timestamptz, ${now}::timestamptz)`
-            // The record as stored and as every later read answers it: JSON (a field set to `undefined` is absent).
-            return JSON.parse(stored) as StoredRecord
+              SELECT ${resource}::text, ${id}::text, ${appId}::text, ${stored}::jsonb || jsonb_build_object('number', number),
+                ${now}::timestamptz, ${now}::timestamptz
+              FROM numbered
+              RETURNING data->>'number' AS number`
+            const { createdAt, updatedAt, ...fields } = JSON.parse(stored) as Record<string, unknown>
+            return { ...fields, number: row!.number, createdAt, updatedAt } as StoredRecord
           }),
 
         replace: (resource, appId, id, input) => {

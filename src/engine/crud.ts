@@ -1,13 +1,25 @@
 /**
  * The record operations of a resource, derived from its definition: list,
  * get, lookup by any identifier, create, whole-record replace and delete,
- * scoped to the caller's app, with its references checked.
+ * scoped to the caller's app, with its references checked: a delete is
+ * refused while other records reference the record, a write refused when it
+ * references one that is gone, and an `externalReference` is one record's
+ * per app and resource (integrity.ts).
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Resource } from "../domain/Resource.ts"
 import { toRecordFilter } from "../domain/Resource.ts"
 import { EngineError } from "./EngineError.ts"
+import {
+  dropsKeys,
+  lockReferenced,
+  locksOnWrite,
+  refuseIfDroppedKeysReferenced,
+  refuseIfReferenced,
+  refuseTakenExternalReference,
+  withUniqueExternalReference
+} from "./integrity.ts"
 import type { OperationContext, Step } from "./Operation.ts"
 import { RecordRepository, type StoredRecord } from "./RecordRepository.ts"
 
@@ -81,12 +93,41 @@ export const recordHandlers = <R extends Resource>(resource: R, hooks: RecordHoo
   const written = hooks.written
   const removed = hooks.removed
   const typed = (record: StoredRecord) => asRecord(resource, record)
-  /** The record's write and what goes with it, in one transaction when there is more than the one write. */
-  const atomically = (write: Step<StoredRecord>, after: ((record: StoredRecord) => Step<void>) | undefined): Step<RecordOf<R>> =>
-    Effect.map(
-      after === undefined ? write : Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(Effect.tap(write, after))),
-      typed
-    )
+  /**
+   * The record's write and what goes with it: on a replace that drops a key
+   * other records name, the refusal; the rows it references locked
+   * (integrity.ts), the write, the `written` hook. One transaction when there
+   * is more than the one statement, or an external reference whose unique
+   * index may refuse it (the refusal is then read after the rollback).
+   */
+  const write = (
+    context: OperationContext,
+    prepared: StoredRecord,
+    previous: StoredRecord | undefined,
+    store: Step<StoredRecord>
+  ): Step<RecordOf<R>> => {
+    const locks = locksOnWrite(name, prepared)
+    const drops = previous !== undefined && dropsKeys(name, previous, prepared)
+    const after = written === undefined
+      ? undefined
+      : (stored: StoredRecord) => written(context, typed(stored), previous === undefined ? undefined : typed(previous))
+    const steps = Effect.gen(function*() {
+      if (drops) {
+        // Dropping a key others name is a delete of it: the same lock, then the same count.
+        const records = yield* RecordRepository
+        const stored = yield* records.lockForRemoval(name, context.appId, String(previous.id))
+        if (stored !== undefined) yield* refuseIfDroppedKeysReferenced(name, context.appId, stored, prepared)
+      }
+      if (locks) yield* lockReferenced(name, context.appId, prepared, previous)
+      const stored = yield* store
+      if (after !== undefined) yield* after(stored)
+      return typed(stored)
+    })
+    const external = typeof prepared.externalReference === "string"
+    if (!locks && !drops && after === undefined && !external) return steps
+    const atomic = Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(steps))
+    return external ? withUniqueExternalReference(name, context.appId, prepared, atomic) : atomic
+  }
   return {
     list: (context, { query }) =>
       Effect.gen(function*() {
@@ -109,11 +150,9 @@ export const recordHandlers = <R extends Resource>(resource: R, hooks: RecordHoo
       Effect.gen(function*() {
         const records = yield* RecordRepository
         yield* checkReferences(resource, context, payload)
+        yield* refuseTakenExternalReference(name, context.appId, payload, undefined)
         const prepared: StoredRecord = yield* prepare(context, payload, undefined)
-        return yield* atomically(
-          records.insert(name, context.appId, prepared, { numberPrefix: resource.storage.numberPrefix }),
-          written === undefined ? undefined : (stored) => written(context, typed(stored), undefined)
-        )
+        return yield* write(context, prepared, undefined, records.insert(name, context.appId, prepared, { numberPrefix: resource.storage.numberPrefix }))
       }),
     replace: (context, { params: { id }, payload }) =>
       Effect.gen(function*() {
@@ -122,25 +161,31 @@ export const recordHandlers = <R extends Resource>(resource: R, hooks: RecordHoo
         if (found === undefined) return yield* EngineError.notFound(name, id)
         const previous = typed(found)
         yield* checkReferences(resource, context, payload)
+        yield* refuseTakenExternalReference(name, context.appId, payload, id)
         const carried = keep(found, resource.computedKeys) as Partial<StoredFields<R>>
         const prepared: StoredRecord = yield* prepare(context, { ...carried, ...payload }, previous)
-        return yield* atomically(
+        return yield* write(
+          context,
+          prepared,
+          found,
           Effect.flatMap(records.replace(name, context.appId, id, prepared), (replaced) =>
-            replaced === undefined ? Effect.fail(EngineError.notFound(name, id)) : Effect.succeed(replaced)),
-          written === undefined ? undefined : (stored) =>
-            written(context, typed(stored), previous)
+            replaced === undefined ? Effect.fail(EngineError.notFound(name, id)) : Effect.succeed(replaced))
         )
       }),
+    // The row is locked before the records that reference it are counted, and deleted in the same
+    // transaction: a reference written meanwhile waits for the lock, or is counted (integrity.ts).
     remove: (context, { params: { id } }) =>
-      Effect.gen(function*() {
-        const records = yield* RecordRepository
-        return yield* atomically(
-          Effect.flatMap(records.remove(name, context.appId, id), (record) =>
-            record === undefined ? Effect.fail(EngineError.notFound(name, id)) : Effect.succeed(record)),
-          removed === undefined ? undefined : (record) =>
-            removed(context, typed(record))
-        )
-      })
+      Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const records = yield* RecordRepository
+          const locked = yield* records.lockForRemoval(name, context.appId, id)
+          if (locked === undefined) return yield* EngineError.notFound(name, id)
+          yield* refuseIfReferenced(name, context.appId, locked)
+          const record = yield* records.remove(name, context.appId, id)
+          if (record === undefined) return yield* EngineError.notFound(name, id)
+          if (removed !== undefined) yield* removed(context, typed(record))
+          return typed(record)
+        })))
   }
 }
 

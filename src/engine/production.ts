@@ -8,7 +8,8 @@ import type { EngineHandlers, GroupHandlers } from "./Operation.ts"
 import { machineHandlers, materialHandlers } from "./production/machines.ts"
 import { reportMetricsHandlers } from "./production/metrics.ts"
 import { reelGroupHandlers, reelHandlers } from "./production/reels.ts"
-import { sendToProduction, serviceJobHandlers, serviceJobProductionHandlers } from "./production/serviceJobs.ts"
+import { sendToProduction } from "./production/sendToProduction.ts"
+import { serviceJobHandlers, serviceJobProductionHandlers } from "./production/serviceJobs.ts"
 
 /** The production groups' handlers, and the ticket's `sendToProduction`. */
 export type ProductionHandlers =

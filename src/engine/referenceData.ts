@@ -86,11 +86,19 @@ const QUOTATION_FORMS = TECHNOLOGIES.map((technology) => ({
   parameterFieldIds: FIELDS.filter((f) => f.technologyId === technology.id).map((f) => f.id)
 }))
 
+/**
+ * Currencies with their minor unit (ISO 4217 exponent) and a reference rate
+ * to the base currency, EUR: units per 1 EUR. The rates are the engine's
+ * reference data, rewritten at every start; an app gives its own rate per
+ * quote (`exchangeRate` of POST /ticket/{ticketId}/quote), and every quote
+ * records the rate it used (docs/pricing.md).
+ */
 const CURRENCIES = [
-  { id: "EUR", code: "EUR", name: "Euro", symbol: "€" },
-  { id: "USD", code: "USD", name: "US dollar", symbol: "$" },
-  { id: "GBP", code: "GBP", name: "Pound sterling", symbol: "£" },
-  { id: "CHF", code: "CHF", name: "Swiss franc", symbol: "CHF" }
+  { id: "EUR", code: "EUR", name: "Euro", symbol: "€", minorUnits: 2, exchangeRate: 1 },
+  { id: "USD", code: "USD", name: "US dollar", symbol: "$", minorUnits: 2, exchangeRate: 1.08 },
+  { id: "GBP", code: "GBP", name: "Pound sterling", symbol: "£", minorUnits: 2, exchangeRate: 0.85 },
+  { id: "CHF", code: "CHF", name: "Swiss franc", symbol: "CHF", minorUnits: 2, exchangeRate: 0.94 },
+  { id: "JPY", code: "JPY", name: "Japanese yen", symbol: "¥", minorUnits: 0, exchangeRate: 162 }
 ]
 
 const COLOURS = [

@@ -1,9 +1,12 @@
 /**
  * The price calculation (docs/pricing.md) on parts whose figures can be
- * worked out by hand: a 20 mm cube and a 2×3×4 cm box.
+ * worked out by hand: a 20 mm cube and a 2×3×4 cm box; and money without
+ * drift: unit price × quantity = total price, exactly, whatever the part.
  */
 import { assert, describe, it } from "@effect/vitest"
+import fc from "fast-check"
 import { calculatePrice, cncFeatureCount, type PricingInput } from "../../src/engine/pricing/calculate.ts"
+import { fromBase, isWholeMinor, sum, times, toBase, toMinor, unitAndTotal } from "../../src/engine/pricing/money.ts"
 
 const cube = { volume: 8000, surfaceArea: 2400, boundingBox: { x: 20, y: 20, z: 20 } }
 const boxPart = { volume: 24_000, surfaceArea: 5200, boundingBox: { x: 20, y: 30, z: 40 } }
@@ -43,10 +46,18 @@ describe("price calculation", () => {
     const perBatch = (600 / 3600) * 4 + (300 / 3600) * 60
     near(one.totalPrice, perPart + perBatch, "total of 1", 0.006)
     const ten = priced({ quantity: 10 })
-    near(ten.totalPrice, 10 * perPart + perBatch, "total of 10", 0.006)
+    // The unit price is the cost of ten over ten, rounded to the cent; the total is exactly ten of them.
     near(ten.unitPrice, (10 * perPart + perBatch) / 10, "unit of 10", 0.006)
+    assert.strictEqual(toMinor(ten.totalPrice, 2), toMinor(ten.unitPrice, 2) * 10)
+    near(ten.totalPrice, 10 * perPart + perBatch, "total of 10", 10 * 0.006)
     assert.isBelow(ten.unitPrice, one.unitPrice, "setup is amortised")
     assert.deepStrictEqual(ten.productionTimes, one.productionTimes, "times are per part and per batch, not per quantity")
+  })
+
+  it("the worked example of docs/pricing.md: one 6.93; ten 1.83 each, 18.30; a hundred 1.32 each, 132.00", () => {
+    assert.deepStrictEqual([priced({}).unitPrice, priced({}).totalPrice], [6.93, 6.93])
+    assert.deepStrictEqual([priced({ quantity: 10 }).unitPrice, priced({ quantity: 10 }).totalPrice], [1.83, 18.3])
+    assert.deepStrictEqual([priced({ quantity: 100 }).unitPrice, priced({ quantity: 100 }).totalPrice], [1.32, 132])
   })
 
   it("FDM: the production parameters change times and material", () => {
@@ -109,5 +120,54 @@ describe("price calculation", () => {
 
   it("a technology without a model has no price", () => {
     assert.isUndefined(calculatePrice(input({ technologyId: "waterjet" })))
+  })
+  it("unit price × quantity is the total price, to the cent, for any part and quantity", () => {
+    const side = fc.double({ min: 1, max: 200, noNaN: true })
+    fc.assert(
+      fc.property(
+        side,
+        side,
+        side,
+        fc.integer({ min: 1, max: 10_000 }),
+        fc.constantFrom("fdm", "sla", "sls", "mjf", "cnc-milling"),
+        (x, y, z, quantity, technologyId) => {
+          const geometry = { volume: x * y * z * 0.6, surfaceArea: 2 * (x * y + y * z + z * x), boundingBox: { x, y, z } }
+          const result = priced({ technologyId, geometry, quantity })
+          assert.isTrue(isWholeMinor(result.unitPrice, 2), `unit ${result.unitPrice}`)
+          assert.strictEqual(toMinor(result.totalPrice, 2), toMinor(result.unitPrice, 2) * quantity)
+        }
+      )
+    )
+  })
+})
+
+describe("money in minor units", () => {
+  it("rounds half up to the minor unit as the decimal reads, and knows a whole number of minor units", () => {
+    assert.strictEqual(toMinor(1.005, 2), 101)
+    assert.strictEqual(toMinor(1.885, 2), 189)
+    assert.strictEqual(toMinor(162.5, 0), 163)
+    assert.isTrue(isWholeMinor(1.1, 2))
+    assert.isTrue(isWholeMinor(18.3, 2))
+    assert.isFalse(isWholeMinor(1.005, 2))
+    assert.isFalse(isWholeMinor(0.5, 0))
+  })
+
+  it("the issue's case: 1.89 × 100 is 189.00, never 188.87", () => {
+    assert.strictEqual(times(1.89, 100, 2), 189)
+    // A batch costing 188.87 for 100 parts: 1.89 each, so 189.00 for the hundred.
+    assert.deepStrictEqual(unitAndTotal(188.87, 100, 2), { unitPrice: 1.89, totalPrice: 189 })
+  })
+
+  it("sums exactly where floating point would drift", () => {
+    assert.strictEqual(0.1 + 0.2, 0.30000000000000004)
+    assert.strictEqual(sum([0.1, 0.2], 2), 0.3)
+    assert.strictEqual(sum(Array.from({ length: 1000 }, () => 0.07), 2), 70)
+  })
+
+  it("converts from and to the base currency at a rate, rounded to each currency's minor unit", () => {
+    assert.strictEqual(fromBase(1.89, 1.08, 2), 2.04)
+    assert.strictEqual(fromBase(1.89, 162, 0), 306)
+    assert.strictEqual(toBase(204, 1.08), 188.89)
+    assert.strictEqual(toBase(306, 162), 1.89)
   })
 })

@@ -3,7 +3,8 @@
  * request (values from the Schema-derived pools), or one made invalid in one
  * place: a wrong type, a missing or unknown field, a value out of range, a
  * huge string, malformed JSON or a body that is not an object, a bad,
- * repeated or unknown query parameter, a bad path parameter.
+ * repeated or unknown query parameter, a bad path parameter; a query
+ * parameter or a body sent to an endpoint that declares none.
  *
  * Each case says what the server must answer: for a valid request anything
  * but a 400; for an invalid one a 400 naming the field or parameter (the
@@ -218,7 +219,13 @@ const restCase = (target: RestTarget): fc.Arbitrary<RestCase> => {
       )
     }
     const query = target.query
-    if (query !== undefined) {
+    if (query === undefined) {
+      // An endpoint that declares no query parameters names the one it is sent.
+      options.push(
+        fc.tuple(unknownKey, shortGarbage)
+          .map(([key, value]) => ({ ...draft, query: { [key]: value }, mutation: "undeclared query parameter", name: key }))
+      )
+    } else {
       options.push(
         fc.tuple(unknownKey, shortGarbage).filter(([key]) => !query.keys.includes(key))
           .map(([key, value]) => ({ ...draft, query: { ...draft.query, [key]: value }, mutation: "unknown query parameter", name: key }))
@@ -253,6 +260,13 @@ const restCase = (target: RestTarget): fc.Arbitrary<RestCase> => {
         ).map((raw) => ({ ...draft, payload: undefined, raw, mutation: "malformed JSON", name: "", bodyLevel: true }))
       )
     }
+    // An endpoint that declares no body says it takes none (fetch sends no body with GET or HEAD).
+    if (target.payload === undefined && target.method !== "GET" && target.method !== "HEAD") {
+      options.push(
+        fc.constantFrom("{}", "{\"a\":1}", "[]", "x", " ")
+          .map((raw) => ({ ...draft, raw, mutation: "undeclared body", name: "", bodyLevel: true }))
+      )
+    }
     // Valid requests get the same weight as all invalid kinds together.
     return options.length === 1 ? options[0]! : fc.oneof({ arbitrary: options[0]!, weight: options.length - 1 }, ...options.slice(1))
   }
@@ -269,8 +283,8 @@ const restCase = (target: RestTarget): fc.Arbitrary<RestCase> => {
     }
     const params = wellFormedParams(draft.params)
     const valid = (target.params === undefined || target.params.isValid(params)) &&
-      (target.query === undefined || target.query.isValid(received)) &&
-      (target.payload === undefined || (parses && target.payload.isValid(parsed))) &&
+      (target.query === undefined ? Object.keys(received).length === 0 : target.query.isValid(received)) &&
+      (target.payload === undefined ? raw === undefined : parses && target.payload.isValid(parsed)) &&
       storable(params) && storable(received) && storable(parsed)
     return {
       kind: "rest" as const,
@@ -278,7 +292,7 @@ const restCase = (target: RestTarget): fc.Arbitrary<RestCase> => {
       mutation: draft.mutation,
       method: target.method,
       url: urlOf(target, draft.params, draft.query),
-      body: target.payload === undefined ? undefined : raw,
+      body: raw,
       expect: {
         valid,
         names: [

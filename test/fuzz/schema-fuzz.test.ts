@@ -76,7 +76,7 @@ const toolErrorCode = (text: string): number | undefined => {
   }
 }
 
-const BODY_LEVEL = /^(The request body is not a valid JSON object|The arguments must be a JSON object)/
+const BODY_LEVEL = /^(The request body is not a valid JSON object|The arguments must be a JSON object|The request body must be empty)/
 
 /** Whether a 400's message names what is at fault: a field or parameter in quotes, or the body as a whole. */
 const namesTheFault = (message: string, c: Case) =>

@@ -5,9 +5,12 @@
  * operation wrote before it undone, seen through the API afterwards.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { modelFetcherLayer } from "../../src/engine/geometry/ModelFetcher.ts"
+import { binaryStl, box } from "../../src/engine/geometry/writers.ts"
 import { backends } from "../support/backends.ts"
+import { FileHost, FileHostLive } from "../support/fileHost.ts"
 import { appWithTicket, ok } from "../support/http.ts"
 import { TestApp } from "../support/TestApp.ts"
 
@@ -44,8 +47,15 @@ const refused = (reply: { readonly status: number; readonly text: string }, what
 
 const PART = { modelEndpoint: { url: "https://files.example/part.stl" }, technologyId: "fdm", quantity: 2 }
 
+/** A real model file, for a part that is priced and so can be quoted (files on `*.example` stay placeholders). */
+const FILES = { "/models/cube.stl": binaryStl(box(20, 20, 20)) }
+const fetcher = modelFetcherLayer({ allowPrivate: true, timeout: Duration.seconds(5), placeholderHosts: ["example"] })
+
 for (const backend of backends) {
-  layer(TestApp(backend), { timeout: 120_000, excludeTestServices: true })(`Atomic multi-record writes (${backend})`, (it) => {
+  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostLive(FILES)), {
+    timeout: 120_000,
+    excludeTestServices: true
+  })(`Atomic multi-record writes (${backend})`, (it) => {
     const withMaterial = (prefix: string) =>
       Effect.gen(function*() {
         const app = yield* appWithTicket(prefix)
@@ -77,10 +87,15 @@ for (const backend of backends) {
     it.effect("sending to production: no service job and the ticket's state kept when a PPS record fails", () =>
       Effect.gen(function*() {
         const { appId, call, part, ticket } = yield* withMaterial("atomic-send")
-        ok(yield* call("POST", "/ticket-model", part), "part")
+        // Only an accepted ticket goes to production: a priced part, quoted, the quote accepted.
+        const host = yield* FileHost
+        ok(yield* call("POST", "/ticket-model", { ...part, modelEndpoint: { url: `${host.url}/models/cube.stl` } }), "part")
+        const quote = ok(yield* call("POST", `/ticket/${ticket.id}/quote`, {}), "quote")
+        const { currencyId, lines, validUntil } = quote
+        ok(yield* call("PUT", `/ticket-quote/${quote.id}`, { ticketId: ticket.id, currencyId, validUntil, lines, state: "accepted" }), "accept")
         refused(yield* whileFailing(appId, "pps", call("PUT", `/ticket/${ticket.id}/send-to-production`)), "send to production")
         assert.deepStrictEqual(ok(yield* call("GET", `/service-job?ticketId=${ticket.id}`), "jobs"), [])
-        assert.strictEqual(ok(yield* call("GET", `/ticket/lookup?identifier=${ticket.id}`), "ticket").state, "draft")
+        assert.strictEqual(ok(yield* call("GET", `/ticket/lookup?identifier=${ticket.id}`), "ticket").state, "accepted")
       }))
 
     it.effect("a merge: the PPS records stay with their job when the jobs' own writes fail", () =>
@@ -94,6 +109,19 @@ for (const backend of backends) {
         const pps = ok(yield* call("GET", `/pps?ticketModelId=${p2.id}`), "pps")
         assert.strictEqual(pps[0].serviceJobId, source.id)
         assert.strictEqual(ok(yield* call("GET", `/service-job/${source.id}`), "source").state, "queued")
+      }))
+
+    it.effect("the last PPS record done: the record not done when the job's move to done fails", () =>
+      Effect.gen(function*() {
+        const { appId, call, part } = yield* withMaterial("atomic-done")
+        const p1 = ok(yield* call("POST", "/ticket-model", part), "part")
+        const job = ok(yield* call("POST", "/service-job", { name: "Job", technologyId: "fdm", ticketModelIds: [p1.id] }), "job")
+        ok(yield* call("PUT", `/service-job/${job.id}/timeline/start`), "start")
+        const [pps] = ok(yield* call("GET", `/pps?serviceJobId=${job.id}`), "pps")
+        const done = call("PUT", `/service-job/${job.id}/production/${pps.id}`, { state: "done", producedQuantity: 2, scrappedQuantity: 0 })
+        refused(yield* whileFailing(appId, "serviceJob", done), "production done")
+        assert.strictEqual(ok(yield* call("GET", `/pps/${pps.id}`), "pps").state, "planned")
+        assert.strictEqual(ok(yield* call("GET", `/service-job/${job.id}`), "job").state, "running")
       }))
 
     it.effect("a service job and its PPS records: neither when a PPS record fails", () =>

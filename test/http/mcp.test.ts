@@ -298,6 +298,57 @@ for (const backend of backends) {
         assert.isNull(none.structuredContent)
       }))
 
+    it.effect("the engine's rules hold through the tools: a refused move is a tool error naming the state or field, as over REST", () =>
+      Effect.gen(function*() {
+        const { appId, material, mcp, project, rest } = yield* setup
+        const call = (name: string, args: unknown) =>
+          Effect.map(mcp(modern("tools/call", { name, arguments: args })), (reply) => {
+            assert.strictEqual(reply.status, 200, reply.text)
+            return message(reply).result as ToolResult
+          })
+        /** The tool's error: the REST error body, with the status, type and names expected. */
+        const toolError = (result: ToolResult, code: number, type: string, ...names: ReadonlyArray<string>) => {
+          assert.isTrue(result.isError, JSON.stringify(result.content))
+          const body = textJson(result)
+          assert.strictEqual(body.code, code, body.message)
+          assert.strictEqual(body.type, type, body.message)
+          for (const name of names) assert.include(body.message, name)
+          return body
+        }
+        const ticket = ok(yield* rest("POST", "/ticket", { projectId: project.id, name: "Rules" }), "ticket")
+        const partInput = {
+          ticketId: ticket.id,
+          modelEndpoint: { url: "https://files.example/m.stl" },
+          technologyId: "fdm",
+          materialId: material.id,
+          quantity: 2
+        }
+        const part = textJson(yield* call("create_part", partInput))
+        yield* patch("ticketModel", appId, part.id, { unitPrice: 12.5, totalPrice: 25 })
+
+        // A draft ticket is not sent to production: it needs its quote accepted first.
+        toolError(yield* call("send_ticket_to_production", { id: ticket.id }), 409, "Conflict", ticket.number, "is draft")
+
+        const quote = textJson(yield* call("create_ticket_quote", { ticketId: ticket.id }))
+        const { currencyId, lines, validUntil } = quote
+        const emptied = toolError(
+          yield* call("update_ticket_quote", { id: quote.id, ticketId: ticket.id, currencyId, validUntil, lines: [], state: "sent" }),
+          422,
+          "ValidationError",
+          "lines"
+        )
+        assert.deepStrictEqual(
+          emptied,
+          (yield* rest("PUT", `/ticket-quote/${quote.id}`, { ticketId: ticket.id, currencyId, validUntil, lines: [], state: "sent" })).json()
+        )
+        const accepted = { id: quote.id, ticketId: ticket.id, currencyId, validUntil, lines, state: "accepted" }
+        assert.strictEqual(textJson(yield* call("update_ticket_quote", accepted)).state, "accepted")
+        toolError(yield* call("update_ticket_quote", { ...accepted, state: "sent" }), 409, "Conflict", quote.number, "is accepted")
+        toolError(yield* call("create_part", partInput), 409, "Conflict", ticket.number, "is accepted")
+        toolError(yield* call("update_part", { id: part.id, ...partInput, quantity: 5 }), 409, "Conflict", ticket.number, "is accepted")
+        toolError(yield* call("create_ticket_quote", { ticketId: ticket.id }), 409, "Conflict", ticket.number, "is accepted")
+      }))
+
     it.effect("a plain tools/call answered without McpServer answers exactly as McpServer does", () =>
       Effect.gen(function*() {
         const { material, mcp, project, rest } = yield* setup
@@ -419,7 +470,7 @@ const listAndQuote = (client: ToolClient, context: Parameters<typeof quotingFlow
     yield* quotingFlow(call, context)
   }).pipe(Effect.ensuring(Effect.promise(() => client.close())))
 
-/** create_ticket, create_part, list_parts, (price the part), create_ticket_quote, send_ticket_to_production. */
+/** create_ticket, create_part, list_parts, (price the part), create_ticket_quote, update_ticket_quote (accepted), send_ticket_to_production. */
 const quotingFlow = (
   call: (name: string, args: Record<string, unknown>) => Effect.Effect<ToolResult>,
   context: {
@@ -449,6 +500,10 @@ const quotingFlow = (
     const quote = textJson(yield* call("create_ticket_quote", { ticketId: ticket.id }))
     assert.strictEqual(quote.ticketId, ticket.id)
     assert.deepStrictEqual(quote, ok(yield* rest("GET", `/ticket-quote/${quote.id}`), "quote"))
+    // The customer accepts: the quote as read, with state "accepted"; the ticket is accepted with it.
+    const { currencyId, lines, validUntil } = quote
+    const accepted = textJson(yield* call("update_ticket_quote", { id: quote.id, ticketId: ticket.id, currencyId, validUntil, lines, state: "accepted" }))
+    assert.strictEqual(accepted.state, "accepted")
     const jobs = textJson(yield* call("send_ticket_to_production", { id: ticket.id }))
     assert.isAbove(jobs.length, 0)
   })

@@ -351,7 +351,7 @@ for (const backend of backends) {
     it.effect("machining strategies: none reads empty, set, read back, overwrite; a missing part or service is refused", () =>
       Effect.gen(function*() {
         const { call, part } = yield* setup
-        const created = ok(yield* part(), "part")
+        const created = ok(yield* part({ serviceIds: ["painting"] }), "part")
         const path = `/ticket-model/${created.id}/machining-strategy/painting`
         const none = yield* call("GET", path)
         assert.strictEqual(none.status, 200)
@@ -370,6 +370,8 @@ for (const backend of backends) {
         assert.deepStrictEqual(ok(yield* call("GET", path), "get again"), again)
         engineError(yield* call("PUT", "/ticket-model/missing/machining-strategy/painting", { strategy: "adaptive", toolIds: [] }), 404, "missing")
         engineError(yield* call("PUT", `/ticket-model/${created.id}/machining-strategy/gilding`, { strategy: "adaptive", toolIds: [] }), 422, "serviceId")
+        // The manufacturing step is one of the part's services too: its id is the technology's.
+        ok(yield* call("PUT", `/ticket-model/${created.id}/machining-strategy/fdm`, { strategy: "finishing", toolIds: [] }), "the fdm step")
       }))
 
     it.effect("similarity: ranks the app's analysed parts, best first; a part without geometry is a 409", () =>
@@ -423,7 +425,7 @@ for (const backend of backends) {
         assert.strictEqual((yield* call("GET", "/model-version/missing")).text, "")
       }))
 
-    it.effect("quotes: priced parts and items into a sent quote; the ticket becomes quoted, then accepted", () =>
+    it.effect("quotes: priced parts and items into a sent quote, converted to the project's currency; the ticket becomes quoted, then accepted", () =>
       Effect.gen(function*() {
         const { appId, call, part, ticket, project } = yield* setup
         const empty = ok(yield* call("POST", "/ticket", { projectId: project.id, name: "Empty" }), "empty ticket")
@@ -440,53 +442,68 @@ for (const backend of backends) {
         assert.match(quote.number, /^Q-\d{6}$/)
         assert.strictEqual(quote.state, "sent")
         assert.strictEqual(quote.currencyId, "USD", "the project's currency")
+        assert.strictEqual(quote.exchangeRate, 1.08, "USD's reference rate, recorded")
         assert.strictEqual(quote.ticketId, ticket.id)
+        // EUR 12.50 and 1.10 at 1.08: USD 13.50 and 1.188, rounded to 1.19; totals are quantity × unit price.
         assert.deepStrictEqual(quote.lines, [
-          { description: "Bracket", ticketModelId: bracket.id, quantity: 2, unitPrice: 12.5, total: 25 },
-          { description: "Packaging", itemId: item.id, quantity: 3, unitPrice: 1.1, total: 3.3 }
+          { description: "Bracket", ticketModelId: bracket.id, quantity: 2, unitPrice: 13.5, total: 27 },
+          { description: "Packaging", itemId: item.id, quantity: 3, unitPrice: 1.19, total: 3.57 }
         ])
-        assert.strictEqual(quote.total, 28.3)
+        assert.strictEqual(quote.total, 30.57)
         const days = (Date.parse(quote.validUntil) - before) / 86_400_000
         assert.isTrue(days > 29.9 && days < 30.1, `validUntil ${quote.validUntil}`)
         assert.strictEqual(ok(yield* call("GET", `/ticket/lookup?identifier=${ticket.id}`), "ticket").state, "quoted")
-
-        const second = ok(yield* call("POST", `/ticket/${ticket.id}/quote`, { currencyId: "GBP", validDays: 7, notes: "Rush" }), "override")
-        assert.strictEqual(second.currencyId, "GBP")
-        assert.strictEqual(second.notes, "Rush")
-        engineError(yield* call("POST", `/ticket/${ticket.id}/quote`, { currencyId: "XYZ" }), 422, "currencyId")
-
         assert.deepStrictEqual(ok(yield* call("GET", `/ticket-quote/${quote.id}`), "ticketQuote.get"), quote)
-        const listed = ok(yield* call("GET", `/ticket-quote?ticketId=${ticket.id}`), "ticketQuote.list") as Array<any>
-        assert.deepStrictEqual(listed.map((q) => q.id), [quote.id, second.id])
         assert.strictEqual((yield* call("GET", "/ticket-quote/missing")).text, "")
 
+        // A PUT overrides a unit price; the engine recomputes the line total (whatever was sent) and the total.
         const { ticketId, currencyId, validUntil, lines } = quote
         const body = { ticketId, currencyId, validUntil, lines, state: "sent" }
-        engineError(
-          yield* call("PUT", `/ticket-quote/${quote.id}`, { ...body, lines: [lines[0], { ...lines[1], total: 5 }] }),
-          422,
-          "lines.1.total"
-        )
         const discounted = ok(
-          yield* call("PUT", `/ticket-quote/${quote.id}`, { ...body, lines: [lines[0], { ...lines[1], unitPrice: 1, total: 3 }] }),
+          yield* call("PUT", `/ticket-quote/${quote.id}`, { ...body, lines: [lines[0], { ...lines[1], unitPrice: 1, total: 5 }] }),
           "ticketQuote.replace"
         )
-        assert.strictEqual(discounted.total, 28)
+        assert.deepStrictEqual(discounted.lines[1], { ...lines[1], unitPrice: 1, total: 3 })
+        assert.strictEqual(discounted.total, 30)
         assert.strictEqual(discounted.number, quote.number)
 
-        const accepted = ok(yield* call("PUT", `/ticket-quote/${quote.id}`, { ...body, state: "accepted" }), "accept")
+        // A newer quote supersedes it; the newer one is accepted, and the ticket with it.
+        const second = ok(yield* call("POST", `/ticket/${ticket.id}/quote`, { currencyId: "GBP", validDays: 7, notes: "Rush" }), "override")
+        assert.strictEqual(second.currencyId, "GBP")
+        assert.strictEqual(second.exchangeRate, 0.85)
+        assert.strictEqual(second.notes, "Rush")
+        engineError(yield* call("POST", `/ticket/${ticket.id}/quote`, { currencyId: "XYZ" }), 422, "currencyId")
+        const listed = ok(yield* call("GET", `/ticket-quote?ticketId=${ticket.id}`), "ticketQuote.list") as Array<any>
+        assert.deepStrictEqual(listed.map((q) => [q.id, q.state]), [[quote.id, "superseded"], [second.id, "sent"]])
+
+        const secondBody = { ticketId, currencyId: "GBP", validUntil: second.validUntil, lines: second.lines, notes: "Rush", state: "accepted" }
+        const accepted = ok(yield* call("PUT", `/ticket-quote/${second.id}`, secondBody), "accept")
         assert.strictEqual(accepted.state, "accepted")
         assert.strictEqual(ok(yield* call("GET", `/ticket/lookup?identifier=${ticket.id}`), "ticket").state, "accepted")
-        const secondBody = { ticketId, currencyId: "GBP", validUntil: second.validUntil, lines: second.lines, state: "accepted" }
-        engineError(yield* call("PUT", `/ticket-quote/${second.id}`, secondBody), 409, "accepted")
+        engineError(yield* call("PUT", `/ticket-quote/${quote.id}`, { ...body, state: "accepted" }), 409, "superseded")
       }))
 
-    it.effect("quotes: a ticket in production, completed or cancelled cannot be quoted (409 naming the state)", () =>
+    it.effect("tickets: cancel a draft, quoted or accepted ticket; its open quote is withdrawn", () =>
+      Effect.gen(function*() {
+        const { call, project, ticket } = yield* setup
+        ok(yield* call("POST", "/item", { ticketId: ticket.id, name: "Setup fee", quantity: 1, unitPrice: 50 }), "item")
+        const quote = ok(yield* call("POST", `/ticket/${ticket.id}/quote`, {}), "quote")
+        const cancelled = ok(yield* call("PUT", `/ticket/${ticket.id}/cancel`), "ticket.cancel")
+        assert.strictEqual(cancelled.id, ticket.id)
+        assert.strictEqual(cancelled.state, "cancelled")
+        assert.strictEqual(ok(yield* call("GET", `/ticket-quote/${quote.id}`), "quote").state, "withdrawn")
+        engineError(yield* call("PUT", `/ticket/${ticket.id}/cancel`), 409, "is cancelled")
+        engineError(yield* call("PUT", "/ticket/missing/cancel"), 404, "missing")
+        const draft = ok(yield* call("POST", "/ticket", { projectId: project.id, name: "Never quoted" }), "draft")
+        assert.strictEqual(ok(yield* call("PUT", `/ticket/${draft.id}/cancel`), "cancel a draft").state, "cancelled")
+      }))
+
+    it.effect("quotes: a ticket accepted, in production, completed or cancelled cannot be quoted (409 naming the state)", () =>
       Effect.gen(function*() {
         const { appId, call, part, ticket } = yield* setup
         const created = ok(yield* part(), "part")
         yield* patch("ticketModel", appId, created.id, { unitPrice: 1, totalPrice: 2 })
-        for (const state of ["in_production", "completed", "cancelled"]) {
+        for (const state of ["accepted", "in_production", "completed", "cancelled"]) {
           yield* patch("ticket", appId, ticket.id, { state })
           engineError(yield* call("POST", `/ticket/${ticket.id}/quote`, {}), 409, state)
         }

@@ -4,18 +4,21 @@
  * times per service, unit and total prices), a PUT with new production
  * parameters recalculates, the ticket is quoted from its parts' prices,
  * the quote accepted, the ticket sent to production; the workflow refuses
- * the moves its states do not allow, naming the state.
+ * the moves its states do not allow, naming the state. Two tests follow
+ * the walkthroughs of README.md and docs/integration.md call for call.
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
 import { modelFetcherLayer } from "../../src/engine/geometry/ModelFetcher.ts"
 import { binaryStl, box, cubeWithHole, obj, threeMf } from "../../src/engine/geometry/writers.ts"
+import { seedDemoData } from "../../src/engine/seed.ts"
 import { backends } from "../support/backends.ts"
 import { FileHost, FileHostLive } from "../support/fileHost.ts"
 import { appWithTicket, ok } from "../support/http.ts"
-import { type Reply, TestApp } from "../support/TestApp.ts"
+import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
 
 const FILES = {
+  "/models/bracket.stl": binaryStl(box(40, 20, 10)),
   "/models/cube.stl": binaryStl(box(20, 20, 20)),
   "/models/housing.3mf": threeMf({ unit: "millimeter", objects: [{ id: 1, mesh: box(20, 30, 40) }], items: [{ objectId: 1 }] }),
   "/models/holed.obj": obj(cubeWithHole(30, 10))
@@ -39,6 +42,86 @@ for (const backend of backends) {
       const material = (name: string, technologyId: string) => Effect.map(call("POST", "/material", { name, technologyId }), (reply) => ok(reply, name))
       return { call, host, project, ticket, material }
     })
+
+    /** A fresh app's secret and its calls, as the walkthroughs make them (`$BASE` is /v1). */
+    const walkthroughApp = (appId: string) =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const { value } = yield* client.createSecret(appId)
+        return (method: string, path: string, body?: unknown) =>
+          Effect.map(client.call(method, `/v1${path}`, { secret: `Bearer ${value}`, body }), (reply) => ok(reply, `${method} ${path}`))
+      })
+
+    it.effect("README: quote a demo part: catalogue parts, quote, acceptance, production, the nearest machine", () =>
+      Effect.gen(function*() {
+        const appId = `readme-${Math.random().toString(36).slice(2)}`
+        yield* seedDemoData(appId)
+        const call = yield* walkthroughApp(appId)
+        const [customer] = (yield* call("GET", "/customer?externalReference=demo-acme")) as Array<any>
+        const project = yield* call("POST", "/project", { customerId: customer.id, name: "Demo order" })
+        const ticket = yield* call("POST", "/ticket", { projectId: project.id, name: "Demo ticket" })
+        const models = (yield* call("GET", "/catalogue-model")) as Array<any>
+        assert.includeMembers(models.flatMap((model) => model.configurations.map((c: any) => c.id)), ["demo-bearing-block-fdm", "demo-spacer-mjf"])
+
+        const parts = (yield* call("POST", "/ticket-model/from-catalogue", {
+          ticketId: ticket.id,
+          parts: [{ catalogueModelConfigurationId: "demo-bearing-block-fdm", quantity: 10 }, { catalogueModelConfigurationId: "demo-spacer-mjf", quantity: 50 }]
+        })) as Array<any>
+        for (const part of parts) assert.strictEqual(Math.round(part.totalPrice * 100), Math.round(part.unitPrice * 100) * part.quantity)
+
+        const quote = yield* call("POST", `/ticket/${ticket.id}/quote`, {})
+        assert.deepStrictEqual([quote.state, quote.currencyId, quote.exchangeRate], ["sent", "EUR", 1])
+        const { currencyId, lines, ticketId, validUntil } = quote
+        const accepted = yield* call("PUT", `/ticket-quote/${quote.id}`, { ticketId, currencyId, validUntil, lines, state: "accepted" })
+        assert.deepStrictEqual([accepted.number, accepted.state], [quote.number, "accepted"])
+
+        const jobs = (yield* call("PUT", `/ticket/${ticket.id}/send-to-production`)) as Array<any>
+        assert.sameMembers(jobs.map((job) => job.technologyId), ["fdm", "mjf"])
+        const nearest = (yield* call("POST", "/machine/by-proximity", { latitude: 48.14, longitude: 11.58, technologyId: "fdm" })) as Array<any>
+        assert.isAbove(nearest.length, 0)
+      }))
+
+    it.effect("docs/integration.md: the walkthrough from customer to production, step by step", () =>
+      Effect.gen(function*() {
+        const host = yield* FileHost
+        const MODEL_URL = `${host.url}/models/bracket.stl`
+        const call = yield* walkthroughApp(`guide-${Math.random().toString(36).slice(2)}`)
+        const customer = yield* call("POST", "/customer", { name: "Acme Robotics", email: "buyer@example.com", externalReference: "CRM-1042" })
+        const project = yield* call("POST", "/project", { customerId: customer.id, name: "Gearbox", currencyId: "EUR" })
+        const ticket = yield* call("POST", "/ticket", { projectId: project.id, name: "Prototype run" })
+        assert.strictEqual(ticket.state, "draft")
+        assert.includeMembers(((yield* call("GET", "/technology")) as Array<any>).map((technology) => technology.id), ["fdm"])
+        const material = yield* call("POST", "/material", { name: "PLA", technologyId: "fdm" })
+        const part = yield* call("POST", "/ticket-model", {
+          ticketId: ticket.id,
+          modelEndpoint: { url: MODEL_URL },
+          technologyId: "fdm",
+          materialId: material.id,
+          quantity: 2
+        })
+
+        const read = yield* call("GET", `/ticket-model/${part.id}`)
+        assert.strictEqual(read.geometry.volume, 40 * 20 * 10)
+        assert.strictEqual(Math.round(read.totalPrice * 100), Math.round(read.unitPrice * 100) * 2)
+        const quote = yield* call("POST", `/ticket/${ticket.id}/quote`, { validDays: 30 })
+        assert.deepStrictEqual(quote.lines, [{
+          description: read.fileName,
+          ticketModelId: part.id,
+          quantity: 2,
+          unitPrice: read.unitPrice,
+          total: read.totalPrice
+        }])
+        // jq '{ticketId, currencyId, validUntil, lines, notes} | with_entries(select(.value != null)) + {state: "accepted"}'
+        const picked = { ticketId: quote.ticketId, currencyId: quote.currencyId, validUntil: quote.validUntil, lines: quote.lines, notes: quote.notes }
+        const body = { ...Object.fromEntries(Object.entries(picked).filter(([, value]) => value !== undefined && value !== null)), state: "accepted" }
+        const accepted = yield* call("PUT", `/ticket-quote/${quote.id}`, body)
+        assert.deepStrictEqual([accepted.state, accepted.total], ["accepted", quote.total])
+
+        const jobs = (yield* call("PUT", `/ticket/${ticket.id}/send-to-production`)) as Array<any>
+        assert.deepStrictEqual(jobs.map((job) => job.state), ["queued"])
+        const found = yield* call("GET", `/ticket/lookup?identifier=${ticket.id}`)
+        assert.deepStrictEqual([found.number, found.state], [ticket.number, "in_production"])
+      }))
 
     it.effect("parts are priced from their files; new parameters recalculate; the quote, acceptance and production follow", () =>
       Effect.gen(function*() {
@@ -68,7 +151,8 @@ for (const backend of backends) {
         assert.strictEqual(times.cycleTime, Math.round((times.services[0].cycleTime + 144) * 10) / 10)
         assert.strictEqual(times.setupTime, 900)
         assert.isAbove(printed.totalPrice, 0)
-        assert.strictEqual(printed.unitPrice, Math.round((printed.totalPrice / 4) * 100) / 100)
+        // Exact in cents: the total is four times the unit price.
+        assert.strictEqual(Math.round(printed.totalPrice * 100), Math.round(printed.unitPrice * 100) * 4)
         assert.deepStrictEqual(ok(yield* call("GET", `/ticket-model/${printed.id}`), "read").productionTimes, times)
 
         // New production parameters: the PUT recalculates, and the next read returns the new times.
@@ -105,7 +189,7 @@ for (const backend of backends) {
           quote.lines.map((line: any) => [line.ticketModelId, line.quantity, line.unitPrice, line.total]),
           [[printed.id, 40, more.unitPrice, more.totalPrice], [milled.id, 2, milled.unitPrice, milled.totalPrice]]
         )
-        assert.strictEqual(quote.total, Math.round((more.totalPrice + milled.totalPrice) * 100) / 100)
+        assert.strictEqual(Math.round(quote.total * 100), Math.round(more.totalPrice * 100) + Math.round(milled.totalPrice * 100))
         assert.strictEqual(quote.state, "sent")
         assert.strictEqual(ok(yield* call("GET", `/ticket/lookup?identifier=${ticket.id}`), "ticket").state, "quoted")
 
@@ -120,6 +204,10 @@ for (const backend of backends) {
         // Refused moves name the state.
         refused(yield* call("POST", `/ticket/${ticket.id}/quote`, {}), 409, "is in_production")
         refused(yield* call("PUT", `/ticket/${ticket.id}/send-to-production`), 409, "is in_production")
+        refused(yield* call("PUT", `/ticket/${ticket.id}/cancel`), 409, "is in_production")
+        const { id: _pid, fileName: _pf, geometry: _pg, productionTimes: _pp, unitPrice: _pu, totalPrice: _pt, createdAt: _pc, updatedAt: _pm, ...milledBody } =
+          milled
+        refused(yield* call("PUT", `/ticket-model/${milled.id}`, { ...milledBody, quantity: 3 }), 409, "is in_production")
       }))
 
     it.effect("a catalogue model is analysed when written; a part from one of its configurations shares its geometry, and is priced", () =>

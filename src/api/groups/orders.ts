@@ -27,6 +27,10 @@ import { emptyOk } from "../openapi.ts"
 
 const Id = IdParam.id
 
+/** What every write of a ticket's parts and items says about the ticket's state. */
+const WHILE_OPEN = "Only while the ticket is `draft` or `quoted`: otherwise 409 `Conflict` naming the ticket and its state. " +
+  "A change while `quoted` supersedes its open (`sent`) quotes and returns the ticket to `draft`."
+
 export const ProjectGroup = HttpApiGroup.make("project")
   .add(lookup(Project), list(Project), create(Project), get(Project), replace(Project))
   .annotateMerge(tag("Project (order)", "Orders of a customer (Project 1–n Ticket); numbered P-000042, found by id, number or external reference."))
@@ -34,15 +38,35 @@ export const ProjectGroup = HttpApiGroup.make("project")
 export const TicketGroup = HttpApiGroup.make("ticket")
   .add(
     lookup(Ticket),
-    create(Ticket),
-    replace(Ticket),
+    create(Ticket).annotate(
+      OpenApi.Description,
+      "Stores the ticket in state `draft`, numbered `T-000042`. Answers the created record, with its `id`. An unknown field is a 400 naming it."
+    ),
+    replace(Ticket).annotate(
+      OpenApi.Description,
+      "Whole-record replacement of the ticket's own fields: every required field must be present, omitted optional fields are cleared. " +
+        "The `state` and `number` are kept: the state moves only through the workflow operations (quote, quote acceptance, " +
+        "send to production, cancel)."
+    ),
     HttpApiEndpoint.put("sendToProduction", "/ticket/:id/send-to-production", {
       params: IdParam,
       success: Schema.Array(recordOf(ServiceJob)),
       error: [...COMMON_ERRORS, NotFound]
     }).annotate(OpenApi.Summary, "Send a ticket to production").annotate(
       OpenApi.Description,
-      "The ticket's parts become service jobs, one per technology (and machine group), each with a PPS record per part. Answers the jobs."
+      "Needs an `accepted` ticket (its quote accepted): any other state is a 409 `Conflict` naming it. " +
+        "The ticket's parts become service jobs, one per technology (and machine group), each with a PPS record per part, " +
+        "and the ticket moves to `in_production`. Answers the jobs."
+    ),
+    HttpApiEndpoint.put("cancel", "/ticket/:id/cancel", {
+      params: IdParam,
+      success: recordOf(Ticket),
+      error: [...COMMON_ERRORS, NotFound]
+    }).annotate(OpenApi.Summary, "Cancel a ticket").annotate(
+      OpenApi.Description,
+      "Moves a `draft`, `quoted` or `accepted` ticket to `cancelled`, a final state, and withdraws its open quotes " +
+        "(`sent` → `withdrawn`; an accepted quote stays accepted). A ticket `in_production`, `completed` or already `cancelled` " +
+        "is a 409 `Conflict` naming its state; a missing ticket a 404. Takes no body. Answers the ticket."
     ),
     HttpApiEndpoint.post("quote", "/ticket/:ticketId/quote", {
       params: { ticketId: Id },
@@ -51,7 +75,12 @@ export const TicketGroup = HttpApiGroup.make("ticket")
       error: [...COMMON_ERRORS, NotFound]
     }).annotate(OpenApi.Summary, "Create and send a quote").annotate(
       OpenApi.Description,
-      "Prices the ticket's parts and items into a quote, in the ticket's currency unless overridden, and sends it."
+      "Prices the ticket's parts and items into a `sent` quote, valid for `validDays` (default 30), and moves the ticket to `quoted`. " +
+        "Only a `draft` or `quoted` ticket can be quoted (409 naming the state otherwise); a newer quote supersedes the ticket's open one " +
+        "(`sent` → `superseded`). A part without a price yet is a 409 naming it; a ticket without parts or items a 422. " +
+        "Currency: `currencyId`, else the project's, else EUR. Part and item prices are in EUR; in another currency each unit price is " +
+        "converted at the currency's reference rate (GET /currency/{id}) or the `exchangeRate` given, rounded to the currency's minor unit, " +
+        "and the rate is recorded on the quote. Every line total is exactly quantity × unitPrice and the total their sum."
     )
   )
   .annotateMerge(tag("Ticket", "Tickets of a project: their parts are priced into quotes and sent to production."))
@@ -59,8 +88,15 @@ export const TicketGroup = HttpApiGroup.make("ticket")
 export const ItemGroup = HttpApiGroup.make("item")
   .add(
     list(Item),
-    create(Item),
-    replace(Item),
+    create(Item).annotate(
+      OpenApi.Description,
+      `An extra line of a ticket; \`unitPrice\` in EUR, at most to the cent (422 naming it otherwise). ${WHILE_OPEN} Answers the created item.`
+    ),
+    replace(Item).annotate(
+      OpenApi.Description,
+      `Whole-record replacement of the item; \`unitPrice\` in EUR, at most to the cent. ${WHILE_OPEN} ` +
+        "Moving the item to another ticket needs both tickets open."
+    ),
     remove(Item).annotate(OpenApi.Description, "Not implemented: answers 501 with the standard error body."),
     HttpApiEndpoint.get("get", "/item/:partItemId", {
       params: { partItemId: Id },
@@ -72,18 +108,34 @@ export const ItemGroup = HttpApiGroup.make("item")
 
 const TicketModelParams = { ticketModelId: Id }
 
+/** The eligibility rules of a part, checked on every write. */
+const PART_RULES = "The material must be of the part's technology (422 naming `materialId`), the colour one of the material's " +
+  "`colourIds` when it lists them (422 naming `colourId`), each production parameter a field of the technology with one of its values " +
+  "(422 naming `productionParameterIds.<name>`), each service one that applies to the technology (422 naming `serviceIds.<i>`), and a " +
+  "catalogue configuration one of the same technology (422 naming `technologyId`)."
+
 export const TicketModelGroup = HttpApiGroup.make("ticketModel")
   .add(
     list(TicketModel),
-    create(TicketModel),
+    create(TicketModel).annotate(OpenApi.Description, `${PART_RULES} ${WHILE_OPEN} Answers the part, analysed and priced.`),
     get(TicketModel),
-    replace(TicketModel),
-    remove(TicketModel),
+    replace(TicketModel).annotate(
+      OpenApi.Description,
+      `Whole-record replacement; the part is priced again. ${PART_RULES} ${WHILE_OPEN} Moving the part to another ticket needs both tickets open.`
+    ),
+    remove(TicketModel).annotate(
+      OpenApi.Description,
+      `Deletes the part with its model versions and machining strategies. ${WHILE_OPEN} Answers the deleted part.`
+    ),
     HttpApiEndpoint.post("fromCatalogue", "/ticket-model/from-catalogue", {
       payload: FromCatalogueRequest,
       success: Schema.Array(recordOf(TicketModel)),
       error: [...COMMON_ERRORS, NotFound]
-    }).annotate(OpenApi.Summary, "Create parts from a catalogue"),
+    }).annotate(OpenApi.Summary, "Create parts from a catalogue").annotate(
+      OpenApi.Description,
+      "One part per entry, with its configuration's technology, material, colour and production parameters; all or none. " +
+        `${WHILE_OPEN} Answers the parts.`
+    ),
     HttpApiEndpoint.post("similarity", "/ticket-model/:id/similarity", {
       params: IdParam,
       payload: SimilarityRequest,
@@ -101,20 +153,47 @@ export const TicketModelGroup = HttpApiGroup.make("ticketModel")
       payload: MachiningStrategyInput,
       success: MachiningStrategy,
       error: [...COMMON_ERRORS, NotFound]
-    }).annotate(OpenApi.Summary, "Set the machining strategy of a part service"),
+    }).annotate(OpenApi.Summary, "Set the machining strategy of a part service").annotate(
+      OpenApi.Description,
+      "`serviceId` is one of the services the part has: the ids its `productionTimes.services[].serviceId` shows, that is its " +
+        "technology's manufacturing step (`cnc-milling`, `fdm`, …) and its post-processing `serviceIds`; any other is a 422 naming " +
+        "`serviceId`. Creates or overwrites the strategy; a strategy goes when its service leaves the part."
+    ),
     HttpApiEndpoint.put("setPostProcessing", "/ticket-model/:ticketModelId/post-processing", {
       params: TicketModelParams,
       payload: PostProcessingRequest,
       success: recordOf(TicketModel),
       error: [...COMMON_ERRORS, NotFound]
-    }).annotate(OpenApi.Summary, "Update a part's post-processing services")
+    }).annotate(OpenApi.Summary, "Update a part's post-processing services").annotate(
+      OpenApi.Description,
+      `Each service must apply to the part's technology (422 naming \`serviceIds.<i>\`); the part is priced again. ${WHILE_OPEN}`
+    )
   )
   .annotateMerge(
     tag("Part (ticket model)", "Parts of a ticket: a model file (or a catalogue configuration), technology, material, quantity; priced by the engine.")
   )
 
+const EXPIRED_ON_READ = "A `sent` quote whose `validUntil` has passed reads as `expired` (and the `state` filter finds it so)."
+
 export const TicketQuoteGroup = HttpApiGroup.make("ticketQuote")
-  .add(list(TicketQuote), get(TicketQuote), replace(TicketQuote))
+  .add(
+    list(TicketQuote).annotate(
+      OpenApi.Description,
+      "Filters are repeatable (`?ids=a&ids=b`) and combine with AND; each date field takes one date or a `[from]`/`[to]` range; " +
+        `\`limit\` and \`offset\` page the result. ${EXPIRED_ON_READ}`
+    ),
+    get(TicketQuote).annotate(OpenApi.Description, EXPIRED_ON_READ),
+    replace(TicketQuote).annotate(
+      OpenApi.Description,
+      "Whole-record replacement of a `sent` quote; every other state is final (409 `Conflict` naming it), though a PUT that " +
+        "changes nothing answers the quote as it is. `state` moves `sent` → `accepted` or `rejected` (any other is a 409). Accepting needs " +
+        "the newest sent quote of the ticket, still valid, and a `quoted` ticket, which becomes `accepted`. `ticketId` and `currencyId` " +
+        "cannot change (422 naming the field). The lines are the engine's, one per part and item of the ticket: a PUT may change a line's " +
+        "`description` and override its `unitPrice` (in the quote's minor unit), never add, drop or re-point a line or change its quantity " +
+        "(422 naming `lines.<i>.<field>`; `lines: []` is a 422 naming `lines`). The engine recomputes each line total " +
+        "(quantity × unitPrice) and the total."
+    )
+  )
   .annotateMerge(tag("Ticket quote", "Quotes of a ticket: priced lines, a total, a state and a validity."))
 
 export const ModelVersionGroup = HttpApiGroup.make("modelVersion")

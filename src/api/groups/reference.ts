@@ -31,7 +31,13 @@ export const BlankGroup = HttpApiGroup.make("blank")
 export const ColourGroup = HttpApiGroup.make("colour").add(list(Colour), get(Colour))
   .annotateMerge(tag("Colour", "Colours (global reference data)."))
 export const CurrencyGroup = HttpApiGroup.make("currency").add(list(Currency), get(Currency))
-  .annotateMerge(tag("Currency", "Currencies (global reference data)."))
+  .annotateMerge(
+    tag(
+      "Currency",
+      "Currencies (global reference data): their minor unit, and the reference exchange rate to the base currency, EUR. " +
+        "An app gives its own rate per quote (`exchangeRate` of POST /ticket/{ticketId}/quote)."
+    )
+  )
 export const MaterialSeriesGroup = HttpApiGroup.make("materialSeries")
   .add(list(MaterialSeries), get(MaterialSeries), replace(MaterialSeries), remove(MaterialSeries))
   .annotateMerge(tag("Material series", "Series of materials of a technology."))

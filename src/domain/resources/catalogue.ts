@@ -7,6 +7,7 @@
 import { Schema } from "effect"
 import { defineResource } from "../Resource.ts"
 import { Name, Ref, Text } from "./fields.ts"
+import { fileNameRule } from "./modelFileName.ts"
 import { Geometry, ModelEndpoint } from "./modelFiles.ts"
 
 export const ProductionParameterIds = Schema.Record(Schema.String, Schema.String).annotate({
@@ -27,12 +28,20 @@ export const CatalogueProject = defineResource({
 })
 
 export const CatalogueConfiguration = Schema.Struct({
-  id: Schema.optional(Schema.String.annotate({ description: "Set by the engine; the `catalogueModelConfigurationId` of a part" })),
+  id: Schema.optional(
+    Schema.String.annotate({
+      description:
+        "Set by the engine when absent (kept on a replace); unique among the app's catalogue configurations; the `catalogueModelConfigurationId` of a part"
+    })
+  ),
   name: Schema.optional(Text(200)),
   technologyId: Ref("technology"),
   materialId: Ref("material"),
   colourId: Schema.optional(Ref("colour")),
   productionParameterIds: Schema.optional(ProductionParameterIds)
+}).annotate({
+  description: "A way to make the model: the material must be of the technology, the colour one of the material's colours (when it lists them), " +
+    "and each production parameter a field of the technology with one of its values"
 })
 
 export const CatalogueModel = defineResource({
@@ -51,5 +60,6 @@ export const CatalogueModel = defineResource({
     })
   },
   filters: ["catalogueId", "name"],
-  storage: { references: { catalogueId: "catalogue" } }
+  storage: { references: { catalogueId: "catalogue" } },
+  validate: (model) => fileNameRule(model.modelEndpoint)
 })

@@ -6,7 +6,8 @@
 import { Schema } from "effect"
 import { defineResource } from "../Resource.ts"
 import { ProductionParameterIds } from "./catalogue.ts"
-import { IsoDateTime, Money, Name, NonNegative, Quantity, Ref, Text } from "./fields.ts"
+import { IsoDateTime, Money, Name, NonNegative, Positive, Quantity, Ref, Text } from "./fields.ts"
+import { fileNameRule } from "./modelFileName.ts"
 import { Geometry, ModelEndpoint } from "./modelFiles.ts"
 
 export const Project = defineResource({
@@ -20,13 +21,18 @@ export const Project = defineResource({
     description: Schema.optional(Text(2000)),
     currencyId: Schema.optional(Ref("currency"))
   },
-  computed: { number: Schema.String.annotate({ description: "The order number, e.g. P-000042" }) },
+  computed: {
+    number: Schema.String.annotate({ description: "The order number, numbered per app and kind: the app's first project is P-000001; kept on a replace" })
+  },
   filters: ["customerId", "externalReference", "name"],
   storage: { numberPrefix: "P", references: { customerId: "customer", currencyId: "currency" } }
 })
 
-/** The documented states of a ticket; moves are made by the workflow operations. */
-export const TicketState = Schema.Literals(["draft", "quoted", "accepted", "in_production", "completed", "cancelled"])
+/** The documented states of a ticket; moves are made by the workflow operations (docs/workflows-orders.md). */
+export const TicketState = Schema.Literals(["draft", "quoted", "accepted", "in_production", "completed", "cancelled"]).annotate({
+  description: "draft → quoted (a quote is sent) → accepted (its quote is accepted) → in_production → completed; cancelled from draft, quoted or " +
+    "accepted (PUT /ticket/{id}/cancel). Parts and items change only while draft or quoted; a change while quoted returns the ticket to draft."
+})
 
 export const Ticket = defineResource({
   name: "ticket",
@@ -40,7 +46,7 @@ export const Ticket = defineResource({
     dueDate: Schema.optional(IsoDateTime)
   },
   computed: {
-    number: Schema.String.annotate({ description: "The ticket number, e.g. T-000042" }),
+    number: Schema.String.annotate({ description: "The ticket number, numbered per app and kind: the app's first ticket is T-000001; kept on a replace" }),
     state: TicketState
   },
   filters: ["projectId", "externalReference"],
@@ -76,9 +82,6 @@ export const ProductionTimes = Schema.Struct({
   services: Schema.Array(ServiceTimes)
 }).annotate({ description: "Times of the last price calculation, in seconds" })
 
-/** A URL whose last segment is a model file name; otherwise `fileName` is required. */
-const CLEAN_FILE_NAME = /\/[^/?#]+\.(stl|3mf|obj)$/i
-
 export const TicketModel = defineResource({
   name: "ticketModel",
   path: "/ticket-model",
@@ -113,25 +116,31 @@ export const TicketModel = defineResource({
         issue: "exactly one of modelEndpoint and catalogueModelConfigurationId is required"
       }
     }
-    if (part.modelEndpoint !== undefined && part.modelEndpoint.fileName === undefined) {
-      const path = part.modelEndpoint.url.split(/[?#]/)[0] ?? ""
-      if (!CLEAN_FILE_NAME.test(path)) {
-        return { path: ["modelEndpoint", "fileName"], issue: "required when the url does not end in a model file name" }
-      }
-    }
-    return true
+    return fileNameRule(part.modelEndpoint)
   }
 })
 
-export const QuoteState = Schema.Literals(["sent", "accepted", "rejected", "expired"])
+/**
+ * A quote is `sent` when created; every other state is final. A PUT moves it
+ * to `accepted` or `rejected`; the engine moves it to `superseded` (a newer
+ * quote of its ticket, or a change of the ticket's parts or items),
+ * `withdrawn` (its ticket cancelled) or `expired` (read after `validUntil`).
+ */
+export const QuoteState = Schema.Literals(["sent", "accepted", "rejected", "superseded", "expired", "withdrawn"]).annotate({
+  description: "sent → accepted | rejected (PUT); sent → superseded (a newer quote of the ticket, or its parts or items changed), " +
+    "withdrawn (the ticket cancelled), expired (after validUntil, as read). Every state but sent is final."
+})
 
 export const QuoteLine = Schema.Struct({
   description: Text(500),
-  ticketModelId: Schema.optional(Schema.String),
-  itemId: Schema.optional(Schema.String),
-  quantity: Quantity,
-  unitPrice: Money,
-  total: Money
+  ticketModelId: Schema.optional(Schema.String.annotate({ description: "The part (of the quote's ticket) this line prices" })),
+  itemId: Schema.optional(Schema.String.annotate({ description: "The item (of the quote's ticket) this line prices" })),
+  quantity: Quantity.annotate({ description: "The part's or item's quantity; a PUT cannot change it" }),
+  unitPrice: Money.annotate({
+    description: "In the quote's currency, in its minor unit (0.01 for EUR): the part's or item's EUR unit price at the quote's exchange rate; " +
+      "a PUT may override it while the quote is sent"
+  }),
+  total: Money.annotate({ description: "Set by the engine: quantity × unitPrice, exactly; a value sent in a PUT is replaced" })
 })
 
 export const TicketQuote = defineResource({
@@ -147,8 +156,11 @@ export const TicketQuote = defineResource({
     notes: Schema.optional(Text(4000))
   },
   computed: {
-    number: Schema.String.annotate({ description: "The quote number, e.g. Q-000042" }),
-    total: Money
+    number: Schema.String.annotate({ description: "The quote number, numbered per app and kind: the app's first quote is Q-000001; kept on a replace" }),
+    exchangeRate: Positive.annotate({
+      description: "Units of the quote's currency per 1 EUR (the base currency) used to convert its prices; 1 for EUR"
+    }),
+    total: Money.annotate({ description: "Set by the engine: the sum of the line totals, exactly" })
   },
   filters: ["ticketId", "state"],
   storage: { numberPrefix: "Q", references: { ticketId: "ticket", currencyId: "currency" } }
@@ -156,7 +168,11 @@ export const TicketQuote = defineResource({
 
 /** `POST /ticket/{ticketId}/quote`: optional overrides of the created quote. */
 export const QuoteRequest = Schema.Struct({
-  currencyId: Schema.optional(Ref("currency")),
+  currencyId: Schema.optional(Ref("currency").annotate({ description: "The quote's currency; default: the project's, else EUR" })),
+  exchangeRate: Schema.optional(Positive.annotate({
+    description: "Units of the quote's currency per 1 EUR, replacing the reference rate of GET /currency/{id} for this quote",
+    examples: [1.08]
+  })),
   validDays: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 365 }))),
   notes: Schema.optional(Text(4000))
 })

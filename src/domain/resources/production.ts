@@ -3,6 +3,7 @@
  * rate); reel groups (numeric ids) 1–n reels that machines hold; service
  * jobs made from a ticket's parts when it is sent to production, with PPS
  * records (one per part in a job), a timeline, merges and reassignments.
+ * The rules between them are in docs/workflows-production.md.
  */
 import { Schema } from "effect"
 import { DateRangeQuery, defineResource } from "../Resource.ts"
@@ -22,13 +23,16 @@ export const MachineGroup = defineResource({
   storage: { references: { technologyId: "technology" } }
 })
 
+/** Every list pages alike: `limit` (1–1000, default 100) and `offset`. */
+const { limit: PageLimit, offset: PageOffset } = MachineGroup.listQuery.fields
+
 export const Machine = defineResource({
   name: "machine",
   path: "/machine",
   title: "Machine",
   fields: {
     name: Name,
-    technologyId: Ref("technology"),
+    technologyId: Ref("technology").annotate({ description: "The id of a technology: its machine group's, when it has one" }),
     machineGroupId: Schema.optional(Ref("machine group")),
     location: Location,
     hourlyRate: Schema.optional(Money),
@@ -77,7 +81,9 @@ export const ReelGroup = Schema.Struct({
 export const ReelGroupListQuery = Schema.Struct({
   ids: Schema.optional(Schema.ArrayEnsure(Schema.String)),
   materialId: Schema.optional(Schema.ArrayEnsure(Schema.String)),
-  ...DateRangeQuery
+  ...DateRangeQuery,
+  limit: PageLimit,
+  offset: PageOffset
 })
 
 export const Reel = defineResource({
@@ -86,8 +92,12 @@ export const Reel = defineResource({
   title: "Reel",
   fields: {
     reelGroupId: ReelGroupId,
-    remainingWeight: NonNegative.annotate({ description: "Grams left on the reel" }),
-    machineId: Schema.optional(Schema.NullOr(Ref("machine"))),
+    remainingWeight: NonNegative.annotate({ description: "Grams left on the reel: at most its group's `reelWeight`" }),
+    machineId: Schema.optional(Schema.NullOr(
+      Ref("machine").annotate({
+        description: "The machine holding the reel: one of the technology of the reel group's material"
+      })
+    )),
     lotNumber: Schema.optional(Text(100))
   },
   filters: ["machineId", "lotNumber"],
@@ -100,7 +110,9 @@ export const NewReelsRequest = Schema.Struct({
   reels: Schema.NonEmptyArray(Schema.Struct({ remainingWeight: NonNegative, lotNumber: Schema.optional(Text(100)) }))
 })
 
-export const ServiceJobState = Schema.Literals(["queued", "running", "paused", "done", "merged"])
+export const ServiceJobState = Schema.Literals(["queued", "running", "paused", "done", "merged"]).annotate({
+  description: "queued → running ⇄ paused → done (when every PPS record is done); merged: folded into another job"
+})
 export const TimelineInterval = Schema.Struct({ startedAt: Schema.String, stoppedAt: Schema.NullOr(Schema.String) })
 
 export const ServiceJob = defineResource({
@@ -109,11 +121,13 @@ export const ServiceJob = defineResource({
   title: "Service job",
   fields: {
     name: Name,
-    technologyId: Ref("technology"),
+    technologyId: Ref("technology").annotate({ description: "The id of a technology: every part's, and the machine group's and machine's" }),
     machineGroupId: Schema.optional(Schema.NullOr(Ref("machine group"))),
     machineId: Schema.optional(Schema.NullOr(Ref("machine"))),
     ticketId: Schema.optional(Ref("ticket")),
-    ticketModelIds: Schema.Array(Ref("part")),
+    ticketModelIds: Schema.Array(Ref("part")).annotate({
+      description: "The parts the job makes, of its technology; a part is in at most one open (queued, running, paused) job"
+    }),
     dueDate: Schema.optional(IsoDateTime)
   },
   computed: {
@@ -125,16 +139,20 @@ export const ServiceJob = defineResource({
   storage: { references: { technologyId: "technology", machineGroupId: "machineGroup", machineId: "machine", ticketId: "ticket" } }
 })
 
-export const PpsState = Schema.Literals(["planned", "in_production", "done", "scrapped"])
+export const PpsState = Schema.Literals(["planned", "in_production", "done", "scrapped"]).annotate({
+  description: "done needs `producedQuantity` equal to `quantity` and is final"
+})
 
 export const Pps = defineResource({
   name: "pps",
   path: "/pps",
   title: "PPS record",
   fields: {
-    serviceJobId: Ref("service job"),
+    serviceJobId: Schema.NullOr(Ref("service job")).annotate({
+      description: "The job the part is in; null while it is in none (the record keeps its progress for the job the part joins next)"
+    }),
     ticketModelId: Ref("part"),
-    quantity: Quantity,
+    quantity: Quantity.annotate({ description: "The planned quantity: the part's, when the record was made" }),
     state: PpsState,
     producedQuantity: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
     scrappedQuantity: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
@@ -153,15 +171,20 @@ export const ServiceJobProduction = Schema.Struct({
   pps: Schema.Array(Pps.record)
 }).annotate({ title: "Service job production" })
 export const ServiceJobProductionQuery = Schema.Struct({
-  serviceJobIds: Schema.optional(Schema.ArrayEnsure(Schema.String)),
+  ids: Schema.optional(Schema.ArrayEnsure(Schema.String).annotate({ description: "Only the productions of these service jobs (repeatable)" })),
+  serviceJobIds: Schema.optional(Schema.ArrayEnsure(Schema.String).annotate({ description: "The same as `ids`, kept for existing clients" })),
   state: Schema.optional(Schema.ArrayEnsure(ServiceJobState)),
-  ...DateRangeQuery
+  ...DateRangeQuery,
+  limit: PageLimit,
+  offset: PageOffset
 })
 /** `PUT /service-job/{id}/production/{ppsId}`: a PPS record's progress. */
 export const PpsProgress = Schema.Struct({
   state: PpsState,
-  producedQuantity: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
-  scrappedQuantity: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+  producedQuantity: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({
+    description: "Good pieces made: at most the record's quantity, and equal to it for `done`"
+  }),
+  scrappedQuantity: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({ description: "Pieces scrapped on the way (besides the good ones)" })
 })
 
 export const MergeRequest = Schema.Struct({
@@ -173,22 +196,3 @@ export const ReassignRequest = Schema.Struct({
   toServiceJobId: Ref("service job"),
   ticketModelIds: Schema.NonEmptyArray(Ref("part"))
 })
-
-export const ReportMetricsQuery = Schema.Struct({
-  from: Schema.optional(IsoDateTime),
-  to: Schema.optional(IsoDateTime)
-})
-export const ReportMetrics = Schema.Struct({
-  from: Schema.NullOr(Schema.String),
-  to: Schema.NullOr(Schema.String),
-  quotesSent: Schema.Int,
-  acceptedShare: Schema.Finite,
-  quotedValue: Money,
-  productionHours: NonNegative,
-  byTechnology: Schema.Array(Schema.Struct({
-    technologyId: Schema.String,
-    quotesSent: Schema.Int,
-    quotedValue: Money,
-    productionHours: NonNegative
-  }))
-}).annotate({ title: "Report metrics" })

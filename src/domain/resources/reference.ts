@@ -25,7 +25,16 @@ export const Currency = defineResource({
     code: Schema.String.check(Schema.isPattern(/^[A-Z]{3}$/, { message: "an ISO 4217 code" }))
       .annotate({ description: "ISO 4217 code", examples: ["EUR"] }),
     name: Name.annotate({ examples: ["Euro"] }),
-    symbol: Text(5).annotate({ examples: ["€"] })
+    symbol: Text(5).annotate({ examples: ["€"] }),
+    minorUnits: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 4 })).annotate({
+      description: "Decimal places of the minor unit (ISO 4217 exponent): prices in this currency are rounded to it",
+      examples: [2]
+    }),
+    exchangeRate: Positive.annotate({
+      description: "Reference rate: units of this currency per 1 EUR, the base currency (1 for EUR). A quote records the rate it used; " +
+        "POST /ticket/{ticketId}/quote may give its own",
+      examples: [1]
+    })
   },
   filters: ["code"],
   storage: { global: true }

@@ -1,8 +1,5 @@
-/** Small helpers the order workflows share: money in cents, the file name of a model endpoint. */
+/** Small helpers the order workflows share: the file name of a model endpoint. */
 import type { ModelEndpoint } from "../../domain/resources/modelFiles.ts"
-
-/** Money rounded to cents. */
-export const cents = (amount: number) => Math.round(amount * 100) / 100
 
 /** The last path segment of a URL, without query or fragment. */
 export const lastSegment = (url: string): string | undefined => {

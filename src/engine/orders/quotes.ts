@@ -1,185 +1,174 @@
 /**
- * Tickets and their quotes. A ticket moves
- *   draft → quoted (a quote is sent) → accepted (its quote is accepted)
- *         → in_production (sent to production) → completed; or cancelled.
- * `POST /ticket/{ticketId}/quote` prices the ticket's parts and items into a
- * sent quote; accepting the quote (`PUT /ticket-quote/{id}` with state
- * `accepted`) accepts the ticket.
+ * Quotes: `POST /ticket/{ticketId}/quote` prices a draft or quoted ticket's
+ * parts and items into a sent quote (superseding its open one), and
+ * `PUT /ticket-quote/{id}` revises a sent quote or moves it to accepted
+ * (which accepts the ticket) or rejected. Every state but sent is final. See
+ * docs/workflows-orders.md for the state table.
  */
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
-import { Item, Project, Ticket, TicketModel, TicketQuote, type TicketState } from "../../domain/resources/orders.ts"
-import { Currency } from "../../domain/resources/reference.ts"
-import {
-  asRecord,
-  findRecord,
-  getRecord,
-  listRecords,
-  type PrepareInput,
-  recordHandlers,
-  type RecordHooks,
-  type RecordOf,
-  type StoredFields,
-  transactional
-} from "../crud.ts"
+import { Item, Project, TicketModel, TicketQuote } from "../../domain/resources/orders.ts"
+import { asRecord, findRecord, getRecord, type InputOf, listRecords, type StoredFields, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
+import { currencyTerms } from "../pricing/currencies.ts"
+import { BASE_CURRENCY, toMinor } from "../pricing/money.ts"
 import { RecordRepository } from "../RecordRepository.ts"
-import { cents } from "./common.ts"
-
-type TicketRecord = RecordOf<typeof Ticket>
-type Quote = RecordOf<typeof TicketQuote>
-type QuoteLine = Quote["lines"][number]
+import { itemLine, partLine, type QuoteLine, type QuoteTerms, reviseLines, totalOf } from "./quoteLines.ts"
+import { listQuotes } from "./quoteList.ts"
+import { asRead, closeOpenQuotes, openQuotes, type Quote, quoteLabel } from "./quoteState.ts"
+import { getLockedTicket, moveTicket, ticketLabel, type TicketRecord } from "./ticketState.ts"
 
 const DAY_MS = 86_400_000
 const DEFAULT_VALID_DAYS = 30
-const DEFAULT_CURRENCY = "EUR"
+const DEFAULT_MINOR_UNITS = 2
+const MAX_MINOR_UNITS = 4
+
+/** States in which a ticket can be quoted: it holds parts and items that no accepted quote has priced. */
+const QUOTABLE: ReadonlyArray<TicketRecord["state"]> = ["draft", "quoted"]
+
+/** Dates as the engine writes them, so that SQL can compare them (quoteList.ts). */
+const instant = (date: string) => new Date(Date.parse(date)).toISOString()
+
 /**
- * A line total may differ from quantity × unit price by the rounding of the
- * unit price to cents only: half a cent per unit (a part's total carries its
- * batch costs, its unit price is that total over the quantity, rounded).
+ * The currency a new quote prices in and its rate: the one asked for (it
+ * must exist), else the project's, else EUR; the rate given, else the
+ * currency's reference rate. The base currency's rate is 1.
  */
-const tolerance = (quantity: number) => 0.005 * Math.max(1, quantity) + 1e-9
-
-/** States from which a ticket can no longer be quoted. */
-const CLOSED_FOR_QUOTES: ReadonlySet<TicketRecord["state"]> = new Set(["in_production", "completed", "cancelled"])
-
-const ticketName = (ticket: TicketRecord) => ticket.number
-
-const prepareTicket = (_context: OperationContext, input: PrepareInput<typeof Ticket>, previous: TicketRecord | undefined) =>
-  Effect.succeed({ ...input, state: previous?.state ?? "draft" })
-
-/** Moves a ticket to `state` (whole-record replace of the stored ticket). */
-const moveTicket = (context: OperationContext, ticket: TicketRecord, state: typeof TicketState.Type) =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    return yield* records.replace(Ticket.name, context.appId, ticket.id, { ...ticket, state })
-  })
-
-/** Checks every line total against quantity × unit price and sets the quote's total. */
-const prepareQuote = (
+const termsOf = (
   context: OperationContext,
-  input: PrepareInput<typeof TicketQuote>,
-  previous: Quote | undefined
-): Step<StoredFields<typeof TicketQuote>> =>
+  ticket: TicketRecord,
+  payload: { readonly currencyId?: string | undefined; readonly exchangeRate?: number | undefined }
+): Step<QuoteTerms> =>
   Effect.gen(function*() {
-    let total = 0
-    for (const [index, { quantity, total: lineTotal, unitPrice }] of input.lines.entries()) {
-      if (Math.abs(quantity * unitPrice - lineTotal) > tolerance(quantity)) {
-        return yield* EngineError.invalid(
-          `lines.${index}.total: ${lineTotal} is not quantity × unitPrice (${quantity} × ${unitPrice} = ${cents(quantity * unitPrice)})`
-        )
-      }
-      total += lineTotal
+    const project = payload.currencyId === undefined ? yield* findRecord(Project, context.appId, ticket.projectId) : undefined
+    const currencyId = payload.currencyId ?? project?.currencyId ?? BASE_CURRENCY
+    const terms = yield* currencyTerms(context, currencyId)
+    if (terms === undefined) return yield* EngineError.unknownReference("currencyId", "currency", currencyId)
+    if (payload.exchangeRate === undefined) return terms
+    if (currencyId === BASE_CURRENCY && payload.exchangeRate !== 1) {
+      return yield* EngineError.invalid(`exchangeRate: ${BASE_CURRENCY} is the base currency: its rate is 1, not ${payload.exchangeRate}`)
     }
-    if (previous !== undefined && input.state === "accepted" && previous.state !== "accepted") {
-      const ticket = yield* findRecord(Ticket, context.appId, input.ticketId)
-      if (ticket === undefined) return yield* EngineError.unknownReference("ticketId", "ticket", input.ticketId)
-      if (ticket.state !== "quoted") {
-        return yield* EngineError.conflict(`ticket ${ticketName(ticket)} is ${ticket.state}: only a quoted ticket can accept a quote`)
-      }
-      yield* moveTicket(context, ticket, "accepted")
-    }
-    return { ...input, total: cents(total) }
+    return { ...terms, exchangeRate: payload.exchangeRate }
   })
 
-const ticketHooks: RecordHooks<typeof Ticket> = { prepare: prepareTicket }
-const quoteHooks: RecordHooks<typeof TicketQuote> = { prepare: prepareQuote }
-
-const description = (value: string) => value.slice(0, 500)
-
-/** The quote line of a priced part; a part without a price cannot be quoted. */
-const partLine = (part: RecordOf<typeof TicketModel>) =>
-  Effect.gen(function*() {
-    const { totalPrice, unitPrice } = part
-    const name = part.name ?? part.id
-    if (unitPrice === null || totalPrice === null) {
-      return yield* EngineError.conflict(`part ${name} has no price yet`)
-    }
-    return {
-      description: description(part.name ?? part.fileName ?? name),
-      ticketModelId: part.id,
-      quantity: part.quantity,
-      unitPrice,
-      total: totalPrice
-    } satisfies QuoteLine
-  })
-
-const itemLine = (item: RecordOf<typeof Item>): QuoteLine => ({
-  description: description(item.name),
-  itemId: item.id,
-  quantity: item.quantity,
-  unitPrice: item.unitPrice,
-  total: cents(item.quantity * item.unitPrice)
-})
-
-/**
- * The quote's currency: the one asked for (it must exist for the app), else
- * the ticket's project's, else the default.
- */
-const currencyOf = (context: OperationContext, ticket: TicketRecord, requested: string | undefined) =>
-  Effect.gen(function*() {
-    if (requested !== undefined) {
-      if ((yield* findRecord(Currency, context.appId, requested)) === undefined) {
-        return yield* EngineError.unknownReference("currencyId", "currency", requested)
-      }
-      return requested
-    }
-    const project = yield* findRecord(Project, context.appId, ticket.projectId)
-    return project?.currencyId ?? DEFAULT_CURRENCY
-  })
-
-/** `POST /ticket/{ticketId}/quote`: creates a sent quote from the ticket's parts and items; the ticket becomes quoted. */
-const quote: GroupHandlers<"ticket">["quote"] = (context, { params: { ticketId }, payload }) =>
+/** `POST /ticket/{ticketId}/quote`: a sent quote of the ticket's parts and items; it supersedes the open one, and the ticket is quoted. */
+const createQuote: GroupHandlers<"ticket">["quote"] = (context, { params: { ticketId }, payload }) =>
   Effect.gen(function*() {
     const records = yield* RecordRepository
-    const sql = yield* SqlClient.SqlClient
-    const ticket = yield* getRecord(Ticket, context.appId, ticketId)
-    if (CLOSED_FOR_QUOTES.has(ticket.state)) {
-      return yield* EngineError.conflict(`ticket ${ticketName(ticket)} is ${ticket.state}: it cannot be quoted`)
+    const ticket = yield* getLockedTicket(context, ticketId)
+    if (!QUOTABLE.includes(ticket.state)) {
+      return yield* EngineError.conflict(`${ticketLabel(ticket)} is ${ticket.state}: only a draft or quoted ticket can be quoted`)
     }
     const parts = yield* listRecords(TicketModel, context.appId, { ticketId })
     const items = yield* listRecords(Item, context.appId, { ticketId })
     if (parts.length === 0 && items.length === 0) {
-      return yield* EngineError.invalid(`ticket ${ticketName(ticket)} has no parts or items to quote`)
+      return yield* EngineError.invalid(`${ticketLabel(ticket)} has no parts or items to quote`)
     }
-    const lines = [...(yield* Effect.forEach(parts, partLine)), ...items.map(itemLine)]
-    const currencyId = yield* currencyOf(context, ticket, payload.currencyId)
-    const validDays = payload.validDays ?? DEFAULT_VALID_DAYS
-    const input: PrepareInput<typeof TicketQuote> = {
+    const terms = yield* termsOf(context, ticket, payload)
+    const lines: ReadonlyArray<QuoteLine> = [
+      ...(yield* Effect.forEach(parts, (part) => partLine(part, terms))),
+      ...items.map((item) => itemLine(item, terms))
+    ]
+    const quote: StoredFields<typeof TicketQuote> = {
       ticketId,
-      currencyId,
+      currencyId: terms.currencyId,
+      exchangeRate: terms.exchangeRate,
       state: "sent",
-      validUntil: new Date(Date.now() + validDays * DAY_MS).toISOString(),
+      validUntil: new Date(Date.now() + (payload.validDays ?? DEFAULT_VALID_DAYS) * DAY_MS).toISOString(),
       lines,
+      total: totalOf(lines, terms.minorUnits),
       ...(payload.notes === undefined ? {} : { notes: payload.notes })
     }
-    return yield* sql.withTransaction(Effect.gen(function*() {
-      const prepared = yield* prepareQuote(context, input, undefined)
-      const created = yield* records.insert(TicketQuote.name, context.appId, prepared, { numberPrefix: TicketQuote.storage.numberPrefix })
-      yield* moveTicket(context, ticket, "quoted")
-      return asRecord(TicketQuote, created)
-    }))
+    yield* closeOpenQuotes(context, ticketId, "superseded")
+    const created = yield* records.insert(TicketQuote.name, context.appId, quote, { numberPrefix: TicketQuote.storage.numberPrefix })
+    if (ticket.state !== "quoted") yield* moveTicket(context, ticket, "quoted")
+    return asRead(asRecord(TicketQuote, created))
   })
 
-const tickets = recordHandlers(Ticket, ticketHooks)
-const quotes = recordHandlers(TicketQuote, quoteHooks)
+type Input = InputOf<typeof TicketQuote>
 
-/** The ticket group's handlers, but for `sendToProduction` (production's). */
-export const ticketHandlers: Omit<GroupHandlers<"ticket">, "sendToProduction"> = {
-  lookup: tickets.lookup,
-  create: tickets.create,
-  replace: tickets.replace,
-  quote
-}
+/** Whether a PUT asks for the quote as it is: a retried acceptance, say, which answers the quote and changes nothing. */
+const asItIs = (quote: Quote, input: Input) =>
+  input.state === quote.state && input.ticketId === quote.ticketId && input.currencyId === quote.currencyId &&
+  Date.parse(input.validUntil) === Date.parse(quote.validUntil) && input.notes === quote.notes &&
+  input.lines.length === quote.lines.length &&
+  input.lines.every((line, index) => {
+    const same = quote.lines[index]!
+    return line.description === same.description && line.ticketModelId === same.ticketModelId && line.itemId === same.itemId &&
+      // Compared at four decimals, the finest minor unit a currency has, so 13.5 and 13.50000000001 are one price.
+      line.quantity === same.quantity && toMinor(line.unitPrice, MAX_MINOR_UNITS) === toMinor(same.unitPrice, MAX_MINOR_UNITS)
+  })
+
+/** Only the newest open quote of a ticket can be accepted: an older one no longer prices what the customer last saw. */
+const checkNewest = (context: OperationContext, quote: Quote, ticket: TicketRecord) =>
+  Effect.gen(function*() {
+    const newest = (yield* openQuotes(context, quote.ticketId)).at(-1)
+    if (newest !== undefined && newest.id !== quote.id) {
+      return yield* EngineError.conflict(
+        `${quoteLabel(quote)} is not the newest sent quote of ${ticketLabel(ticket)} (${quoteLabel(newest)} is): only the newest can be accepted`
+      )
+    }
+  })
 
 /**
- * The quote group's handlers. `PUT /ticket-quote/{id}` is the record replace
- * in one transaction, since accepting the quote (its prepare hook) also moves
- * its ticket: both or neither.
+ * `PUT /ticket-quote/{id}` on a sent quote: the moves a PUT makes (sent,
+ * accepted, rejected), the fields that cannot change (ticket, currency), the
+ * lines revised; accepting it accepts its ticket. The ticket is locked
+ * first, so that the quote is read as the last move of its ticket left it.
  */
+const replaceQuote: GroupHandlers<"ticketQuote">["replace"] = (context, { params: { id }, payload }) =>
+  Effect.gen(function*() {
+    const records = yield* RecordRepository
+    const ticket = yield* getLockedTicket(context, (yield* getRecord(TicketQuote, context.appId, id)).ticketId)
+    const quote = asRead(yield* getRecord(TicketQuote, context.appId, id))
+    if (quote.state !== "sent") {
+      if (asItIs(quote, payload)) return quote
+      return yield* EngineError.conflict(`${quoteLabel(quote)} is ${quote.state}: only a sent quote can change (every other state is final)`)
+    }
+    if (payload.state !== "sent" && payload.state !== "accepted" && payload.state !== "rejected") {
+      return yield* EngineError.conflict(
+        `${quoteLabel(quote)} is sent: a PUT moves it to accepted or rejected; ${payload.state} is the engine's to set`
+      )
+    }
+    if (payload.ticketId !== quote.ticketId) {
+      return yield* EngineError.invalid(`ticketId: ${quoteLabel(quote)} is a quote of ${ticketLabel(ticket)}; a quote cannot move to another ticket`)
+    }
+    if (payload.currencyId !== quote.currencyId) {
+      return yield* EngineError.invalid(
+        `currencyId: ${quoteLabel(quote)} is in ${quote.currencyId} at ${quote.exchangeRate} per ${BASE_CURRENCY}; ` +
+          "its currency cannot change (quote the ticket again in another)"
+      )
+    }
+    const minorUnits = (yield* currencyTerms(context, quote.currencyId))?.minorUnits ?? DEFAULT_MINOR_UNITS
+    const lines = yield* reviseLines(context, quote, ticketLabel(ticket), payload.lines, minorUnits)
+    if (payload.state === "accepted") {
+      yield* checkNewest(context, quote, ticket)
+      if (ticket.state !== "quoted") {
+        return yield* EngineError.conflict(`${ticketLabel(ticket)} is ${ticket.state}: only a quoted ticket can accept a quote`)
+      }
+    }
+    const revised: StoredFields<typeof TicketQuote> = {
+      ticketId: quote.ticketId,
+      currencyId: quote.currencyId,
+      exchangeRate: quote.exchangeRate,
+      state: payload.state,
+      validUntil: instant(payload.validUntil),
+      lines,
+      total: totalOf(lines, minorUnits),
+      ...(payload.notes === undefined ? {} : { notes: payload.notes })
+    }
+    const replaced = yield* records.replace(TicketQuote.name, context.appId, id, revised)
+    if (replaced === undefined) return yield* EngineError.notFound(TicketQuote.name, id)
+    if (payload.state === "accepted") yield* moveTicket(context, ticket, "accepted")
+    return asRead(asRecord(TicketQuote, replaced))
+  })
+
+/** `POST /ticket/{ticketId}/quote`, in one transaction with the ticket locked: the quote, the superseded one and the ticket's move, or none. */
+export const quote = transactional(createQuote)
+
+/** The quote group's handlers: reads answer the state as of now; a PUT and the ticket's move it makes are one transaction. */
 export const ticketQuoteHandlers: GroupHandlers<"ticketQuote"> = {
-  list: quotes.list,
-  get: quotes.get,
-  replace: transactional(quotes.replace)
+  list: (context, { query }) => listQuotes(context, query),
+  get: (context, { params: { id } }) => Effect.map(findRecord(TicketQuote, context.appId, id), (found) => found === undefined ? null : asRead(found)),
+  replace: transactional(replaceQuote)
 }

@@ -2,10 +2,12 @@
  * The price calculation of a part, as a pure function: from its geometry,
  * technology, material, production parameters, machine rate and
  * post-processing services to production times (per service and in total)
- * and the unit and total price for its quantity, setup amortised.
+ * and the unit and total price for its quantity, setup amortised, in EUR
+ * rounded to the cent (the total exactly quantity × unit price).
  * docs/pricing.md writes the model down; `rates.ts` holds its constants.
  */
 import { parameterMagnitude } from "../referenceData.ts"
+import { BASE_MINOR_UNITS, unitAndTotal } from "./money.ts"
 import { CNC, ENGINEERING_RATE, FDM, LABOUR_RATE, MJF, type NestedBuild, SLA, SLS } from "./rates.ts"
 
 export interface PartGeometry {
@@ -159,8 +161,6 @@ const MANUFACTURING: Readonly<Record<string, (input: PricingInput) => Manufactur
 /** Seconds rounded to tenths: the model is not more precise than that. */
 const seconds = (value: number) => Math.round(value * 10) / 10
 
-const cents = (amount: number) => Math.round(amount * 100) / 100
-
 /** The price calculation; undefined for a technology the engine has no model for. */
 export const calculatePrice = (input: PricingInput): PriceCalculation | undefined => {
   const manufacture = MANUFACTURING[input.technologyId]
@@ -200,7 +200,7 @@ export const calculatePrice = (input: PricingInput): PriceCalculation | undefine
       setupTime: sum("setupTime"),
       services: all
     },
-    unitPrice: cents(total / quantity),
-    totalPrice: cents(total)
+    // The unit price rounded to the cent, the total exactly quantity × unit price (docs/pricing.md).
+    ...unitAndTotal(total, quantity, BASE_MINOR_UNITS)
   }
 }

@@ -1,15 +1,16 @@
 /**
- * Materials (defaults per technology), machines (the reels they hold) and
- * the proximity search.
+ * Materials (defaults per technology), machines (the reels they hold, all of
+ * its technology, the technology of its group) and the proximity search.
  */
 import { Effect } from "effect"
-import { Machine, Reel } from "../../domain/resources/production.ts"
+import { Machine, MachineGroup, Reel } from "../../domain/resources/production.ts"
 import { Material } from "../../domain/resources/reference.ts"
-import { findRecord, getRecord, listRecords, recordHandlers, type RecordHooks, type RecordOf, transactional } from "../crud.ts"
+import { findRecord, getRecord, listRecords, type PrepareInput, recordHandlers, type RecordHooks, type RecordOf, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
-import type { GroupHandlers } from "../Operation.ts"
+import type { GroupHandlers, OperationContext } from "../Operation.ts"
+import { checkHeldReels, checkLoadable, REEL_GROUP } from "./reelRules.ts"
 import { releaseReelsOf } from "./reels.ts"
-import { replaceRecord, unique } from "./store.ts"
+import { listStored, replaceRecord, unique } from "./store.ts"
 
 type MachineHandlers = GroupHandlers<"machine">
 
@@ -22,24 +23,60 @@ export const MATERIAL_DEFAULTS: Readonly<Record<string, { readonly density: numb
   "cnc-milling": { density: 2.7, pricePerKg: 8 }
 }
 
+/** A material that changes technology must leave no reel of it on a machine of the old one. */
+const checkLoadedReels = (context: OperationContext, material: RecordOf<typeof Material>, technologyId: string) =>
+  Effect.gen(function*() {
+    for (const group of yield* listStored(REEL_GROUP, context.appId, { equals: { materialId: [material.id] } })) {
+      for (const reel of yield* listRecords(Reel, context.appId, { reelGroupId: String(group.id) })) {
+        if (typeof reel.machineId !== "string") continue
+        const machine = yield* findRecord(Machine, context.appId, reel.machineId)
+        if (machine !== undefined && machine.technologyId !== technologyId) {
+          return yield* EngineError.invalid(
+            `technologyId: reel ${reel.id} of material ${material.id} is loaded on machine ${machine.id} (${machine.technologyId})`
+          )
+        }
+      }
+    }
+  })
+
 const materialHooks: RecordHooks<typeof Material> = {
-  prepare: (_context, input) => {
-    const defaults = MATERIAL_DEFAULTS[input.technologyId]
-    if (defaults === undefined) return Effect.succeed(input)
-    return Effect.succeed({
-      ...input,
-      density: input.density ?? defaults.density,
-      pricePerKg: input.pricePerKg ?? defaults.pricePerKg
+  prepare: (context, input, previous) =>
+    Effect.gen(function*() {
+      if (previous !== undefined && previous.technologyId !== input.technologyId) yield* checkLoadedReels(context, previous, input.technologyId)
+      const defaults = MATERIAL_DEFAULTS[input.technologyId]
+      if (defaults === undefined) return input
+      return {
+        ...input,
+        density: input.density ?? defaults.density,
+        pricePerKg: input.pricePerKg ?? defaults.pricePerKg
+      }
     })
-  }
 }
 
 export const materialHandlers: GroupHandlers<"material"> = recordHandlers(Material, materialHooks)
 
-/** A new machine holds no reels; a replace keeps the ones it holds (PUT /machine/{id}/reels changes them). */
-const machineHooks: RecordHooks<typeof Machine> = {
-  prepare: (_context, input) => Effect.succeed({ ...input, reelIds: input.reelIds ?? [] })
-}
+/**
+ * A machine is of its group's technology, and of that of every reel it
+ * holds. A new machine holds no reels; a replace keeps the ones it holds
+ * (PUT /machine/{id}/reels changes them).
+ */
+const prepareMachine = (context: OperationContext, input: PrepareInput<typeof Machine>, previous: RecordOf<typeof Machine> | undefined) =>
+  Effect.gen(function*() {
+    if (input.machineGroupId !== undefined) {
+      const group = yield* findRecord(MachineGroup, context.appId, input.machineGroupId)
+      if (group !== undefined && group.technologyId !== input.technologyId) {
+        return yield* EngineError.invalid(
+          `technologyId: ${input.technologyId} is not the technology of machine group ${group.id} (${group.technologyId})`
+        )
+      }
+    }
+    if (previous !== undefined && previous.technologyId !== input.technologyId) {
+      yield* checkHeldReels(context, { id: previous.id, technologyId: input.technologyId })
+    }
+    return { ...input, reelIds: input.reelIds ?? [] }
+  })
+
+const machineHooks: RecordHooks<typeof Machine> = { prepare: prepareMachine }
 
 /** Mean Earth radius (IUGG), km. */
 export const EARTH_RADIUS_KM = 6371.0088
@@ -80,8 +117,8 @@ const reelsOf = (appId: string, reelIds: ReadonlyArray<string>) =>
   })
 
 /**
- * PUT /machine/{machineId}/reels: the machine holds exactly the given reels.
- * Each reel's `machineId` follows; a reel taken from another machine leaves
+ * PUT /machine/{machineId}/reels: the machine holds exactly the given reels,
+ * each of a material of its technology. Each reel's `machineId` follows; a reel taken from another machine leaves
  * that machine's `reelIds`; reels no longer listed are released.
  */
 const assignReels: MachineHandlers["assignReels"] = (context, { params: { machineId }, payload }) =>
@@ -89,6 +126,7 @@ const assignReels: MachineHandlers["assignReels"] = (context, { params: { machin
     const machine = yield* getRecord(Machine, context.appId, machineId)
     const reelIds = unique(payload.reelIds)
     const reels = yield* reelsOf(context.appId, reelIds)
+    for (const reel of reels) yield* checkLoadable(context, "reelIds", reel, machine)
     // Released: reels this machine held that are not listed any more.
     for (const reel of yield* listRecords(Reel, context.appId, { machineId })) {
       if (!reelIds.includes(reel.id)) yield* replaceRecord(Reel, context.appId, reel.id, { ...reel, machineId: null })

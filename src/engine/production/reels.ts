@@ -2,20 +2,22 @@
  * Reel groups (numeric ids, the name read back as `inventoryProductName`)
  * and their reels. A reel group is stored as the `reelGroup` resource under
  * the text form of its number, taken from the engine's `engine_number`
- * sequence, and answered with the number.
+ * sequence, and answered with the number. A path's id that is no number is
+ * a group that does not exist. What reels keep to is in reelRules.ts.
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { toDateFilters } from "../../domain/Resource.ts"
+import { DEFAULT_PAGE_SIZE, toDateFilters } from "../../domain/Resource.ts"
 import { Machine, Reel, type ReelGroup, type ReelGroupInput } from "../../domain/resources/production.ts"
 import { Colour, Material, Supplier } from "../../domain/resources/reference.ts"
 import { checkReferences, findRecord, listRecords, recordHandlers, type RecordOf, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
-import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
+import type { GroupHandlers, OperationContext } from "../Operation.ts"
 import { RecordRepository, type StoredRecord } from "../RecordRepository.ts"
+import { checkLoadable, checkWeight, findReelGroup, REEL_GROUP, technologyOfMaterial } from "./reelRules.ts"
 import { insertRecord, listStored, replaceRecord } from "./store.ts"
 
-export const REEL_GROUP = "reelGroup"
+export { REEL_GROUP } from "./reelRules.ts"
 
 type ReelGroupHandlers = GroupHandlers<"reelGroup">
 type ReelHandlers = GroupHandlers<"reel">
@@ -27,13 +29,6 @@ type ReelHandlers = GroupHandlers<"reel">
  * checked against `ReelGroup` when it is encoded.
  */
 const toReelGroup = (record: StoredRecord) => ({ ...record, id: Number(record.id) }) as typeof ReelGroup.Type
-
-/** The stored reel group with this number, if the app has it. */
-const findReelGroup = (appId: string, id: string): Step<StoredRecord | undefined> =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    return yield* records.find(REEL_GROUP, appId, id)
-  })
 
 /** The stored document of a reel group from a create or update body; its references checked. */
 const reelGroupDocument = (context: OperationContext, { name, ...fields }: typeof ReelGroupInput.Type) =>
@@ -49,10 +44,18 @@ const reelGroupDocument = (context: OperationContext, { name, ...fields }: typeo
     return { inventoryProductName: name, ...fields }
   })
 
-/** The stored id of a reel group: the text of its number (`007` is group 7); any other text as given. */
-const reelGroupNumber = (text: string) => {
-  const number = Number(text)
-  return Number.isInteger(number) && number >= 1 ? String(number) : text
+const DIGITS = /^[0-9]{1,15}$/
+
+/** The number a path or filter gives for a reel group (`007` is group 7), or undefined for text that is none. */
+const reelGroupNumber = (text: string): number | undefined => {
+  const number = DIGITS.test(text) ? Number(text) : 0
+  return number >= 1 ? number : undefined
+}
+
+/** The stored reel group a path names, if the app has it: text that is no number names none. */
+const groupAt = (appId: string, text: string) => {
+  const number = reelGroupNumber(text)
+  return number === undefined ? Effect.succeed(undefined) : findReelGroup(appId, String(number))
 }
 
 const createReelGroup: ReelGroupHandlers["create"] = (context, { payload }) =>
@@ -68,15 +71,43 @@ const createReelGroup: ReelGroupHandlers["create"] = (context, { payload }) =>
 const listReelGroups: ReelGroupHandlers["list"] = (context, { query }) =>
   Effect.gen(function*() {
     const groups = yield* listStored(REEL_GROUP, context.appId, {
-      ids: query.ids?.map(reelGroupNumber),
+      // An id that is no number matches no group.
+      ids: query.ids?.flatMap((text) => {
+        const number = reelGroupNumber(text)
+        return number === undefined ? [] : [String(number)]
+      }),
       equals: query.materialId === undefined ? {} : { materialId: query.materialId },
-      dates: toDateFilters(query)
+      dates: toDateFilters(query),
+      limit: query.limit ?? DEFAULT_PAGE_SIZE,
+      offset: query.offset ?? 0
     })
     return groups.map(toReelGroup)
   })
 
 const getReelGroup: ReelGroupHandlers["get"] = (context, { params }) =>
-  Effect.map(findReelGroup(context.appId, String(params.id)), (found) => found === undefined ? null : toReelGroup(found))
+  Effect.map(groupAt(context.appId, params.id), (found) => found === undefined ? null : toReelGroup(found))
+
+/**
+ * What a new version of a reel group must keep true of its reels: each holds
+ * at most the reel weight, and each loaded one stays on a machine of its
+ * material's technology.
+ */
+const checkGroupReels = (context: OperationContext, id: number, group: typeof ReelGroupInput.Type) =>
+  Effect.gen(function*() {
+    const technologyId = yield* technologyOfMaterial(context, group.materialId)
+    for (const reel of yield* listRecords(Reel, context.appId, { reelGroupId: String(id) })) {
+      if (group.reelWeight !== undefined && reel.remainingWeight > group.reelWeight) {
+        return yield* EngineError.invalid(`reelWeight: reel ${reel.id} holds ${reel.remainingWeight} g, more than ${group.reelWeight} g`)
+      }
+      if (typeof reel.machineId !== "string") continue
+      const machine = yield* findRecord(Machine, context.appId, reel.machineId)
+      if (machine !== undefined && machine.technologyId !== technologyId) {
+        return yield* EngineError.invalid(
+          `materialId: reel ${reel.id} is loaded on machine ${machine.id} (${machine.technologyId}), the material is ${technologyId}`
+        )
+      }
+    }
+  })
 
 const replaceReelGroup: ReelGroupHandlers["replace"] = (context, { payload: { id: number, ...group } }) =>
   Effect.gen(function*() {
@@ -84,6 +115,7 @@ const replaceReelGroup: ReelGroupHandlers["replace"] = (context, { payload: { id
     const id = String(number)
     if ((yield* findReelGroup(context.appId, id)) === undefined) return yield* EngineError.notFound(REEL_GROUP, id)
     const document = yield* reelGroupDocument(context, group)
+    yield* checkGroupReels(context, number, group)
     const replaced = yield* records.replace(REEL_GROUP, context.appId, id, document)
     return replaced === undefined ? yield* EngineError.notFound(REEL_GROUP, id) : toReelGroup(replaced)
   })
@@ -119,25 +151,33 @@ const replaceReel: ReelHandlers["replace"] = (context, { payload: { id, ...reel 
     const previous = yield* findRecord(Reel, context.appId, id)
     if (previous === undefined) return yield* EngineError.notFound("reel", id)
     const groupId = String(reel.reelGroupId)
-    if ((yield* findReelGroup(context.appId, groupId)) === undefined) {
-      return yield* EngineError.unknownReference("reelGroupId", REEL_GROUP, groupId)
-    }
+    const group = yield* findReelGroup(context.appId, groupId)
+    if (group === undefined) return yield* EngineError.unknownReference("reelGroupId", REEL_GROUP, groupId)
     yield* checkReferences(Reel, context, reel)
+    yield* checkWeight("remainingWeight", reel.remainingWeight, group)
+    if (typeof reel.machineId === "string") {
+      const machine = yield* findRecord(Machine, context.appId, reel.machineId)
+      if (machine !== undefined) yield* checkLoadable(context, "machineId", { id, reelGroupId: reel.reelGroupId }, machine)
+    }
     const replaced = yield* replaceRecord(Reel, context.appId, id, reel)
     if (replaced === undefined) return yield* EngineError.notFound("reel", id)
     yield* moveReel(context, id, previous.machineId ?? null, reel.machineId ?? null)
     return replaced
   })
 
-const listReelsInGroup: ReelHandlers["listInGroup"] = (context, { params }) =>
-  listRecords(Reel, context.appId, { reelGroupId: String(params.inventoryProductLocationId) })
+/** The reels of a group; a group that does not exist (or text that is no number) has none. */
+const listReelsInGroup: ReelHandlers["listInGroup"] = (context, { params }) => {
+  const number = reelGroupNumber(params.inventoryProductLocationId)
+  return number === undefined ? Effect.succeed([]) : listRecords(Reel, context.appId, { reelGroupId: String(number) })
+}
 
 const createReelsInGroup: ReelHandlers["createInGroup"] = (context, { params, payload }) =>
   Effect.gen(function*() {
-    const reelGroupId = params.inventoryProductLocationId
-    if ((yield* findReelGroup(context.appId, String(reelGroupId))) === undefined) {
-      return yield* EngineError.notFound(REEL_GROUP, String(reelGroupId))
-    }
+    const text = params.inventoryProductLocationId
+    const group = yield* groupAt(context.appId, text)
+    if (group === undefined) return yield* EngineError.notFound(REEL_GROUP, text)
+    const reelGroupId = Number(group.id)
+    for (const [index, reel] of payload.reels.entries()) yield* checkWeight(`reels.${index}.remainingWeight`, reel.remainingWeight, group)
     const created: Array<RecordOf<typeof Reel>> = []
     for (const reel of payload.reels) created.push(yield* insertRecord(Reel, context.appId, { ...reel, reelGroupId, machineId: null }))
     return created

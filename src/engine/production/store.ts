@@ -11,12 +11,16 @@ const ALL = 1_000_000
 
 type Read<A> = Effect.Effect<A, SqlError, EngineServices>
 
-/** Which records a workflow reads: fields equal to one of the values, ids, dates, and at most `limit` (every one by default). */
+/**
+ * Which records a workflow reads: fields equal to one of the values, ids,
+ * dates, and at most `limit` after skipping `offset` (every one by default).
+ */
 export interface Selection {
   readonly equals?: Readonly<Record<string, ReadonlyArray<string>>> | undefined
   readonly ids?: ReadonlyArray<string> | undefined
   readonly dates?: RecordFilter["dates"] | undefined
   readonly limit?: number | undefined
+  readonly offset?: number | undefined
 }
 
 /** The stored records of the resource named `resource` that the app sees and the selection keeps, in one read. */
@@ -28,7 +32,7 @@ export const listStored = (resource: string, appId: string, selection: Selection
       equals: Object.entries(selection.equals ?? {}).map(([field, values]) => ({ field, values })),
       dates: selection.dates ?? [],
       limit: selection.limit ?? ALL,
-      offset: 0
+      offset: selection.offset ?? 0
     })
   })
 

@@ -8,10 +8,12 @@
  *
  * Input that the schemas accept but storage cannot hold (a NUL character, an
  * unpaired UTF-16 surrogate: PostgreSQL's text and jsonb refuse both) is a
- * 400 naming the field here, before the engine turns it into a storage error.
+ * 400 naming the field here, before the engine turns it into a storage error;
+ * so is a query parameter or a body the endpoint does not declare
+ * (UndeclaredInput.ts).
  */
 import { Context, Effect, Layer, Schema } from "effect"
-import { HttpServerResponse } from "effect/http"
+import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { type HttpApiEndpoint, HttpApiSchema } from "effect/http-api"
 import { CurrentCaller } from "../../api/Authorization.ts"
 import type { DecodedInput } from "../../api/EngineCall.ts"
@@ -20,6 +22,7 @@ import { BadRequest, DownstreamError } from "../../domain/Errors.ts"
 import { traced } from "../../domain/Span.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
+import { undeclaredInput } from "./UndeclaredInput.ts"
 
 /** The spec's answer for a missing id: 200 with an empty body. */
 const EMPTY_200 = HttpServerResponse.uint8Array(new Uint8Array(0), { status: 200, contentType: "application/json" })
@@ -28,6 +31,8 @@ const NO_CONTENT = HttpServerResponse.empty({ status: 204 })
 /** What a forwarded handler reads of the request the HttpApi builder hands it. */
 export interface ForwardedRequest {
   readonly endpoint: HttpApiEndpoint.Top
+  /** The request itself: what it carries beyond what the endpoint declares is refused. */
+  readonly request: HttpServerRequest.HttpServerRequest
   readonly params?: unknown
   readonly query?: unknown
   readonly payload?: unknown
@@ -113,6 +118,8 @@ export const makeForward = (downstream: Downstream["Service"]) => {
       }
       const caller = yield* CurrentCaller
       const scope = { appId: caller.appId, requestId: caller.requestId }
+      const undeclared = yield* undeclaredInput(request.endpoint, request.request)
+      if (undeclared !== undefined) return errorResponse(undeclared)
       const unstorable = unstorableInput(request)
       if (unstorable !== undefined) return errorResponse(unstorable)
       // The builder decoded the request with this endpoint's schemas: it is the endpoint's input.

@@ -10,9 +10,10 @@
  * read. A request of exactly that form (GET, the endpoint's path, an id of
  * plain URL characters that its params schema accepts, no query string) is
  * answered here with the same guard (IncomingSecretGuard) and the same
- * handler (ForwardHandlers) the endpoint has; anything else (HEAD, a query
- * string, a percent-encoded or invalid id, a static sibling route such as
- * `/v1/project/lookup`) goes to the router, which answers as before.
+ * handler (ForwardHandlers) the endpoint has, which refuses a body there as
+ * the route does; anything else (HEAD, a query string, a percent-encoded or
+ * invalid id, a static sibling route such as `/v1/project/lookup`) goes to
+ * the router, which answers as before.
  *
  * The table is derived from the API's definition: a GET endpoint whose only
  * path parameter is its last segment (`:id`, `:partItemId`), with no query,
@@ -121,7 +122,7 @@ export const RecordReadDirect = Effect.gen(function*() {
         const span = Context.getOrUndefined(fiber.context, Tracer.ParentSpan)
         if (span !== undefined && span._tag === "Span" && span.sampled) span.attribute("http.route", call.route)
       }
-      return guard<never, CurrentCaller>(request, call, forward({ endpoint, params: direct.params }), failureResponse).pipe(
+      return guard<never, CurrentCaller>(request, call, forward({ endpoint, request, params: direct.params }), failureResponse).pipe(
         Effect.withErrorReporting,
         Effect.interruptible
       )

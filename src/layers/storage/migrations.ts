@@ -7,6 +7,54 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { partShapes } from "./migrations/0005_part_shapes.ts"
 
+/**
+ * Migration 0008: record numbers counted per app and prefix, and an
+ * `externalReference` held by one record per app and resource.
+ *
+ * - `engine_counter` holds each app's last number per prefix (`T`, `P`, `Q`);
+ *   RecordRepository.insert takes the next one in the statement that stores
+ *   the record. Records keep the numbers the shared sequence gave them, and
+ *   each app's counter starts after its highest, so no number is given twice.
+ *   The `engine_number` sequence stays: reel group ids (unique across apps,
+ *   as they are the records' keys) still come from it.
+ * - Numbers, and external references, are unique per app and resource by
+ *   partial unique indexes, which hold under concurrent writes whatever code
+ *   path writes. Of records that already share an external reference, the
+ *   oldest keeps it (the one a lookup answered); the others keep the value
+ *   under `duplicateExternalReference`, which reads do not show.
+ */
+const numbersPerApp = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE engine_counter (
+      app_id text NOT NULL,
+      prefix text NOT NULL,
+      value bigint NOT NULL,
+      PRIMARY KEY (app_id, prefix)
+    )`
+  yield* sql`
+    INSERT INTO engine_counter (app_id, prefix, value)
+    SELECT app_id, substring(data->>'number' from '^(.+)-[0-9]+$'), max(substring(data->>'number' from '-([0-9]+)$')::bigint)
+    FROM engine_record
+    WHERE data->>'number' ~ '^.+-[0-9]+$'
+    GROUP BY 1, 2`
+  yield* sql`
+    CREATE UNIQUE INDEX engine_record_number_unique ON engine_record (app_id, resource, (data->>'number'))
+    WHERE data->>'number' IS NOT NULL`
+  yield* sql`
+    UPDATE engine_record AS record
+    SET data = (record.data - 'externalReference') || jsonb_build_object('duplicateExternalReference', record.data->'externalReference')
+    FROM (
+      SELECT resource, id, row_number() OVER (PARTITION BY app_id, resource, data->>'externalReference' ORDER BY created_at, id) AS position
+      FROM engine_record
+      WHERE data->>'externalReference' IS NOT NULL
+    ) AS ranked
+    WHERE record.resource = ranked.resource AND record.id = ranked.id AND ranked.position > 1`
+  yield* sql`
+    CREATE UNIQUE INDEX engine_record_external_reference_unique ON engine_record (app_id, resource, (data->>'externalReference'))
+    WHERE data->>'externalReference' IS NOT NULL`
+})
+
 export const migrations = {
   "0001_incoming_secrets_and_metering": Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -79,5 +127,6 @@ export const migrations = {
   "0007_meter_outcome_room": Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`ALTER TABLE meter_event SET (fillfactor = 70)`
-  })
+  }),
+  "0008_numbers_per_app_and_unique_external_references": numbersPerApp
 }

@@ -1,0 +1,102 @@
+/**
+ * The model a part is made from: its own file, downloaded (ModelFetcher)
+ * and analysed in a worker thread of the ModelAnalyser (never on the request
+ * loop), or the file of the catalogue model holding its configuration,
+ * analysed when that was written. A file that cannot be read is a 422 saying
+ * what is wrong, one over a budget of the analysis (time, memory, triangles,
+ * unpacked size) a 422 naming the limit; a download that fails is the model
+ * fetcher's error. Models on placeholder hosts (`*.example`) have
+ * `geometry: null`, and so no price.
+ */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { CatalogueModel } from "../../domain/resources/catalogue.ts"
+import type { ModelEndpoint } from "../../domain/resources/modelFiles.ts"
+import type { TicketModel } from "../../domain/resources/orders.ts"
+import { asRecord, type InputOf, type RecordOf, type StoredFields } from "../crud.ts"
+import { EngineError } from "../EngineError.ts"
+import { ModelAnalyser } from "../geometry/ModelAnalyser.ts"
+import { ModelFetcher } from "../geometry/ModelFetcher.ts"
+import type { OperationContext, Step } from "../Operation.ts"
+import { GLOBAL_APP, type StoredRecord } from "../RecordRepository.ts"
+import { fileNameOf } from "./common.ts"
+
+type CatalogueModelRecord = RecordOf<typeof CatalogueModel>
+
+export interface FoundConfiguration {
+  readonly model: CatalogueModelRecord
+  readonly configuration: CatalogueModelRecord["configurations"][number]
+}
+
+/** The catalogue model (visible to the app) holding the configuration `configurationId`, and that configuration. */
+export const findConfiguration = (appId: string, configurationId: string): Step<FoundConfiguration | undefined> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ data: StoredRecord }>`
+      SELECT data FROM engine_record
+      WHERE resource = 'catalogueModel' AND app_id IN (${appId}, ${GLOBAL_APP})
+        AND data->'configurations' @> ${JSON.stringify([{ id: configurationId }])}::jsonb
+      ORDER BY created_at LIMIT 1`
+    const data = rows[0]?.data
+    if (data === undefined) return undefined
+    const model = asRecord(CatalogueModel, data)
+    const configuration = model.configurations.find((candidate) => candidate.id === configurationId)
+    return configuration === undefined ? undefined : { model, configuration }
+  })
+
+/** Where a part's model comes from: its own file, or a catalogue configuration. */
+export type ModelSource = Pick<InputOf<typeof TicketModel>, "modelEndpoint" | "catalogueModelConfigurationId">
+
+/** Whether two versions of a part name the same model (url, file name or catalogue configuration). */
+export const sameModel = (a: ModelSource, b: ModelSource) =>
+  (a.modelEndpoint?.url ?? null) === (b.modelEndpoint?.url ?? null)
+  && (a.modelEndpoint?.fileName ?? null) === (b.modelEndpoint?.fileName ?? null)
+  && (a.catalogueModelConfigurationId ?? null) === (b.catalogueModelConfigurationId ?? null)
+
+/**
+ * The geometry of the model file at the endpoint's url: null when its host
+ * is a placeholder; the fetcher's error when the download fails; a 422
+ * naming the file and what is wrong when it cannot be read
+ * (`UnreadableModel`), or naming the limit when it exceeds a budget of the
+ * analysis (`ModelTooComplex`, `ModelTooLarge`, `ModelAnalysisTimeout`,
+ * `ModelAnalysisOutOfMemory`). The analysis counts against `appId`'s share
+ * of the analysis threads.
+ */
+export const modelGeometry = (endpoint: typeof ModelEndpoint.Type, fileName: string | null, appId: string) =>
+  Effect.gen(function*() {
+    const fetcher = yield* ModelFetcher
+    const bytes = yield* fetcher.fetch(endpoint.url)
+    if (bytes === undefined) return null
+    const analyser = yield* ModelAnalyser
+    return yield* analyser.analyse(bytes, fileName, appId).pipe(
+      Effect.mapError((error) => {
+        const type = error.type ?? "UnreadableModel"
+        const what = type === "UnreadableModel" ? "cannot be read" : "cannot be analysed"
+        return EngineError.modelFile({ status: 422, type, message: `modelEndpoint: the model file ${fileName ?? endpoint.url} ${what}: ${error.reason}` })
+      })
+    )
+  })
+
+/** A part's model as stored with it. */
+export type PartModel = Pick<StoredFields<typeof TicketModel>, "fileName" | "geometry">
+
+/**
+ * The file name and geometry of a part's model: its own file, downloaded and
+ * analysed; or its catalogue configuration's model (`found`), analysed when
+ * that was written (a catalogue model stored before then, without
+ * `geometry`, is analysed now).
+ */
+export const partModel = (context: OperationContext, part: ModelSource, found: FoundConfiguration | undefined): Step<PartModel> =>
+  Effect.gen(function*() {
+    const endpoint = part.modelEndpoint
+    if (endpoint !== undefined) {
+      const fileName = fileNameOf(endpoint)
+      return { fileName, geometry: yield* modelGeometry(endpoint, fileName, context.appId) }
+    }
+    if (found === undefined) {
+      return yield* EngineError.unknownReference("catalogueModelConfigurationId", "catalogue model configuration", part.catalogueModelConfigurationId ?? "")
+    }
+    const { geometry, modelEndpoint } = found.model
+    const fileName = fileNameOf(modelEndpoint)
+    return { fileName, geometry: geometry !== undefined ? geometry : yield* modelGeometry(modelEndpoint, fileName, context.appId) }
+  })

@@ -1,0 +1,85 @@
+/**
+ * A ticket's state as its parts, items and quotes see it: the row lock that
+ * orders the moves of one ticket, the moves, and the rule that its parts
+ * and items change only while it is `draft` or `quoted` (a change while
+ * quoted supersedes its open quotes and returns it to `draft`).
+ */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { Ticket, type TicketState } from "../../domain/resources/orders.ts"
+import { asRecord, findRecord, type RecordOf } from "../crud.ts"
+import { EngineError } from "../EngineError.ts"
+import type { OperationContext, Step } from "../Operation.ts"
+import { RecordRepository, type StoredRecord } from "../RecordRepository.ts"
+import { closeOpenQuotes } from "./quoteState.ts"
+
+export type TicketRecord = RecordOf<typeof Ticket>
+type State = typeof TicketState.Type
+
+/** How messages name a ticket: its number (T-000042). */
+export const ticketLabel = (ticket: TicketRecord) => `ticket ${ticket.number}`
+
+/**
+ * The app's ticket, its row locked until the transaction ends. Every move
+ * of a ticket (a quote, its acceptance, a cancel, a change of its parts or
+ * items) takes this lock first, so two moves of one ticket run one after the
+ * other and the second sees the state the first left. Runs in a transaction.
+ */
+export const lockTicket = (context: OperationContext, id: string): Step<TicketRecord | undefined> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ data: StoredRecord }>`
+      SELECT data FROM engine_record WHERE resource = ${Ticket.name} AND id = ${id} AND app_id = ${context.appId} FOR UPDATE`
+    const data = rows[0]?.data
+    return data === undefined ? undefined : asRecord(Ticket, data)
+  })
+
+/** The locked ticket, or the engine's 404 naming it. */
+export const getLockedTicket = (context: OperationContext, id: string): Step<TicketRecord> =>
+  Effect.flatMap(lockTicket(context, id), (ticket) => ticket === undefined ? Effect.fail(EngineError.notFound("ticket", id)) : Effect.succeed(ticket))
+
+/** Moves a ticket to `state` (whole-record replace of the stored ticket). */
+export const moveTicket = (context: OperationContext, ticket: TicketRecord, state: State): Step<TicketRecord> =>
+  Effect.gen(function*() {
+    const records = yield* RecordRepository
+    const moved = yield* records.replace(Ticket.name, context.appId, ticket.id, { ...ticket, state })
+    return moved === undefined ? yield* EngineError.notFound("ticket", ticket.id) : asRecord(Ticket, moved)
+  })
+
+/** States in which a ticket's parts and items can be created, replaced or deleted. */
+const OPEN_FOR_CHANGES: ReadonlyArray<State> = ["draft", "quoted"]
+
+const closedForChanges = (ticket: TicketRecord) =>
+  EngineError.conflict(`${ticketLabel(ticket)} is ${ticket.state}: its parts and items can change only while it is draft or quoted`)
+
+/**
+ * Refuses early (before a model download or a price calculation) a write of
+ * a part or item whose tickets are not draft or quoted. A ticket the app
+ * does not have is the reference check's to refuse.
+ */
+export const checkOpenForChanges = (context: OperationContext, ticketIds: ReadonlyArray<string>): Step<void> =>
+  Effect.gen(function*() {
+    for (const id of new Set(ticketIds)) {
+      const ticket = yield* findRecord(Ticket, context.appId, id)
+      if (ticket !== undefined && !OPEN_FOR_CHANGES.includes(ticket.state)) return yield* closedForChanges(ticket)
+    }
+  })
+
+/**
+ * In the transaction of a write of a part or item: its tickets locked (in
+ * id order, so two writes never wait on each other crosswise) and refused
+ * unless draft or quoted. A quoted ticket's open quotes no longer price what
+ * it holds: they are superseded, and the ticket returns to draft.
+ */
+export const ticketsChanged = (context: OperationContext, ticketIds: ReadonlyArray<string>): Step<void> =>
+  Effect.gen(function*() {
+    for (const id of [...new Set(ticketIds)].sort()) {
+      const ticket = yield* lockTicket(context, id)
+      if (ticket === undefined) continue
+      if (!OPEN_FOR_CHANGES.includes(ticket.state)) return yield* closedForChanges(ticket)
+      if (ticket.state === "quoted") {
+        yield* closeOpenQuotes(context, id, "superseded")
+        yield* moveTicket(context, ticket, "draft")
+      }
+    }
+  })

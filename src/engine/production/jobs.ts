@@ -1,0 +1,49 @@
+/**
+ * A service job as the workflows read and write it: its record type, which
+ * states are open, and the reads and writes every workflow shares.
+ */
+import { Effect } from "effect"
+import { type Pps, ServiceJob } from "../../domain/resources/production.ts"
+import { findRecord, type RecordOf } from "../crud.ts"
+import { EngineError } from "../EngineError.ts"
+import type { OperationContext } from "../Operation.ts"
+import { replaceRecord } from "./store.ts"
+
+export type Job = RecordOf<typeof ServiceJob>
+export type JobState = Job["state"]
+export type PpsRecord = RecordOf<typeof Pps>
+
+/** States in which a job still makes its parts: a part is in at most one job in these. */
+export const OPEN_STATES: ReadonlyArray<JobState> = ["queued", "running", "paused"]
+
+export const isOpen = (job: Job) => OPEN_STATES.includes(job.state)
+
+/** The app's service job with this id, or the engine's 404. */
+export const findJob = (context: OperationContext, id: string) =>
+  Effect.flatMap(
+    findRecord(ServiceJob, context.appId, id),
+    (job) => job === undefined ? Effect.fail(EngineError.notFound("service job", id)) : Effect.succeed(job)
+  )
+
+/** Writes the whole job back; the 404 when it went in the meantime. */
+export const saveJob = (context: OperationContext, job: Job) =>
+  Effect.flatMap(
+    replaceRecord(ServiceJob, context.appId, job.id, job),
+    (saved) => saved === undefined ? Effect.fail(EngineError.notFound("service job", job.id)) : Effect.succeed(saved)
+  )
+
+const seconds = (from: string, to: string) => Math.max(0, (Date.parse(to) - Date.parse(from)) / 1000)
+
+/** The job with its open interval closed, its seconds added to `totalTime`. */
+export const closeInterval = (job: Job, now: string): Job => {
+  const open = job.timeline.at(-1)
+  if (open === undefined || open.stoppedAt !== null) return job
+  return {
+    ...job,
+    timeline: [...job.timeline.slice(0, -1), { startedAt: open.startedAt, stoppedAt: now }],
+    totalTime: job.totalTime + seconds(open.startedAt, now)
+  }
+}
+
+/** A new job's engine-set fields: queued, with an empty timeline. */
+export const queued = { state: "queued", timeline: [], totalTime: 0 } as const
