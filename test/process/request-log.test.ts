@@ -90,7 +90,7 @@ describe("The request log", () => {
     })
     // The read takes no query: the 400 naming `token` (its value in no log line, below).
     expect(read.status).toBe(400)
-    expect((await read.json()).message).toContain("\"token\"")
+    expect(((await read.json()) as { message: string }).message).toContain("\"token\"")
     const wrong = await fetch(`${base}/v1/customer/missing-id`, { headers: { authorization: wrongValue } })
     expect(wrong.status).toBe(401)
     const malformed = await fetch(`${base}/v1/customer/missing-id`, { headers: { authorization: "Bearer not-a-secret" } })
