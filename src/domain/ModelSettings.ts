@@ -6,6 +6,7 @@
  * definitions when nothing was provided (tools, tests).
  */
 import { Config, Duration } from "effect"
+import { DEFAULT_MAX_TRIANGLES, DEFAULT_MAX_UNPACKED_BYTES } from "./ModelLimits.ts"
 
 export interface ModelFetchSettings {
   /** Whether loopback and private addresses may be fetched (tests, closed networks). */
@@ -57,18 +58,13 @@ export interface ModelAnalysisSettings {
   readonly perApp?: number
 }
 
-/**
- * 5,000,000 triangles: five times the benchmark's 1,000,000-triangle sphere,
- * the largest binary STL the download limit lets through is about 2,100,000;
- * 512 MiB unpacked: a 5,000,000-triangle 3MF is about 85 bytes of XML a
- * triangle (430 MB) as this engine's writer and common slicers write it.
- */
+/** The triangle and unpacked-size defaults are ModelLimits.ts's. */
 export const DEFAULT_MODEL_ANALYSIS: ModelAnalysisSettings = {
   workers: 2,
   timeout: Duration.seconds(20),
   maxMemoryMb: 512,
-  maxTriangles: 5_000_000,
-  maxUnpackedBytes: 512 * 1024 * 1024
+  maxTriangles: DEFAULT_MAX_TRIANGLES,
+  maxUnpackedBytes: DEFAULT_MAX_UNPACKED_BYTES
 }
 
 /** MODEL_ANALYSIS_* and MODEL_MAX_*, defaults for what is not set; see `modelAnalysisProblem`. */

@@ -9,7 +9,8 @@
  * The time and memory of an analysis are bounded by its worker
  * (ModelAnalyser.ts), not here.
  */
-import { DEFAULT_MODEL_ANALYSIS } from "../../domain/ModelSettings.ts"
+// Not ModelSettings.ts: this module runs in the analysis threads, which should not load the effect package.
+import { DEFAULT_MAX_TRIANGLES, DEFAULT_MAX_UNPACKED_BYTES } from "../../domain/ModelLimits.ts"
 import { ModelError } from "./mesh.ts"
 
 export interface AnalysisLimits {
@@ -19,10 +20,10 @@ export interface AnalysisLimits {
   readonly maxUnpackedBytes: number
 }
 
-/** The defaults of MODEL_MAX_TRIANGLES and MODEL_MAX_UNPACKED_BYTES (src/domain/ModelSettings.ts). */
+/** The defaults of MODEL_MAX_TRIANGLES and MODEL_MAX_UNPACKED_BYTES. */
 export const DEFAULT_LIMITS: AnalysisLimits = {
-  maxTriangles: DEFAULT_MODEL_ANALYSIS.maxTriangles,
-  maxUnpackedBytes: DEFAULT_MODEL_ANALYSIS.maxUnpackedBytes
+  maxTriangles: DEFAULT_MAX_TRIANGLES,
+  maxUnpackedBytes: DEFAULT_MAX_UNPACKED_BYTES
 }
 
 /** Vertices a model may have: three a triangle (a mesh of T triangles has fewer in practice). */

@@ -6,7 +6,7 @@
  * compares (shapeDistribution.ts).
  */
 // effect/Data, not the whole of effect: the analysis workers load this module, and start faster so.
-import { Schema } from "effect"
+import * as Data from "effect/Data"
 import { d2Distribution } from "./shapeDistribution.ts"
 
 /**
@@ -15,24 +15,23 @@ import { d2Distribution } from "./shapeDistribution.ts"
  * read; the others when a budget of the analysis is exceeded (limits.ts,
  * ModelAnalyser.ts).
  */
-export const ModelErrorType = Schema.Literals([
-  "UnreadableModel",
-  "ModelTooComplex",
-  "ModelTooLarge",
-  "ModelAnalysisTimeout",
-  "ModelAnalysisOutOfMemory"
-])
-export type ModelErrorType = typeof ModelErrorType.Type
+export type ModelErrorType =
+  | "UnreadableModel"
+  | "ModelTooComplex"
+  | "ModelTooLarge"
+  | "ModelAnalysisTimeout"
+  | "ModelAnalysisOutOfMemory"
 
 /**
  * Why a model file cannot be read or analysed; `reason` says what is wrong,
  * for the caller; `type`, when a budget was exceeded, which (unreadable when
  * absent).
+ *
+ * A Data.TaggedError, not a Schema one: the analysis threads raise it, and
+ * each thread would otherwise load (and, when terminated, tear down) the whole
+ * effect package's compiled code.
  */
-export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
-  reason: Schema.String,
-  type: Schema.optional(ModelErrorType)
-}) {}
+export class ModelError extends Data.TaggedError("ModelError")<{ readonly reason: string; readonly type?: ModelErrorType }> {}
 
 /** Vertices (x, y, z per vertex, mm) and triangles (three vertex indices each, counter-clockwise seen from outside). */
 export interface Mesh {
