@@ -4,14 +4,19 @@
  *
  * - A delete (crud.ts `remove`) is refused with a 409 naming the app's
  *   records that reference the record, by resource and how many.
- * - A write (crud.ts `create`, `replace`) that adds a reference to a record
- *   that is gone is refused with the 422 naming the field.
+ * - A write that adds a reference to a record that is gone is refused with
+ *   the 422 naming the field: the record operations' (crud.ts `create`,
+ *   `replace`) and the workflows' alike (writes.ts `insertLocked`,
+ *   `replaceLocked`, which every write outside crud.ts goes through, but
+ *   the demo seed's, which writes its own new records).
  *
  * The references are found from the resource definitions (every field of
  * `storage.references`), plus the ones inside records that no definition
  * declares: a catalogue model's configurations, an accepted quote's lines, a
  * service job's parts, a reel group's material, a part's catalogue
- * configuration. A few are resolved by the delete instead (RESOLVED_BY_DELETE).
+ * configuration. A few are resolved by the delete instead (RESOLVED_BY_DELETE):
+ * it does not count them, but writes lock them all the same, so that the
+ * delete, which finds them after its lock, finds every one.
  *
  * Why no reference can slip between the check and the delete, on READ
  * COMMITTED and without SERIALIZABLE's retries: the delete locks the row it
@@ -24,7 +29,8 @@
  * SHARE` does not conflict with an update that keeps the key, so references
  * never hold up replacing the record they name. Only records that can be
  * deleted (a `remove` endpoint in the contract) are locked: global reference
- * data and records without a delete never are.
+ * data and records without a delete never are; nor are an accepted quote's
+ * lines, which the ticket's lock guards (`guardedBy`).
  */
 import { Effect, Predicate } from "effect"
 import { SqlClient } from "effect/sql"
@@ -53,6 +59,8 @@ export interface Reference {
   readonly targetKey?: KeyPath | undefined
   /** Only records whose `field` has one of `values` reference the target (a quote's lines, once it is accepted). */
   readonly only?: { readonly field: string; readonly values: ReadonlyArray<string>; readonly qualifier: string } | undefined
+  /** Why a write does not lock the target: another lock orders the write and the delete (and taking this one too could deadlock). */
+  readonly guardedBy?: string | undefined
 }
 
 const isResource = (value: unknown): value is Resource =>
@@ -78,13 +86,18 @@ const UNDECLARED: ReadonlyArray<Reference> = [
     path: ["lines", "*", field],
     target: field === "itemId" ? "item" : "ticketModel",
     // A sent quote is superseded when its ticket's parts change; an accepted one is the contract.
-    only: { field: "state", values: ["accepted"], qualifier: "accepted" }
+    only: { field: "state", values: ["accepted"], qualifier: "accepted" },
+    // A quote is accepted under its ticket's lock (quotes.ts), and a part is deleted only under that lock while its
+    // ticket is draft or quoted (parts.ts): the delete waits for the acceptance and is refused, or the quote is superseded.
+    guardedBy: "ticket"
   })),
   // Reel groups are stored without a resource definition (numeric ids, production/reels.ts).
   { from: "reelGroup", path: ["materialId"], target: "material" },
   { from: "reelGroup", path: ["colourId"], target: "colour" },
   { from: "reelGroup", path: ["supplierId"], target: "supplier" },
-  { from: "reel", path: ["reelGroupId"], target: "reelGroup" }
+  { from: "reel", path: ["reelGroupId"], target: "reelGroup" },
+  // Machining strategies are stored without a resource definition (orders/machiningStrategies.ts).
+  { from: "machiningStrategy", path: ["ticketModelId"], target: "ticketModel" }
 ]
 
 /**
@@ -92,23 +105,27 @@ const UNDECLARED: ReadonlyArray<Reference> = [
  * records go with it, or let go of it, in the delete's transaction.
  */
 const RESOLVED_BY_DELETE: ReadonlyArray<{ readonly from: string; readonly field: string }> = [
-  // A service job's PPS records are deleted with it (production/serviceJobs.ts).
+  // A deleted service job's PPS records stay with their parts, in no job (production/serviceJobs.ts).
   { from: "pps", field: "serviceJobId" },
-  // A part's model versions are deleted with it (orders/parts.ts).
+  // A part's model versions and machining strategies are deleted with it (orders/parts.ts).
   { from: "modelVersion", field: "ticketModelId" },
+  { from: "machiningStrategy", field: "ticketModelId" },
   // A deleted machine's reels are released (production/machines.ts).
   { from: "reel", field: "machineId" }
 ]
 
 const resolvedByDelete = (ref: Reference) => RESOLVED_BY_DELETE.some(({ field, from }) => ref.from === from && ref.path.length === 1 && ref.path[0] === field)
 
-/** Every reference between the engine's records that a delete must respect. */
-export const REFERENCES: ReadonlyArray<Reference> = [
+/** Every reference between the engine's records, those a delete resolves included. */
+const ALL_REFERENCES: ReadonlyArray<Reference> = [
   ...RESOURCES.flatMap((resource) =>
     Object.entries(resource.storage.references ?? {}).map(([field, target]): Reference => ({ from: resource.name, path: [field], target }))
   ),
   ...UNDECLARED
-].filter((ref) => !resolvedByDelete(ref))
+]
+
+/** Every reference between the engine's records that a delete must respect. */
+export const REFERENCES: ReadonlyArray<Reference> = ALL_REFERENCES.filter((ref) => !resolvedByDelete(ref))
 
 /** Resources the contract can delete (a `remove` endpoint): the only ones a write locks. */
 export const DELETABLE: ReadonlySet<string> = new Set(
@@ -185,6 +202,24 @@ export const refuseIfReferenced = (target: string, appId: string, record: Stored
     if (users.length > 0) return yield* EngineError.conflict(`${target} ${String(record.id)} is used by ${sentence(users)}: it cannot be deleted`)
   })
 
+/**
+ * The app's records of the resources `from` that reference `record` of
+ * `target`, in words (`2 machines (machine) and 1 service job (serviceJob)`),
+ * or undefined when none does: what a refused change of a field those
+ * records must agree with names (a machine group's technology, say).
+ */
+export const usedBy = (target: string, appId: string, record: StoredRecord, from: ReadonlyArray<string>): Step<string | undefined> =>
+  Effect.map(
+    referrers(
+      appId,
+      ALL_REFERENCES.filter((ref) => ref.target === target && from.includes(ref.from)).map((ref) => ({
+        ref,
+        keys: uniqueKeys(record, ref.targetKey ?? ["id"])
+      }))
+    ),
+    (users) => users.length === 0 ? undefined : sentence(users)
+  )
+
 /** The references to keys inside a `target` record (not its id) that replacing `previous` by `next` drops. */
 const droppedKeys = (target: string, previous: StoredRecord, next: StoredRecord) =>
   REFERENCES.filter((ref) => ref.target === target && ref.targetKey !== undefined).map((ref) => {
@@ -242,8 +277,9 @@ export const lockReferenced = (resource: string, appId: string, record: StoredRe
     }
   })
 
-/** The references of `resource` whose targets can be deleted: what a write of it locks. */
-const lockedReferencesOf = (resource: string) => REFERENCES.filter((ref) => ref.from === resource && DELETABLE.has(ref.target))
+/** The references of `resource` whose targets can be deleted, but those another lock guards: what a write of it locks. */
+const lockedReferencesOf = (resource: string) =>
+  ALL_REFERENCES.filter((ref) => ref.from === resource && DELETABLE.has(ref.target) && ref.guardedBy === undefined)
 
 /** Whether storing `record` as `resource` locks any record (so that the write needs a transaction). */
 export const locksOnWrite = (resource: string, record: StoredRecord) =>

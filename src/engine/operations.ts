@@ -7,12 +7,10 @@
 import { CatalogueProject } from "../domain/resources/catalogue.ts"
 import { Customer } from "../domain/resources/Customer.ts"
 import { MeetingNote, ProductionNote, Project } from "../domain/resources/orders.ts"
-import { MachineGroup, Pps } from "../domain/resources/production.ts"
+import { Pps } from "../domain/resources/production.ts"
 import {
   Blank,
   Colour,
-  Currency,
-  MaterialSeries,
   PostProcessingService,
   ProductionParameterField,
   QuotationForm,
@@ -24,6 +22,7 @@ import {
 import { recordHandlers } from "./crud.ts"
 import type { EngineHandlers } from "./Operation.ts"
 import { orderHandlers } from "./orders.ts"
+import { currencyHandlers } from "./pricing/exchangeRates.ts"
 import { productionHandlers } from "./production.ts"
 
 const { sendToProduction, ...production } = productionHandlers
@@ -35,10 +34,8 @@ export const engineHandlers: EngineHandlers = {
   blank: recordHandlers(Blank),
   catalogue: recordHandlers(CatalogueProject),
   colour: recordHandlers(Colour),
-  currency: recordHandlers(Currency),
+  currency: currencyHandlers,
   customer: recordHandlers(Customer),
-  machineGroup: recordHandlers(MachineGroup),
-  materialSeries: recordHandlers(MaterialSeries),
   meetingNote: recordHandlers(MeetingNote),
   pps: recordHandlers(Pps),
   productionNote: recordHandlers(ProductionNote),

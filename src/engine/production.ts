@@ -5,7 +5,8 @@
  * The model is described in docs/workflows-production.md.
  */
 import type { EngineHandlers, GroupHandlers } from "./Operation.ts"
-import { machineHandlers, materialHandlers } from "./production/machines.ts"
+import { machineGroupHandlers, machineHandlers } from "./production/machines.ts"
+import { materialHandlers, materialSeriesHandlers } from "./production/materials.ts"
 import { reportMetricsHandlers } from "./production/metrics.ts"
 import { reelGroupHandlers, reelHandlers } from "./production/reels.ts"
 import { sendToProduction } from "./production/sendToProduction.ts"
@@ -13,12 +14,17 @@ import { serviceJobHandlers, serviceJobProductionHandlers } from "./production/s
 
 /** The production groups' handlers, and the ticket's `sendToProduction`. */
 export type ProductionHandlers =
-  & Pick<EngineHandlers, "machine" | "material" | "reel" | "reelGroup" | "reportMetrics" | "serviceJob" | "serviceJobProduction">
+  & Pick<
+    EngineHandlers,
+    "machine" | "machineGroup" | "material" | "materialSeries" | "reel" | "reelGroup" | "reportMetrics" | "serviceJob" | "serviceJobProduction"
+  >
   & { readonly sendToProduction: GroupHandlers<"ticket">["sendToProduction"] }
 
 export const productionHandlers: ProductionHandlers = {
   machine: machineHandlers,
+  machineGroup: machineGroupHandlers,
   material: materialHandlers,
+  materialSeries: materialSeriesHandlers,
   reel: reelHandlers,
   reelGroup: reelGroupHandlers,
   reportMetrics: reportMetricsHandlers,

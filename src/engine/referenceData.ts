@@ -89,9 +89,10 @@ const QUOTATION_FORMS = TECHNOLOGIES.map((technology) => ({
 /**
  * Currencies with their minor unit (ISO 4217 exponent) and a reference rate
  * to the base currency, EUR: units per 1 EUR. The rates are the engine's
- * reference data, rewritten at every start; an app gives its own rate per
- * quote (`exchangeRate` of POST /ticket/{ticketId}/quote), and every quote
- * records the rate it used (docs/pricing.md).
+ * reference data, rewritten at every start; an app replaces a rate with its
+ * own (PUT /currency/{id}/exchange-rate, pricing/exchangeRates.ts) or gives
+ * one per quote (`exchangeRate` of POST /ticket/{ticketId}/quote), and every
+ * quote records the rate it used (docs/pricing.md).
  */
 const CURRENCIES = [
   { id: "EUR", code: "EUR", name: "Euro", symbol: "€", minorUnits: 2, exchangeRate: 1 },

@@ -51,7 +51,8 @@ for (const backend of backends) {
         TechnologyGroup,
         UserGroup
       ],
-      []
+      // An app's own exchange rate is tested by exchange-rates.test.ts.
+      ["currency.setExchangeRate"]
     )
     const setup = Effect.gen(function*() {
       const client = yield* TestClient

@@ -254,6 +254,39 @@ for (const backend of backends) {
         }
       }))
 
+    it.effect("5: a workflow's write racing a delete of what it references never leaves a reference dangling", () =>
+      Effect.gen(function*() {
+        const { call } = yield* appWithTicket("integrity-workflow-race")
+        const filament = ok(yield* call("POST", "/material", { name: "Filament", technologyId: "fdm" }), "filament")
+        for (let round = 0; round < 10; round++) {
+          // A reel group (written by the reel workflow, not the record operations) and the material it is of.
+          const material = ok(yield* call("POST", "/material", { name: `PLA ${round}`, technologyId: "fdm" }), "material")
+          const [created, removed] = yield* Effect.all([
+            call("POST", "/reel-group", { name: `PLA ${round}`, materialId: material.id }),
+            call("DELETE", `/material/${material.id}`)
+          ], { concurrency: "unbounded" })
+          if (removed.status === 200) {
+            refused(created, 422, "UnknownReference", "materialId")
+          } else {
+            refused(removed, 409, "Conflict", "1 reel group (reelGroup)")
+            assert.strictEqual(ok(created, "reel group").materialId, material.id)
+          }
+
+          // A reel put on a machine while the machine is deleted: the delete releases it, or the reel is refused.
+          const group = ok(yield* call("POST", "/reel-group", { name: `Spool ${round}`, materialId: filament.id }), "spool group")
+          const [reel] = ok(yield* call("POST", `/inventory-product-location/${group.id}/reel`, { reels: [{ remainingWeight: 500 }] }), "reel")
+          const machine = ok(yield* call("POST", "/machine", { name: `P${round}`, technologyId: "fdm", location: MUNICH }), "machine")
+          const [loaded, gone] = yield* Effect.all([
+            call("PUT", "/reel", { id: reel.id, reelGroupId: group.id, remainingWeight: 500, machineId: machine.id }),
+            call("DELETE", `/machine/${machine.id}`)
+          ], { concurrency: "unbounded" })
+          assert.strictEqual(ok(gone, "machine deleted").id, machine.id)
+          if (loaded.status !== 200) refused(loaded, 422, "UnknownReference", "machineId")
+          const [after] = ok(yield* call("GET", `/inventory-product-location/${group.id}/reel`), "the group's reels")
+          assert.isNull(after.machineId, `round ${round}: the reel names deleted machine ${machine.id}`)
+        }
+      }))
+
     // ---------------------------------------------------------------------------------------------
     // Rule 7: numbers and identifiers
 

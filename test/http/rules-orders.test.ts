@@ -9,6 +9,7 @@ import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
 import { modelFetcherLayer } from "../../src/engine/geometry/ModelFetcher.ts"
 import { binaryStl, box } from "../../src/engine/geometry/writers.ts"
+import { RecordRepository } from "../../src/engine/RecordRepository.ts"
 import { backends } from "../support/backends.ts"
 import { FileHost, FileHostLive } from "../support/fileHost.ts"
 import { appWithTicket, ok, patch } from "../support/http.ts"
@@ -385,6 +386,72 @@ for (const backend of backends) {
           422,
           "ValidationError",
           "configurations.1.colourId"
+        )
+      }))
+
+    it.effect("eligibility from the other side: what parts and configurations are made of cannot change under them (422 naming the field)", () =>
+      Effect.gen(function*() {
+        const { appId, call, cube, pla, ticket } = yield* setup
+        const material = (body: Record<string, unknown>) => call("PUT", `/material/${pla.id}`, { name: "PLA", technologyId: "fdm", ...body })
+        ok(yield* call("POST", "/ticket-model", cube(ticket.id, { colourId: "white" })), "white part")
+        const catalogue = ok(yield* call("POST", "/catalogue", { name: "Parts" }), "catalogue")
+        const configuration = { technologyId: "fdm", materialId: pla.id, colourId: "black" }
+        const modelBody = (configurations: ReadonlyArray<Record<string, unknown>>) => ({
+          catalogueId: catalogue.id,
+          name: "Knob",
+          modelEndpoint: { url: "https://files.example/knob.stl" },
+          configurations
+        })
+        const model = ok(yield* call("POST", "/catalogue-model", modelBody([configuration])), "model")
+
+        // A material's technology is that of the parts and configurations made of it.
+        refused(yield* material({ technologyId: "sla" }), 422, "ValidationError", "technologyId: material PLA", "1 part (ticketModel)", "1 catalogue model")
+        // Its colours keep those of the parts and configurations made of it.
+        refused(yield* material({ colourIds: ["black"] }), 422, "ValidationError", "colourIds", "is white")
+        refused(yield* material({ colourIds: ["white"] }), 422, "ValidationError", "colourIds", `catalogue model Knob (${model.id}) is black`)
+        const grown = ok(yield* material({ colourIds: ["black", "white", "red"] }), "a colour added")
+        assert.deepStrictEqual(grown.colourIds, ["black", "white", "red"])
+
+        // A configuration that parts were made from keeps its technology.
+        const id = model.configurations[0].id
+        ok(
+          yield* call("POST", "/ticket-model", {
+            ticketId: ticket.id,
+            catalogueModelConfigurationId: id,
+            technologyId: "fdm",
+            materialId: pla.id,
+            quantity: 1
+          }),
+          "part from the configuration"
+        )
+        const resin = ok(yield* call("POST", "/material", { name: "Resin", technologyId: "sla" }), "resin")
+        refused(
+          yield* call("PUT", `/catalogue-model/${model.id}`, modelBody([{ id, technologyId: "sla", materialId: resin.id }])),
+          422,
+          "ValidationError",
+          "configurations.0.technologyId",
+          "1 part (ticketModel)"
+        )
+
+        // A material is of its series' technology, and a series with materials keeps its technology.
+        const series = yield* Effect.provide(
+          Effect.flatMap(RecordRepository, (records) => records.insert("materialSeries", appId, { technologyId: "fdm", name: "Filaments" })),
+          RecordRepository.layer
+        )
+        refused(
+          yield* call("POST", "/material", { name: "Resin", technologyId: "sla", materialSeriesId: series.id }),
+          422,
+          "ValidationError",
+          "materialSeriesId",
+          "is fdm"
+        )
+        ok(yield* call("POST", "/material", { name: "PETG", technologyId: "fdm", materialSeriesId: series.id }), "PETG in the series")
+        refused(
+          yield* call("PUT", `/material-series/${series.id}`, { technologyId: "sla", name: "Filaments" }),
+          422,
+          "ValidationError",
+          "technologyId: material series",
+          "1 material (material)"
         )
       }))
 

@@ -367,6 +367,55 @@ for (const backend of backends) {
           "ValidationError",
           "technologyId"
         )
+        // From the group's side: its technology is its machines', so it cannot change under them.
+        yield* post("/machine", { name: "P2", technologyId: "fdm", machineGroupId: fdmGroup.id, location: MUNICH })
+        refused(
+          yield* call("PUT", `/machine-group/${fdmGroup.id}`, { name: "Printers", technologyId: "sla" }),
+          422,
+          "ValidationError",
+          "technologyId: machine group",
+          "2 machines (machine)"
+        )
+        const unchanged = yield* call("GET", `/machine-group/${fdmGroup.id}`)
+        assert.strictEqual(unchanged.json().technologyId, "fdm")
+        // Other fields change freely; an empty group takes another technology.
+        assert.strictEqual((yield* call("PUT", `/machine-group/${fdmGroup.id}`, { name: "FDM farm", technologyId: "fdm" })).json().name, "FDM farm")
+        const empty = yield* post("/machine-group", { name: "Spare", technologyId: "fdm" })
+        assert.strictEqual((yield* call("PUT", `/machine-group/${empty.id}`, { name: "Spare", technologyId: "sla" })).json().technologyId, "sla")
+      }))
+
+    it.effect("a machine group or machine named by a service job keeps its technology; so does a part in a job", () =>
+      Effect.gen(function*() {
+        const { call, post, ticket, part, materials, job } = yield* setup
+        const group = yield* post("/machine-group", { name: "Printers", technologyId: "fdm" })
+        const printer = yield* post("/machine", { name: "P1", technologyId: "fdm", location: MUNICH })
+        const t = yield* ticket("Jobs by hand")
+        const p = yield* part(t.id, "fdm", 2)
+        yield* job("By hand", "fdm", [p.id], { machineGroupId: group.id, machineId: printer.id })
+        refused(
+          yield* call("PUT", `/machine-group/${group.id}`, { name: "Printers", technologyId: "sla" }),
+          422,
+          "ValidationError",
+          "technologyId",
+          "1 service job (serviceJob)"
+        )
+        refused(
+          yield* call("PUT", `/machine/${printer.id}`, { name: "P1", technologyId: "sla", location: MUNICH }),
+          422,
+          "ValidationError",
+          "technologyId: machine",
+          "1 service job (serviceJob)"
+        )
+        // The part's ticket is a draft, so the part can change, but not out of its job's technology.
+        const { createdAt: _c, fileName: _f, geometry: _g, id: _i, productionTimes: _p, totalPrice: _t, unitPrice: _u, updatedAt: _m, ...body } = p
+        refused(
+          yield* call("PUT", `/ticket-model/${p.id}`, { ...body, technologyId: "sla", materialId: materials.sla.id }),
+          422,
+          "ValidationError",
+          "technologyId: part",
+          "1 service job (serviceJob)"
+        )
+        assert.strictEqual((yield* call("PUT", `/ticket-model/${p.id}`, { ...body, quantity: 3 })).json().quantity, 3)
       }))
 
     it.effect("reels are loaded only on machines of their material's technology", () =>

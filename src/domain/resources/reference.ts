@@ -31,13 +31,25 @@ export const Currency = defineResource({
       examples: [2]
     }),
     exchangeRate: Positive.annotate({
-      description: "Reference rate: units of this currency per 1 EUR, the base currency (1 for EUR). A quote records the rate it used; " +
+      description: "Units of this currency per 1 EUR, the base currency (1 for EUR): the app's own rate when it set one " +
+        "(PUT /currency/{id}/exchange-rate), else the engine's reference rate. A quote records the rate it used; " +
         "POST /ticket/{ticketId}/quote may give its own",
       examples: [1]
     })
   },
   filters: ["code"],
   storage: { global: true }
+})
+
+/** The most units of a currency per 1 EUR an app's rate may give (far above any currency's). */
+export const MAX_EXCHANGE_RATE = 1_000_000
+
+/** `PUT /currency/{id}/exchange-rate`: the app's own rate of a currency. */
+export const ExchangeRateRequest = Schema.Struct({
+  exchangeRate: Positive.check(Schema.isLessThanOrEqualTo(MAX_EXCHANGE_RATE)).annotate({
+    description: `Units of the currency per 1 EUR, above 0 and at most ${MAX_EXCHANGE_RATE}; EUR's is 1`,
+    examples: [1.08]
+  })
 })
 
 export const Colour = defineResource({

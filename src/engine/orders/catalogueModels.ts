@@ -9,8 +9,10 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { CatalogueModel } from "../../domain/resources/catalogue.ts"
+import { TicketModel } from "../../domain/resources/orders.ts"
 import { asRecord, type PrepareInput, recordHandlers, type RecordHooks, type RecordOf, type StoredFields } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
+import { usedBy } from "../integrity.ts"
 import type { OperationContext, Step } from "../Operation.ts"
 import { GLOBAL_APP, RecordRepository, type StoredRecord } from "../RecordRepository.ts"
 import { fileNameOf } from "./common.ts"
@@ -46,6 +48,26 @@ const checkConfigurations = (context: OperationContext, configurations: Model["c
   })
 
 /**
+ * A part made from a configuration is of its technology: a configuration
+ * that parts were made from keeps it (422 naming
+ * `configurations.<i>.technologyId` and the parts).
+ */
+const checkMadeFrom = (context: OperationContext, input: Model["configurations"], previous: Model) =>
+  Effect.gen(function*() {
+    for (const [index, configuration] of input.entries()) {
+      const before = previous.configurations.find((candidate) => candidate.id !== undefined && candidate.id === configuration.id)
+      if (before === undefined || before.technologyId === configuration.technologyId) continue
+      const parts = yield* usedBy(CatalogueModel.name, context.appId, { id: previous.id, configurations: [before] }, [TicketModel.name])
+      if (parts !== undefined) {
+        return yield* EngineError.invalid(
+          `configurations.${index}.technologyId: configuration ${before.id} is used by ${parts} of ${before.technologyId}: ` +
+            `its technology cannot change to ${configuration.technologyId}`
+        )
+      }
+    }
+  })
+
+/**
  * Completes a catalogue model before it is stored: its configurations
  * checked and given ids (existing ids are kept), and its model file analysed
  * when it is new (a model stored before the analysis existed has no
@@ -58,6 +80,7 @@ const prepareCatalogueModel = (
 ): Step<StoredFields<typeof CatalogueModel>> =>
   Effect.gen(function*() {
     yield* checkConfigurations(context, input.configurations)
+    if (previous !== undefined) yield* checkMadeFrom(context, input.configurations, previous)
     const endpoint = input.modelEndpoint
     const sameFile = previous !== undefined && previous.geometry !== undefined
       && previous.modelEndpoint.url === endpoint.url && previous.modelEndpoint.fileName === endpoint.fileName

@@ -12,6 +12,7 @@ import { asRecord, findRecord, getRecord, listRecords, type RecordOf } from "../
 import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
 import { RecordRepository } from "../RecordRepository.ts"
+import { insertLocked, replaceLocked } from "../writes.ts"
 import { servicesOf } from "./eligibility.ts"
 
 const MachiningStrategies = defineResource({
@@ -35,7 +36,6 @@ export const getMachiningStrategy: PartHandlers["getMachiningStrategy"] = (conte
 
 export const setMachiningStrategy: PartHandlers["setMachiningStrategy"] = (context, { params: { serviceId, ticketModelId }, payload }) =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
     const part = yield* getRecord(TicketModel, context.appId, ticketModelId)
     const services = servicesOf(part)
     if (!services.includes(serviceId)) {
@@ -47,8 +47,8 @@ export const setMachiningStrategy: PartHandlers["setMachiningStrategy"] = (conte
     const data: typeof MachiningStrategy.Type = { ...payload, ticketModelId, serviceId }
     const existing = yield* findRecord(MachiningStrategies, context.appId, id)
     const stored = existing === undefined
-      ? yield* records.insert(MachiningStrategies.name, context.appId, data, { id })
-      : yield* records.replace(MachiningStrategies.name, context.appId, id, data)
+      ? yield* insertLocked(MachiningStrategies.name, context.appId, data, { id })
+      : yield* replaceLocked(MachiningStrategies.name, context.appId, id, data)
     return stored === undefined ? data : strategyOf(asRecord(MachiningStrategies, stored))
   })
 

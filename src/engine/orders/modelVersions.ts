@@ -9,13 +9,13 @@ import { ModelVersion, type TicketModel } from "../../domain/resources/orders.ts
 import { getRecord, listRecords, type RecordOf, type StoredFields } from "../crud.ts"
 import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
 import { RecordRepository } from "../RecordRepository.ts"
+import { insertLocked } from "../writes.ts"
 
 type Part = RecordOf<typeof TicketModel>
 
 /** Stores the part's model as its next model version (the first for a new part, with no lookup). */
 export const addVersion = (context: OperationContext, part: Part, first = false): Step<void> =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
     const existing = first ? [] : yield* listRecords(ModelVersion, context.appId, { ticketModelId: part.id })
     const version: StoredFields<typeof ModelVersion> = {
       ticketModelId: part.id,
@@ -24,7 +24,7 @@ export const addVersion = (context: OperationContext, part: Part, first = false)
       modelEndpoint: part.modelEndpoint ?? null,
       geometry: part.geometry
     }
-    yield* records.insert(ModelVersion.name, context.appId, version)
+    yield* insertLocked(ModelVersion.name, context.appId, version)
   })
 
 /** Removes the versions of a part that is gone. */

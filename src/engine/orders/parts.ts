@@ -9,6 +9,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { Ticket, TicketModel } from "../../domain/resources/orders.ts"
+import { ServiceJob } from "../../domain/resources/production.ts"
 import {
   asRecord,
   findRecord,
@@ -22,9 +23,10 @@ import {
   transactional
 } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
+import { usedBy } from "../integrity.ts"
 import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
 import { pricePart } from "../pricing/pricePart.ts"
-import { RecordRepository } from "../RecordRepository.ts"
+import { replaceLocked } from "../writes.ts"
 import { checkMaterial, checkParameters, checkServices } from "./eligibility.ts"
 import { getMachiningStrategy, pruneStrategies, setMachiningStrategy } from "./machiningStrategies.ts"
 import { addVersion, removeVersions } from "./modelVersions.ts"
@@ -51,9 +53,21 @@ const configurationOf = (context: OperationContext, input: PrepareInput<typeof T
     return found
   })
 
+/** A part in a service job is of the job's technology: its own changes only once no job names it. */
+const checkJobsOf = (context: OperationContext, previous: Part, technologyId: string): Step<void> =>
+  Effect.gen(function*() {
+    if (previous.technologyId === technologyId) return
+    const jobs = yield* usedBy(TicketModel.name, context.appId, previous, [ServiceJob.name])
+    if (jobs !== undefined) {
+      return yield* EngineError.invalid(
+        `technologyId: part ${previous.name ?? previous.id} is in ${jobs} of ${previous.technologyId}: its technology cannot change to ${technologyId}`
+      )
+    }
+  })
+
 /**
  * Completes a part before it is stored: its tickets open for changes, what
- * it is made of eligible, a new model's file name and geometry (a replace
+ * it is made of eligible (and of its service jobs' technology), a new model's file name and geometry (a replace
  * with the same model keeps them), then the price calculation, on every
  * write: new parameters, quantity, material or services give new production
  * times and prices.
@@ -61,6 +75,7 @@ const configurationOf = (context: OperationContext, input: PrepareInput<typeof T
 const prepareTicketModel = (context: OperationContext, input: PrepareInput<typeof TicketModel>, previous: Part | undefined): Step<PartFields> =>
   Effect.gen(function*() {
     yield* checkOpenForChanges(context, ticketsOf(input, previous))
+    if (previous !== undefined) yield* checkJobsOf(context, previous, input.technologyId)
     yield* checkMaterial(context, input)
     yield* checkParameters(context, input.technologyId, input.productionParameterIds)
     yield* checkServices(context, input.technologyId, input.serviceIds ?? [], "serviceIds")
@@ -135,12 +150,11 @@ const fromCatalogue: PartHandlers["fromCatalogue"] = (context, { payload: { part
 /** `PUT /ticket-model/{id}/post-processing`: a change of the part like any other, priced again, in one transaction with its ticket's move. */
 const setPostProcessing: PartHandlers["setPostProcessing"] = (context, { params: { ticketModelId: id }, payload: { serviceIds } }) =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
     const part = yield* getRecord(TicketModel, context.appId, id)
     yield* ticketsChanged(context, [part.ticketId])
     yield* checkServices(context, part.technologyId, serviceIds, "serviceIds")
     const priced = yield* pricePart(context, { ...part, serviceIds })
-    const replaced = yield* records.replace(TicketModel.name, context.appId, id, priced)
+    const replaced = yield* replaceLocked(TicketModel.name, context.appId, id, priced)
     if (replaced === undefined) return yield* EngineError.notFound(TicketModel.name, id)
     const stored = asRecord(TicketModel, replaced)
     yield* pruneStrategies(context, stored)
@@ -156,6 +170,7 @@ export const partHandlers: Omit<PartHandlers, "similarity"> = {
   remove: parts.remove,
   fromCatalogue,
   getMachiningStrategy,
-  setMachiningStrategy,
+  // The strategy is written with its part locked, so that a delete of the part finds it and removes it.
+  setMachiningStrategy: transactional(setMachiningStrategy),
   setPostProcessing: transactional(setPostProcessing)
 }

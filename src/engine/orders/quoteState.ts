@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import { TicketQuote } from "../../domain/resources/orders.ts"
 import { listRecords, type RecordOf } from "../crud.ts"
 import type { OperationContext, Step } from "../Operation.ts"
-import { RecordRepository } from "../RecordRepository.ts"
+import { replaceLocked } from "../writes.ts"
 
 export type Quote = RecordOf<typeof TicketQuote>
 export type QuoteStateName = Quote["state"]
@@ -35,8 +35,7 @@ export const openQuotes = (context: OperationContext, ticketId: string, now = Da
 /** Closes the ticket's open quotes: `superseded` (a newer quote, a change of the ticket) or `withdrawn` (the ticket cancelled). */
 export const closeOpenQuotes = (context: OperationContext, ticketId: string, state: "superseded" | "withdrawn"): Step<void> =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
     for (const quote of yield* openQuotes(context, ticketId)) {
-      yield* records.replace(TicketQuote.name, context.appId, quote.id, { ...quote, state })
+      yield* replaceLocked(TicketQuote.name, context.appId, quote.id, { ...quote, state })
     }
   })

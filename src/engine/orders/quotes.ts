@@ -12,7 +12,7 @@ import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
 import { currencyTerms } from "../pricing/currencies.ts"
 import { BASE_CURRENCY, toMinor } from "../pricing/money.ts"
-import { RecordRepository } from "../RecordRepository.ts"
+import { insertLocked, replaceLocked } from "../writes.ts"
 import { itemLine, partLine, type QuoteLine, type QuoteTerms, reviseLines, totalOf } from "./quoteLines.ts"
 import { listQuotes } from "./quoteList.ts"
 import { asRead, closeOpenQuotes, openQuotes, type Quote, quoteLabel } from "./quoteState.ts"
@@ -54,7 +54,6 @@ const termsOf = (
 /** `POST /ticket/{ticketId}/quote`: a sent quote of the ticket's parts and items; it supersedes the open one, and the ticket is quoted. */
 const createQuote: GroupHandlers<"ticket">["quote"] = (context, { params: { ticketId }, payload }) =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
     const ticket = yield* getLockedTicket(context, ticketId)
     if (!QUOTABLE.includes(ticket.state)) {
       return yield* EngineError.conflict(`${ticketLabel(ticket)} is ${ticket.state}: only a draft or quoted ticket can be quoted`)
@@ -80,7 +79,7 @@ const createQuote: GroupHandlers<"ticket">["quote"] = (context, { params: { tick
       ...(payload.notes === undefined ? {} : { notes: payload.notes })
     }
     yield* closeOpenQuotes(context, ticketId, "superseded")
-    const created = yield* records.insert(TicketQuote.name, context.appId, quote, { numberPrefix: TicketQuote.storage.numberPrefix })
+    const created = yield* insertLocked(TicketQuote.name, context.appId, quote, { numberPrefix: TicketQuote.storage.numberPrefix })
     if (ticket.state !== "quoted") yield* moveTicket(context, ticket, "quoted")
     return asRead(asRecord(TicketQuote, created))
   })
@@ -118,7 +117,6 @@ const checkNewest = (context: OperationContext, quote: Quote, ticket: TicketReco
  */
 const replaceQuote: GroupHandlers<"ticketQuote">["replace"] = (context, { params: { id }, payload }) =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
     const ticket = yield* getLockedTicket(context, (yield* getRecord(TicketQuote, context.appId, id)).ticketId)
     const quote = asRead(yield* getRecord(TicketQuote, context.appId, id))
     if (quote.state !== "sent") {
@@ -157,7 +155,7 @@ const replaceQuote: GroupHandlers<"ticketQuote">["replace"] = (context, { params
       total: totalOf(lines, minorUnits),
       ...(payload.notes === undefined ? {} : { notes: payload.notes })
     }
-    const replaced = yield* records.replace(TicketQuote.name, context.appId, id, revised)
+    const replaced = yield* replaceLocked(TicketQuote.name, context.appId, id, revised)
     if (replaced === undefined) return yield* EngineError.notFound(TicketQuote.name, id)
     if (payload.state === "accepted") yield* moveTicket(context, ticket, "accepted")
     return asRead(asRecord(TicketQuote, replaced))

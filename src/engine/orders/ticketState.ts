@@ -10,7 +10,8 @@ import { Ticket, type TicketState } from "../../domain/resources/orders.ts"
 import { asRecord, findRecord, type RecordOf } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { OperationContext, Step } from "../Operation.ts"
-import { RecordRepository, type StoredRecord } from "../RecordRepository.ts"
+import type { StoredRecord } from "../RecordRepository.ts"
+import { replaceLocked } from "../writes.ts"
 import { closeOpenQuotes } from "./quoteState.ts"
 
 export type TicketRecord = RecordOf<typeof Ticket>
@@ -41,8 +42,7 @@ export const getLockedTicket = (context: OperationContext, id: string): Step<Tic
 /** Moves a ticket to `state` (whole-record replace of the stored ticket). */
 export const moveTicket = (context: OperationContext, ticket: TicketRecord, state: State): Step<TicketRecord> =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const moved = yield* records.replace(Ticket.name, context.appId, ticket.id, { ...ticket, state })
+    const moved = yield* replaceLocked(Ticket.name, context.appId, ticket.id, { ...ticket, state })
     return moved === undefined ? yield* EngineError.notFound("ticket", ticket.id) : asRecord(Ticket, moved)
   })
 

@@ -1,11 +1,11 @@
 /**
- * What pricing needs of a currency: its minor unit and its reference rate to
- * the base currency (units per 1 EUR), from the global reference data.
+ * What pricing needs of a currency: its minor unit, from the global
+ * reference data, and its rate to the base currency (units per 1 EUR) as the
+ * app reads it: its own, else the reference rate (exchangeRates.ts).
  */
 import { Effect } from "effect"
-import { Currency } from "../../domain/resources/reference.ts"
-import { findRecord } from "../crud.ts"
 import type { OperationContext, Step } from "../Operation.ts"
+import { findCurrency } from "./exchangeRates.ts"
 
 export interface CurrencyTerms {
   readonly currencyId: string
@@ -17,6 +17,6 @@ export interface CurrencyTerms {
 /** The terms of a currency the app sees; undefined for one it does not. */
 export const currencyTerms = (context: OperationContext, currencyId: string): Step<CurrencyTerms | undefined> =>
   Effect.map(
-    findRecord(Currency, context.appId, currencyId),
+    findCurrency(context, currencyId),
     (currency) => currency === undefined ? undefined : { currencyId: currency.id, minorUnits: currency.minorUnits, exchangeRate: currency.exchangeRate }
   )

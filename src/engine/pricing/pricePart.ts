@@ -10,7 +10,7 @@ import { Machine, MachineGroup } from "../../domain/resources/production.ts"
 import { Material, PostProcessingService } from "../../domain/resources/reference.ts"
 import { findRecord, listRecords, type RecordOf, type StoredFields } from "../crud.ts"
 import type { OperationContext, Step } from "../Operation.ts"
-import { MATERIAL_DEFAULTS } from "../production/machines.ts"
+import { MATERIAL_DEFAULTS } from "../production/materials.ts"
 import { calculatePrice, type PostProcessing } from "./calculate.ts"
 import { DEFAULT_MACHINE_RATES } from "./rates.ts"
 

@@ -1,59 +1,20 @@
 /**
- * Materials (defaults per technology), machines (the reels they hold, all of
- * its technology, the technology of its group) and the proximity search.
+ * Machine groups and machines (the reels they hold, all of its technology,
+ * the technology of its group) and the proximity search. A machine's
+ * technology is its group's and its service jobs': neither changes while the
+ * other names it.
  */
 import { Effect } from "effect"
-import { Machine, MachineGroup, Reel } from "../../domain/resources/production.ts"
-import { Material } from "../../domain/resources/reference.ts"
+import { Machine, MachineGroup, Reel, ServiceJob } from "../../domain/resources/production.ts"
 import { findRecord, getRecord, listRecords, type PrepareInput, recordHandlers, type RecordHooks, type RecordOf, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
+import { usedBy } from "../integrity.ts"
 import type { GroupHandlers, OperationContext } from "../Operation.ts"
-import { checkHeldReels, checkLoadable, REEL_GROUP } from "./reelRules.ts"
+import { checkHeldReels, checkLoadable } from "./reelRules.ts"
 import { releaseReelsOf } from "./reels.ts"
-import { listStored, replaceRecord, unique } from "./store.ts"
+import { replaceRecord, unique } from "./store.ts"
 
 type MachineHandlers = GroupHandlers<"machine">
-
-/** Density (g/cm³) and price per kg of a material when its record gives none. */
-export const MATERIAL_DEFAULTS: Readonly<Record<string, { readonly density: number; readonly pricePerKg: number }>> = {
-  fdm: { density: 1.24, pricePerKg: 25 },
-  sla: { density: 1.15, pricePerKg: 120 },
-  sls: { density: 1.01, pricePerKg: 70 },
-  mjf: { density: 1.01, pricePerKg: 60 },
-  "cnc-milling": { density: 2.7, pricePerKg: 8 }
-}
-
-/** A material that changes technology must leave no reel of it on a machine of the old one. */
-const checkLoadedReels = (context: OperationContext, material: RecordOf<typeof Material>, technologyId: string) =>
-  Effect.gen(function*() {
-    for (const group of yield* listStored(REEL_GROUP, context.appId, { equals: { materialId: [material.id] } })) {
-      for (const reel of yield* listRecords(Reel, context.appId, { reelGroupId: String(group.id) })) {
-        if (typeof reel.machineId !== "string") continue
-        const machine = yield* findRecord(Machine, context.appId, reel.machineId)
-        if (machine !== undefined && machine.technologyId !== technologyId) {
-          return yield* EngineError.invalid(
-            `technologyId: reel ${reel.id} of material ${material.id} is loaded on machine ${machine.id} (${machine.technologyId})`
-          )
-        }
-      }
-    }
-  })
-
-const materialHooks: RecordHooks<typeof Material> = {
-  prepare: (context, input, previous) =>
-    Effect.gen(function*() {
-      if (previous !== undefined && previous.technologyId !== input.technologyId) yield* checkLoadedReels(context, previous, input.technologyId)
-      const defaults = MATERIAL_DEFAULTS[input.technologyId]
-      if (defaults === undefined) return input
-      return {
-        ...input,
-        density: input.density ?? defaults.density,
-        pricePerKg: input.pricePerKg ?? defaults.pricePerKg
-      }
-    })
-}
-
-export const materialHandlers: GroupHandlers<"material"> = recordHandlers(Material, materialHooks)
 
 /**
  * A machine is of its group's technology, and of that of every reel it
@@ -71,12 +32,40 @@ const prepareMachine = (context: OperationContext, input: PrepareInput<typeof Ma
       }
     }
     if (previous !== undefined && previous.technologyId !== input.technologyId) {
+      const jobs = yield* usedBy(Machine.name, context.appId, previous, [ServiceJob.name])
+      if (jobs !== undefined) {
+        return yield* EngineError.invalid(
+          `technologyId: machine ${previous.id} is used by ${jobs} of ${previous.technologyId}: its technology cannot change to ${input.technologyId}`
+        )
+      }
       yield* checkHeldReels(context, { id: previous.id, technologyId: input.technologyId })
     }
     return { ...input, reelIds: input.reelIds ?? [] }
   })
 
 const machineHooks: RecordHooks<typeof Machine> = { prepare: prepareMachine }
+
+/**
+ * A machine's technology is its group's, and a service job's machine group
+ * is of the job's technology: a group's technology changes only while no
+ * machine and no service job names the group (422 naming `technologyId`).
+ */
+const machineGroupHooks: RecordHooks<typeof MachineGroup> = {
+  prepare: (context, input, previous) =>
+    Effect.gen(function*() {
+      if (previous === undefined || previous.technologyId === input.technologyId) return input
+      const users = yield* usedBy(MachineGroup.name, context.appId, previous, [Machine.name, ServiceJob.name])
+      if (users !== undefined) {
+        return yield* EngineError.invalid(
+          `technologyId: machine group ${previous.id} is used by ${users} of ${previous.technologyId}: ` +
+            `a machine's technology is its group's, so the group's cannot change to ${input.technologyId}`
+        )
+      }
+      return input
+    })
+}
+
+export const machineGroupHandlers: GroupHandlers<"machineGroup"> = recordHandlers(MachineGroup, machineGroupHooks)
 
 /** Mean Earth radius (IUGG), km. */
 export const EARTH_RADIUS_KM = 6371.0088
@@ -119,7 +108,8 @@ const reelsOf = (appId: string, reelIds: ReadonlyArray<string>) =>
 /**
  * PUT /machine/{machineId}/reels: the machine holds exactly the given reels,
  * each of a material of its technology. Each reel's `machineId` follows; a reel taken from another machine leaves
- * that machine's `reelIds`; reels no longer listed are released.
+ * that machine's `reelIds`; reels no longer listed are released. A machine's row is written before its reels' rows,
+ * the order its delete locks them in (writes.ts): a delete running meanwhile waits, or has gone and this is its 404.
  */
 const assignReels: MachineHandlers["assignReels"] = (context, { params: { machineId }, payload }) =>
   Effect.gen(function*() {
@@ -127,6 +117,8 @@ const assignReels: MachineHandlers["assignReels"] = (context, { params: { machin
     const reelIds = unique(payload.reelIds)
     const reels = yield* reelsOf(context.appId, reelIds)
     for (const reel of reels) yield* checkLoadable(context, "reelIds", reel, machine)
+    const updated = yield* replaceRecord(Machine, context.appId, machineId, { ...machine, reelIds })
+    if (updated === undefined) return yield* EngineError.notFound("machine", machineId)
     // Released: reels this machine held that are not listed any more.
     for (const reel of yield* listRecords(Reel, context.appId, { machineId })) {
       if (!reelIds.includes(reel.id)) yield* replaceRecord(Reel, context.appId, reel.id, { ...reel, machineId: null })
@@ -141,8 +133,7 @@ const assignReels: MachineHandlers["assignReels"] = (context, { params: { machin
       }
       if (previousMachineId !== machineId) yield* replaceRecord(Reel, context.appId, reel.id, { ...reel, machineId })
     }
-    const updated = yield* replaceRecord(Machine, context.appId, machineId, { ...machine, reelIds })
-    return updated ?? (yield* EngineError.notFound("machine", machineId))
+    return updated
   })
 
 const machineRecords = recordHandlers(Machine, machineHooks)
