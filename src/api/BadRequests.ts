@@ -1,26 +1,57 @@
 /**
  * A request that fails its schema, as the 400 that names the first field or
- * parameter at fault: the same words for a REST call, an admin call and an
- * MCP tool's arguments.
+ * parameter at fault in `message` and every one in `errors`: the same words
+ * for a REST call, an admin call and an MCP tool's arguments.
  */
 import { SchemaIssue } from "effect"
 import type { HttpApiError } from "effect/http-api"
-import { BadRequest } from "../domain/Errors.ts"
+import { BadRequest, type FieldProblem } from "../domain/Errors.ts"
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
-/**
- * What is wrong at the first problem: a required key absent, a key not in the
- * schema, or a bad value. Wrappers (pointers, composites, codec steps) are
- * followed down to the first leaf.
- */
-const problemKind = (issue: SchemaIssue.Issue): "missing" | "unknown" | "invalid" => {
-  if (issue._tag === "MissingKey") return "missing"
-  if (issue._tag === "UnexpectedKey") return "unknown"
-  if ("issue" in issue) return problemKind(issue.issue)
-  if ("issues" in issue && issue.issues.length > 0) return problemKind(issue.issues[0]!)
-  return "invalid"
+type Kind = "missing" | "unknown" | "invalid"
+
+/** One leaf of a schema issue: what is wrong, and where. */
+interface Problem {
+  readonly kind: Kind
+  readonly path: ReadonlyArray<string>
+  readonly message: string
 }
+
+const segment = (key: PropertyKey | { readonly key: PropertyKey }) => typeof key === "object" ? String(key.key) : String(key)
+
+/**
+ * Every problem of an issue, in the order the schema found them: a required
+ * key absent, a key not in the schema, or a bad value (a check, a type, a
+ * union no member of which matched), each at its path.
+ */
+const problemsOf = (issue: SchemaIssue.Issue, path: ReadonlyArray<string> = []): ReadonlyArray<Problem> => {
+  switch (issue._tag) {
+    case "Pointer":
+      return problemsOf(issue.issue, [...path, ...issue.path.map(segment)])
+    case "Encoding":
+      return problemsOf(issue.issue, path)
+    case "AnyOf":
+      // A union that one member explains (the HttpApi's payload, one media type): that member's problems.
+      return issue.issues.length === 1 ? problemsOf(issue.issues[0]!, path) : formatted(issue, path)
+    case "Composite":
+      return issue.issues.flatMap((inner) => problemsOf(inner, path))
+    case "MissingKey":
+      return [{ kind: "missing", path, message: "Missing required value" }]
+    case "UnexpectedKey":
+      return [{ kind: "unknown", path, message: "Unknown: not accepted here" }]
+    default:
+      return formatted(issue, path)
+  }
+}
+
+/** A bad value (a check, a type, a union no member of which matched) as the formatter words it, at its path. */
+const formatted = (issue: SchemaIssue.Issue, path: ReadonlyArray<string>): ReadonlyArray<Problem> =>
+  formatIssues(issue).issues.map((leaf) => ({
+    kind: "invalid",
+    path: [...path, ...(leaf.path ?? []).map(segment)],
+    message: leaf.message
+  }))
 
 const LOCATION = {
   Payload: "field",
@@ -31,27 +62,56 @@ const LOCATION = {
   ResponseHeaders: "response header"
 } as const
 
-/** A request that failed its schema, as a 400 naming the first field at fault. */
-export const schemaErrorToBadRequest = (error: HttpApiError.HttpApiSchemaError): BadRequest => {
-  const where = LOCATION[error.kind]
-  const [first] = formatIssues(error.cause.issue).issues
-  if (first === undefined || first.path === undefined || first.path.length === 0) {
-    return BadRequest.of(
-      error.kind === "Payload" || error.kind === "Body"
-        ? `The request body is not a valid JSON object: ${first?.message ?? "unreadable"}`
-        : `Invalid ${where}: ${first?.message ?? "unreadable"}`
-    )
-  }
-  const segments = first.path.map((key) => (typeof key === "object" ? String(key.key) : String(key)))
-  // A body field is named by its path (`lines.0.quantity`); a parameter by its name, even when
-  // the fault is in one of its repeated values (`?state=done&state=nope` names "state", not "state.1").
-  const name = error.kind === "Payload" || error.kind === "Body" ? segments.join(".") : segments[0]!
-  switch (problemKind(error.cause.issue)) {
+type SchemaErrorKind = HttpApiError.HttpApiSchemaError["kind"]
+
+const isBody = (kind: SchemaErrorKind) => kind === "Payload" || kind === "Body"
+
+/**
+ * A body field is named by its path (`lines.0.quantity`); a parameter by its name, even when
+ * the fault is in one of its repeated values (`?state=done&state=nope` names "state", not "state.1").
+ */
+const nameOf = (kind: SchemaErrorKind, path: ReadonlyArray<string>) => isBody(kind) ? path.join(".") : path[0]!
+
+/** The sentence naming one problem, as `message` says the first one. */
+const sentence = (kind: SchemaErrorKind, problem: Problem) => {
+  const where = LOCATION[kind]
+  const name = nameOf(kind, problem.path)
+  switch (problem.kind) {
     case "missing":
-      return BadRequest.of(`Missing required ${where} "${name}"`, "MissingField")
+      return `Missing required ${where} "${name}"`
     case "unknown":
-      return BadRequest.of(`Unknown ${where} "${name}"`, "UnknownField")
+      return `Unknown ${where} "${name}"`
     case "invalid":
-      return BadRequest.of(`Invalid value for ${where} "${name}": ${first.message}`)
+      return `Invalid value for ${where} "${name}": ${problem.message}`
   }
 }
+
+const TYPES: Record<Kind, string> = { missing: "MissingField", unknown: "UnknownField", invalid: "ValidationError" }
+
+/** The `errors` of a 400: each field or parameter at fault once per distinct sentence. */
+const listed = (found: ReadonlyArray<{ readonly kind: SchemaErrorKind; readonly problem: Problem }>): ReadonlyArray<FieldProblem> => {
+  const errors = new Map<string, FieldProblem>()
+  for (const { kind, problem } of found) {
+    if (problem.path.length === 0) continue
+    const message = sentence(kind, problem)
+    errors.set(message, { path: nameOf(kind, problem.path), message })
+  }
+  return [...errors.values()]
+}
+
+/** Problems of several parts of one request (an MCP tool's arguments span path, query and body), as one 400. */
+export const badRequestOf = (parts: ReadonlyArray<{ readonly kind: SchemaErrorKind; readonly issue: SchemaIssue.Issue }>): BadRequest => {
+  const found = parts.flatMap(({ issue, kind }) => problemsOf(issue).map((problem) => ({ kind, problem })))
+  const first = found[0]
+  if (first === undefined || first.problem.path.length === 0) {
+    const kind = first?.kind ?? "Payload"
+    const message = first?.problem.message ?? "unreadable"
+    return BadRequest.of(
+      isBody(kind) ? `The request body is not a valid JSON object: ${message}` : `Invalid ${LOCATION[kind]}: ${message}`
+    )
+  }
+  return BadRequest.of(sentence(first.kind, first.problem), TYPES[first.problem.kind], listed(found))
+}
+
+/** A request that failed its schema, as a 400 naming the first field at fault and listing every one. */
+export const schemaErrorToBadRequest = (error: HttpApiError.HttpApiSchemaError): BadRequest => badRequestOf([{ kind: error.kind, issue: error.cause.issue }])

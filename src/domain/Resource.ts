@@ -7,8 +7,13 @@
  * create and of a whole-record replace, and the list query with the spec's
  * conventions (repeatable `ids`, one date or a range per date field, equality
  * filters on chosen fields, paging).
+ *
+ * A replace accepts the record as read (read-modify-write): the `id` (checked
+ * against the path's by the gateway), the timestamps and the computed fields
+ * are accepted and dropped on decoding, so the engine only ever sees the
+ * writable fields.
  */
-import { Schema } from "effect"
+import { Schema, SchemaGetter } from "effect"
 
 export const DATE_FIELDS = ["createdAt", "updatedAt"] as const
 export type DateField = (typeof DATE_FIELDS)[number]
@@ -23,10 +28,14 @@ export const IsoDateParam = Schema.String.check(
 /** A repeatable query parameter: `?p=a&p=b` or a single `?p=a`. */
 const Repeatable = Schema.ArrayEnsure(Schema.String)
 
-const PageLimit = Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1000 }))
-  .annotate({ description: "Page size, 1 to 1000 (default 100)" })
-const PageOffset = Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0))
-  .annotate({ description: "Records to skip (default 0)" })
+export const DEFAULT_PAGE_SIZE = 100
+export const MAX_PAGE_SIZE = 1000
+
+/** The paging parameters: integers (the query string's text decodes to them), documented as such in the OpenAPI document. */
+export const PageLimit = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_PAGE_SIZE }))
+  .annotate({ description: `Page size: how many records to answer, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE})` })
+export const PageOffset = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+  .annotate({ description: "How many matching records to skip, in the list's order (default 0)" })
 
 const dateQueryFields = <const F extends string>(field: F) =>
   ({
@@ -41,6 +50,35 @@ const dateQueryFields = <const F extends string>(field: F) =>
 
 /** `createdAt` and `updatedAt`, each as one date or a `[from]`/`[to]` range: for every list query. */
 export const DateRangeQuery = { ...dateQueryFields("createdAt"), ...dateQueryFields("updatedAt") }
+
+const READ_ONLY = "Read-only: accepted in a PUT body (as read) and ignored."
+
+/** Each field optional, and documented as read-only: what a PUT body may carry back from a read. */
+const asReadOnly = <F extends Schema.Struct.Fields>(fields: F) =>
+  Object.fromEntries(
+    Object.entries(fields).map(([key, schema]) => [key, Schema.optional(Schema.toType(schema).annotate({ description: READ_ONLY }))])
+  ) as { readonly [K in keyof F]: Schema.optional<Schema.toType<F[K]>> }
+
+/**
+ * A body that accepts a record as read: `writable`'s fields, and each of
+ * `readOnly`'s as an optional field that decoding drops, so the decoded value
+ * is exactly `writable`'s (its checks included). Unknown fields stay a 400.
+ */
+export const acceptingTheRecord = <Writable extends Schema.Struct<Schema.Struct.Fields>, ReadOnly extends Schema.Struct.Fields>(
+  writable: Writable,
+  readOnly: ReadOnly
+) => {
+  const keys = Object.keys(writable.fields)
+  const asRead = Schema.Struct(
+    { ...asReadOnly(readOnly), ...writable.fields } as Omit<ReturnType<typeof asReadOnly<ReadOnly>>, keyof Writable["fields"]> & Writable["fields"]
+  )
+  return asRead.pipe(Schema.decodeTo(writable, {
+    decode: SchemaGetter.transform((body) =>
+      Object.fromEntries(keys.filter((key) => key in body).map((key) => [key, (body as Record<string, unknown>)[key]])) as Writable["Encoded"]
+    ),
+    encode: SchemaGetter.transform((input) => input as unknown as typeof asRead.Type)
+  }))
+}
 
 export const defineResource = <
   const Name extends string,
@@ -73,6 +111,18 @@ export const defineResource = <
     createdAt: Schema.String,
     updatedAt: Schema.String
   }).annotate({ title: spec.title })
+  const withId = Schema.Struct({
+    id: Schema.optional(Schema.String.annotate({ description: "The record's id, as read: when present it must be the path's" })),
+    ...spec.fields
+  })
+  const replaceInput = acceptingTheRecord(
+    validate === undefined ? withId : withId.check(Schema.makeFilter(validate as (input: typeof withId.Type) => Schema.FilterOutput)),
+    { ...(spec.computed ?? ({} as Computed)), createdAt: Schema.String, updatedAt: Schema.String }
+  ).annotate({
+    title: `${spec.title} replacement`,
+    description: `A whole ${spec.title}: its writable fields, every required one present. The record as read is accepted: ` +
+      "its `id` must be the path's, and the timestamps and the fields the engine sets are ignored."
+  })
   const filterFields = Object.fromEntries(
     spec.filters.map((field) => [field, Schema.optional(Repeatable.annotate({ description: `Filter on ${field}` }))])
   ) as { readonly [K in Filter]: Schema.optional<typeof Repeatable> }
@@ -85,7 +135,7 @@ export const defineResource = <
   })
   /** Fields the engine sets: kept from the previous record when a PUT replaces the writable ones. */
   const computedKeys = Object.keys(spec.computed ?? {})
-  return { ...spec, storage: spec.storage ?? {}, computedKeys, input, record, listQuery } as const
+  return { ...spec, storage: spec.storage ?? {}, computedKeys, input, replaceInput, record, listQuery } as const
 }
 
 /** How the engine stores a resource beyond its fields. */
@@ -110,8 +160,10 @@ export interface Resource {
   readonly filters: ReadonlyArray<string>
   readonly storage: StorageOptions
   readonly computedKeys: ReadonlyArray<string>
-  /** Writable fields: the body of a create and of a whole-record replace. */
+  /** Writable fields: the body of a create. */
   readonly input: Schema.Struct<Schema.Struct.Fields>
+  /** The body of a whole-record replace: the writable fields and an optional `id`, or the record as read. */
+  readonly replaceInput: Schema.Codec<{ readonly id?: string | undefined }, unknown>
   readonly record: Schema.Struct<Schema.Struct.Fields>
   readonly listQuery: Schema.Struct<Schema.Struct.Fields>
 }
@@ -124,8 +176,6 @@ export interface RecordFilter {
   readonly limit: number
   readonly offset: number
 }
-
-export const DEFAULT_PAGE_SIZE = 100
 
 const DAY_MS = 86_400_000
 const isDateOnly = (text: string) => text.length === 10

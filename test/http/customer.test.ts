@@ -89,9 +89,19 @@ for (const backend of backends) {
       Effect.gen(function*() {
         const { client, secret } = yield* setup
         const query = yield* client.call("GET", "/v1/customer?emial=a@b.co", { secret })
-        assert.deepStrictEqual(query.json(), { code: 400, message: "Unknown query parameter \"emial\"", type: "UnknownField" })
+        assert.deepStrictEqual(query.json(), {
+          code: 400,
+          message: "Unknown query parameter \"emial\"",
+          type: "UnknownField",
+          errors: [{ path: "emial", message: "Unknown query parameter \"emial\"" }]
+        })
         const body = yield* client.call("POST", "/v1/customer", { secret, body: { name: "A", email: "a@b.co", compnay: "Typo" } })
-        assert.deepStrictEqual(body.json(), { code: 400, message: "Unknown field \"compnay\"", type: "UnknownField" })
+        assert.deepStrictEqual(body.json(), {
+          code: 400,
+          message: "Unknown field \"compnay\"",
+          type: "UnknownField",
+          errors: [{ path: "compnay", message: "Unknown field \"compnay\"" }]
+        })
       }))
 
     it.effect("replaces the whole record on PUT and names a missing required field", () =>
@@ -104,7 +114,12 @@ for (const backend of backends) {
 
         const missing = yield* client.call("PUT", `/v1/customer/${created.id}`, { secret, body: { name: "Only name" } })
         assert.strictEqual(missing.status, 400)
-        assert.deepStrictEqual(missing.json(), { code: 400, message: "Missing required field \"email\"", type: "MissingField" })
+        assert.deepStrictEqual(missing.json(), {
+          code: 400,
+          message: "Missing required field \"email\"",
+          type: "MissingField",
+          errors: [{ path: "email", message: "Missing required field \"email\"" }]
+        })
 
         const invalid = yield* client.call("PUT", `/v1/customer/${created.id}`, { secret, body: { name: "X", email: "not-an-email" } })
         assert.strictEqual(invalid.status, 400)
@@ -135,7 +150,12 @@ for (const backend of backends) {
       Effect.gen(function*() {
         const { client, secret } = yield* setup
         const noName = yield* client.call("POST", "/v1/customer", { secret, body: { email: "a@b.co" } })
-        assert.deepStrictEqual(noName.json(), { code: 400, message: "Missing required field \"name\"", type: "MissingField" })
+        assert.deepStrictEqual(noName.json(), {
+          code: 400,
+          message: "Missing required field \"name\"",
+          type: "MissingField",
+          errors: [{ path: "name", message: "Missing required field \"name\"" }]
+        })
         const badNested = yield* client.call("POST", "/v1/customer", { secret, body: { name: "A", email: "a@b.co", address: { city: 7 } } })
         assert.strictEqual(badNested.status, 400)
         assert.include(badNested.json().message, "\"address.city\"")

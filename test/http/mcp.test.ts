@@ -272,6 +272,11 @@ for (const backend of backends) {
         assert.include(missingBody.message, "\"materialId\"")
         assert.strictEqual(missingBody.type, "MissingField")
 
+        // Every problem at once, as the REST 400 lists them: unknown, missing and invalid arguments together.
+        const many = textJson(yield* call("create_part", { ticketId: ticket.id, technologyId: "fdm", quantity: "two", colour: "red" }))
+        assert.strictEqual(many.code, 400)
+        assert.sameMembers(many.errors.map((problem: { path: string }) => problem.path), ["colour", "materialId", "quantity"], JSON.stringify(many))
+
         const wrongType = yield* call("create_part", {
           ticketId: ticket.id,
           technologyId: "fdm",

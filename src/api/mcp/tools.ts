@@ -12,20 +12,21 @@
  * arguments come back as a tool error (`isError: true`) naming the field, as
  * the MCP specification asks, and not as a JSON-RPC protocol error.
  */
-import { Effect, Schema } from "effect"
+import { Effect, Schema, SchemaIssue } from "effect"
 import { Tool, Toolkit } from "effect/ai"
-import { type HttpApiEndpoint, HttpApiError, HttpApiSchema } from "effect/http-api"
-import { BadRequest, type DownstreamError } from "../../domain/Errors.ts"
+import { type HttpApiEndpoint, HttpApiSchema } from "effect/http-api"
+import { BadRequest, type DownstreamError, FieldProblem } from "../../domain/Errors.ts"
 import { CurrentCaller } from "../Authorization.ts"
-import { schemaErrorToBadRequest } from "../BadRequests.ts"
+import { badRequestOf } from "../BadRequests.ts"
 import type { DecodedInput } from "../EngineCall.ts"
 import { TicketGroup, TicketModelGroup, TicketQuoteGroup } from "../groups/orders.ts"
 
-/** What a failed tool call answers: the REST error body, `{code, message, type}`. */
+/** What a failed tool call answers: the REST error body, `{code, message, type}`, and `errors` for invalid arguments. */
 export const ToolFailure = Schema.Struct({
   code: Schema.Int,
   message: Schema.String,
-  type: Schema.String
+  type: Schema.String,
+  errors: Schema.optional(Schema.Array(FieldProblem))
 }).annotate({ title: "Tool error", description: "The REST error body: `code` is the HTTP status the REST endpoint would answer." })
 export type ToolFailure = typeof ToolFailure.Type
 
@@ -178,13 +179,13 @@ const jsonSchemaOf = (codec: Schema.Top) => {
   return { schema: document.schema as JsonSchemaObject, definitions: document.definitions as Record<string, unknown> }
 }
 
-/** An invalid argument, as the 400 the REST endpoint would answer, naming the field. */
-const invalidArguments = (error: Schema.SchemaError): ToolFailure => {
-  const bad = schemaErrorToBadRequest(new HttpApiError.HttpApiSchemaError({ kind: "Payload", cause: error }))
-  return { code: bad.code, message: bad.message, type: bad.type }
-}
+const failureOf = (error: BadRequest): ToolFailure =>
+  error.errors === undefined
+    ? { code: error.code, message: error.message, type: error.type }
+    : { code: error.code, message: error.message, type: error.type, errors: error.errors }
 
-const failureOf = (error: BadRequest): ToolFailure => ({ code: error.code, message: error.message, type: error.type })
+/** The argument that is in no part of the tool's input, as the schema's own "unexpected key" issue. */
+const unknownArgument = (key: string): SchemaIssue.Issue => new SchemaIssue.Pointer([key], new SchemaIssue.UnexpectedKey(Schema.Unknown.ast))
 
 /** Everything a tool needs, derived from its endpoint once. */
 export const deriveTool = (spec: McpToolSpec) => {
@@ -200,17 +201,22 @@ export const deriveTool = (spec: McpToolSpec) => {
     if (json.type !== "object" || json.properties === undefined) {
       throw new Error(`MCP tool ${spec.name}: the ${part} of ${spec.operation} is not an object`)
     }
+    const own = new Set<string>()
     for (const [key, value] of Object.entries(json.properties)) {
+      // A replace body may carry the record's `id` back as read; the tool takes it once, as the path's.
+      const optionalEcho = part === "payload" && key in properties && !(json.required ?? []).includes(key)
+      if (optionalEcho) continue
       if (key in properties) throw new Error(`MCP tool ${spec.name}: argument "${key}" is both in the path, query or body`)
       properties[key] = value
+      own.add(key)
     }
     required.push(...(json.required ?? []))
     Object.assign(defs, definitions)
     const decode = Schema.decodeUnknownEffect(codec)
     parts.push({
       part,
-      keys: new Set(Object.keys(json.properties)),
-      decode: (input) => decode(input, { onExcessProperty: "error" })
+      keys: own,
+      decode: (input) => decode(input, { onExcessProperty: "error", errors: "all" })
     })
   }
   const inputSchema = {
@@ -234,18 +240,20 @@ export const deriveTool = (spec: McpToolSpec) => {
         return yield* Effect.fail(failureOf(BadRequest.of("The arguments must be a JSON object")))
       }
       const record = input as Record<string, unknown>
-      for (const key of Object.keys(record)) {
-        if (!parts.some((part) => part.keys.has(key))) {
-          return yield* Effect.fail(failureOf(BadRequest.of(`Unknown field "${key}"`, "UnknownField")))
-        }
-      }
+      // Every problem of every argument at once, as the REST endpoint's 400 lists them.
+      const issues: Array<SchemaIssue.Issue> = Object.keys(record).filter((key) => !parts.some((part) => part.keys.has(key))).map(unknownArgument)
       const request: { params?: Record<string, unknown>; query?: Record<string, unknown>; payload?: unknown } = {}
       for (const part of parts) {
         const own = Object.fromEntries(Object.entries(record).filter(([key]) => part.keys.has(key)))
-        const decoded = yield* part.decode(own).pipe(Effect.mapError(invalidArguments))
-        if (part.part === "payload") request.payload = decoded
-        else request[part.part] = decoded as Record<string, unknown>
+        const decoded = yield* Effect.result(part.decode(own))
+        if (decoded._tag === "Failure") {
+          issues.push(decoded.failure.issue)
+          continue
+        }
+        if (part.part === "payload") request.payload = decoded.success
+        else request[part.part] = decoded.success as Record<string, unknown>
       }
+      if (issues.length > 0) return yield* Effect.fail(failureOf(badRequestOf(issues.map((issue) => ({ kind: "Payload", issue })))))
       return request
     })
 

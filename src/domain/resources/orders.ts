@@ -4,7 +4,7 @@
  * items; model versions keep each model file a part has had.
  */
 import { Schema } from "effect"
-import { defineResource } from "../Resource.ts"
+import { acceptingTheRecord, defineResource } from "../Resource.ts"
 import { ProductionParameterIds } from "./catalogue.ts"
 import { IsoDateTime, Money, Name, NonNegative, Positive, Quantity, Ref, Text } from "./fields.ts"
 import { fileNameRule } from "./modelFileName.ts"
@@ -170,7 +170,7 @@ export const TicketQuote = defineResource({
 export const QuoteRequest = Schema.Struct({
   currencyId: Schema.optional(Ref("currency").annotate({ description: "The quote's currency; default: the project's, else EUR" })),
   exchangeRate: Schema.optional(Positive.annotate({
-    description: "Units of the quote's currency per 1 EUR, replacing the reference rate of GET /currency/{id} for this quote",
+    description: "Units of the quote's currency per 1 EUR, replacing for this quote the rate GET /currency/{id} answers",
     examples: [1.08]
   })),
   validDays: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 365 }))),
@@ -253,6 +253,10 @@ export const MachiningStrategy = Schema.Struct({
   stepover: Schema.optional(Schema.Finite.check(Schema.isBetween({ minimum: 0.01, maximum: 1 }))),
   notes: Schema.optional(Text(2000))
 })
-export const MachiningStrategyInput = MachiningStrategy.mapFields(({ ticketModelId: _t, serviceId: _s, ...rest }) => rest)
+/** The body of `PUT /ticket-model/{id}/machining-strategy/{serviceId}`; the strategy as read is accepted, its ids ignored (the path's hold). */
+export const MachiningStrategyInput = acceptingTheRecord(
+  MachiningStrategy.mapFields(({ ticketModelId: _t, serviceId: _s, ...rest }) => rest),
+  { ticketModelId: Schema.String, serviceId: Schema.String }
+)
 
 export const PostProcessingRequest = Schema.Struct({ serviceIds: Schema.Array(Ref("post-processing service")) })

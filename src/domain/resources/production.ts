@@ -5,8 +5,8 @@
  * records (one per part in a job), a timeline, merges and reassignments.
  * The rules between them are in docs/workflows-production.md.
  */
-import { Schema } from "effect"
-import { DateRangeQuery, defineResource } from "../Resource.ts"
+import { Schema, SchemaGetter } from "effect"
+import { acceptingTheRecord, DateRangeQuery, defineResource } from "../Resource.ts"
 import { Dimensions, IsoDateTime, Location, Money, Name, NonNegative, Quantity, Ref, Text } from "./fields.ts"
 
 export const MachineGroup = defineResource({
@@ -70,7 +70,34 @@ export const ReelGroupInput = Schema.Struct({
   name: Name.annotate({ description: "Read back as `inventoryProductName`" }),
   ...reelGroupFields
 })
-export const ReelGroupUpdate = Schema.Struct({ id: ReelGroupId, ...ReelGroupInput.fields })
+const ReelGroupReplacement = Schema.Struct({ id: ReelGroupId, ...ReelGroupInput.fields })
+/**
+ * `PUT /reel-group`: the whole group, its id in the body. The group as read is
+ * accepted: its `inventoryProductName` stands for `name` (send either, or both
+ * alike), and its timestamps are ignored.
+ */
+export const ReelGroupUpdate = Schema.Struct({
+  id: ReelGroupId,
+  name: Schema.optional(ReelGroupInput.fields.name),
+  inventoryProductName: Schema.optional(Name.annotate({ description: "The group's name as read: accepted for `name`" })),
+  ...reelGroupFields,
+  createdAt: Schema.optional(Schema.String.annotate({ description: "Read-only: accepted in a PUT body (as read) and ignored." })),
+  updatedAt: Schema.optional(Schema.String.annotate({ description: "Read-only: accepted in a PUT body (as read) and ignored." }))
+}).check(Schema.makeFilter((body) => {
+  if (body.name === undefined && body.inventoryProductName === undefined) {
+    return { path: ["name"], issue: "Missing required value: send `name` (or `inventoryProductName`, as read)" }
+  }
+  if (body.name !== undefined && body.inventoryProductName !== undefined && body.name !== body.inventoryProductName) {
+    return { path: ["inventoryProductName"], issue: "differs from `name`: send one of them, or both alike" }
+  }
+  return true
+})).pipe(Schema.decodeTo(ReelGroupReplacement, {
+  decode: SchemaGetter.transform(({ createdAt: _c, updatedAt: _u, inventoryProductName, name, ...fields }) => ({
+    ...fields,
+    name: (name ?? inventoryProductName)!
+  })),
+  encode: SchemaGetter.transform((group) => group)
+})).annotate({ title: "Reel group replacement" })
 export const ReelGroup = Schema.Struct({
   id: ReelGroupId,
   inventoryProductName: Schema.String,
@@ -104,7 +131,10 @@ export const Reel = defineResource({
   storage: { references: { machineId: "machine" } }
 })
 /** `PUT /reel`: the whole reel, its id in the body. */
-export const ReelUpdate = Schema.Struct({ id: Ref("reel"), ...Reel.fields })
+export const ReelUpdate = acceptingTheRecord(Schema.Struct({ id: Ref("reel"), ...Reel.fields }), {
+  createdAt: Schema.String,
+  updatedAt: Schema.String
+}).annotate({ title: "Reel replacement" })
 /** `POST /inventory-product-location/{id}/reel`: new reels in a reel group. */
 export const NewReelsRequest = Schema.Struct({
   reels: Schema.NonEmptyArray(Schema.Struct({ remainingWeight: NonNegative, lotNumber: Schema.optional(Text(100)) }))

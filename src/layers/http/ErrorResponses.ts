@@ -5,7 +5,7 @@
  */
 import { HttpServerResponse } from "effect/http"
 import { NOT_AUTHORIZED_HEADERS } from "../../api/Authorization.ts"
-import type { DownstreamError } from "../../domain/Errors.ts"
+import type { DownstreamError, FieldProblem } from "../../domain/Errors.ts"
 
 /** Same bytes and headers for every authentication failure. */
 const NOT_AUTHORIZED_BYTES = new TextEncoder().encode(JSON.stringify({ code: 401, message: "Not Authorized" }))
@@ -17,9 +17,19 @@ export const notAuthorized = () =>
     headers: NOT_AUTHORIZED_HEADERS
   })
 
-/** A `{code, message, type}` error with its status. */
-export const errorResponse = (error: { readonly code: number; readonly message: string; readonly type: string }) =>
-  HttpServerResponse.jsonUnsafe({ code: error.code, message: error.message, type: error.type }, { status: error.code })
+/** A `{code, message, type}` error with its status, and the list of fields at fault when it has one (a 400). */
+export const errorResponse = (error: {
+  readonly code: number
+  readonly message: string
+  readonly type: string
+  readonly errors?: ReadonlyArray<FieldProblem> | undefined
+}) =>
+  HttpServerResponse.jsonUnsafe(
+    error.errors === undefined
+      ? { code: error.code, message: error.message, type: error.type }
+      : { code: error.code, message: error.message, type: error.type, errors: error.errors },
+    { status: error.code }
+  )
 
 /** A downstream failure, unchanged: status, body and the two source headers. */
 export const downstreamResponse = (error: DownstreamError) =>

@@ -10,13 +10,13 @@ import { Cause, Context, Effect, ErrorReporter, Layer, Result, Schema } from "ef
 import { McpSchema, Tool } from "effect/ai"
 import { CurrentCaller } from "../../api/Authorization.ts"
 import { type DerivedTool, downstreamFailure, McpTools, type ToolFailure } from "../../api/mcp/tools.ts"
-import { endpointNamed, type OperationInput } from "../../api/Operations.ts"
+import { endpointNamed, isPaged, type OperationInput, type Page } from "../../api/Operations.ts"
 import type { DownstreamError } from "../../domain/Errors.ts"
 import { traced } from "../../domain/Span.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { Instruments } from "../telemetry/Instruments.ts"
 import { CurrentRequestFacts } from "../telemetry/RequestTelemetry.ts"
-import { unstorableInput } from "./ForwardHandlers.ts"
+import { unstorableInput } from "./InputChecks.ts"
 
 /** A tool's handler: decode the arguments, invoke the REST operation, check the answer. */
 export type ToolHandler = (args: unknown) => Effect.Effect<unknown, ToolFailure, CurrentCaller>
@@ -86,6 +86,7 @@ export class McpToolCalls extends Context.Service<McpToolCalls, {
         const endpoint = endpointNamed(operation)
         if (endpoint === undefined) return yield* Effect.die(`MCP tool ${derived.spec.name}: ${operation} is not an operation of the contract`)
         const call = downstream.call(endpoint)
+        const paged = isPaged(endpoint)
         const notFound = Effect.fail<ToolFailure>({ code: 404, message: "No such record", type: "NotFound" })
         const handler: ToolHandler = (args) =>
           Effect.gen(function*() {
@@ -93,7 +94,8 @@ export class McpToolCalls extends Context.Service<McpToolCalls, {
             // What storage cannot hold is an invalid argument naming the field, as over REST.
             const unstorable = unstorableInput(request)
             if (unstorable !== undefined) {
-              return yield* Effect.fail({ code: unstorable.code, message: unstorable.message, type: unstorable.type })
+              const { code, errors, message, type } = unstorable
+              return yield* Effect.fail(errors === undefined ? { code, message, type } : { code, message, type, errors })
             }
             const caller = yield* CurrentCaller
             const scope = { appId: caller.appId, requestId: caller.requestId }
@@ -104,7 +106,8 @@ export class McpToolCalls extends Context.Service<McpToolCalls, {
               traced("Downstream.call", { attributes: { "downstream.operation": operation } })
             )
             if (answer === null && derived.spec.nullable !== true) return yield* notFound
-            return yield* derived.checkAnswer(answer)
+            // A list tool answers the page's records, as the REST body does (the total is a REST header).
+            return yield* derived.checkAnswer(paged ? (answer as Page<unknown>).items : answer)
           })
         handlers[derived.spec.name] = handler
         byName.set(derived.spec.name, callFor(derived, handler))

@@ -50,7 +50,8 @@ export const undeclaredInput = (
   if (endpoint.query === undefined) {
     const parameter = firstQueryParameter(request.url)
     if (parameter !== undefined) {
-      return Effect.succeed(BadRequest.of(`Unknown query parameter "${parameter}": ${routeOf(endpoint)} takes no query parameters`, "UnknownField"))
+      const message = `Unknown query parameter "${parameter}": ${routeOf(endpoint)} takes no query parameters`
+      return Effect.succeed(BadRequest.of(message, "UnknownField", [{ path: parameter, message }]))
     }
   }
   if (endpoint.payload.size > 0) return Effect.succeed(undefined)
