@@ -35,6 +35,9 @@ export const ENGINE_PATH_PREFIX = "/engine"
 /** The app a call is for: set by the gateway after it authenticated the caller. */
 export const ENGINE_APP_HEADER = "x-engine-app-id"
 
+/** A write's precondition (If-Match) on the engine's wire: the record and the version it must still be at. */
+export const ENGINE_PRECONDITION_HEADERS = { id: "x-engine-if-match-id", updatedAt: "x-engine-if-match-updated-at" } as const
+
 export class EngineApi extends HttpApi.make("engine").addHttpApi(PublicContract).prefix(ENGINE_PATH_PREFIX).middleware(EngineAuth) {}
 
 registerOperations(EngineApi)

@@ -8,6 +8,7 @@
  * handlers have exactly its shape (src/engine/Operation.ts), so a missing
  * handler is a type error, and nothing the contract does not name is served.
  */
+import { SchemaAST } from "effect"
 import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import type { DecodedInput } from "./EngineCall.ts"
 import { PublicApi, PublicContract } from "./PublicApi.ts"
@@ -57,11 +58,40 @@ export const presentParts = (input: DecodedInput): DecodedInput => {
 export const EMPTY_READS = ["get", "lookup", "getMachiningStrategy", "production"] as const
 export type EmptyRead = (typeof EMPTY_READS)[number]
 
-/** An operation's answer: its success value, or `null` for a read that found nothing. */
-export type OperationAnswer<Endpoint> = Endpoint extends HttpApiEndpoint.Constraint ?
-    | HttpApiEndpoint.Success<Endpoint>["Type"]
-    | (Endpoint["identifier"] extends EmptyRead ? null : never)
+/** A page of a list: the records asked for, and how many match in all (the `X-Total-Count` of the answer). */
+export interface Page<A> {
+  readonly items: ReadonlyArray<A>
+  readonly total: number
+}
+
+/** The record type of a paged list (its query takes `offset`, its success is an array); never for other operations. */
+type PagedItem<Endpoint extends HttpApiEndpoint.Constraint> = Endpoint["~Request"] extends { readonly query: infer Query }
+  ? "offset" extends keyof Query ? HttpApiEndpoint.Success<Endpoint>["Type"] extends ReadonlyArray<infer Item> ? Item : never
   : never
+  : never
+
+/**
+ * An operation's answer: its success value, or `null` for a read that found
+ * nothing; for a paged list, the page and the total the records are counted in.
+ */
+export type OperationAnswer<Endpoint> = Endpoint extends HttpApiEndpoint.Constraint ? [PagedItem<Endpoint>] extends [never] ?
+      | HttpApiEndpoint.Success<Endpoint>["Type"]
+      | (Endpoint["identifier"] extends EmptyRead ? null : never)
+  : Page<PagedItem<Endpoint>>
+  : never
+
+/** The header that carries a page's total: the public answer's, and the engine's to the gateway over HTTP. */
+export const TOTAL_COUNT_HEADER = "x-total-count"
+
+const paged = new WeakSet<HttpApiEndpoint.Top>()
+
+/** Whether an endpoint is a paged list (its query takes `offset`): its answer is a `Page`. */
+export const isPaged = (endpoint: HttpApiEndpoint.Constraint): boolean => paged.has(endpoint as HttpApiEndpoint.Top)
+
+const takesOffset = (endpoint: HttpApiEndpoint.Top) => {
+  const ast = endpoint.query?.ast
+  return ast !== undefined && SchemaAST.isObjects(ast) && ast.propertySignatures.some((property) => property.name === "offset")
+}
 
 /** An operation's name, `<group>.<endpoint>` (`customer.get`): in spans, logs, metrics and the meter. */
 export type OperationName = {
@@ -82,6 +112,7 @@ export const registerOperations = (api: { readonly groups: object }) => {
   for (const group of groupsOf(api)) {
     for (const endpoint of Object.values(group.endpoints)) {
       names.set(endpoint, `${group.identifier}.${endpoint.identifier}` as OperationName)
+      if (takesOffset(endpoint)) paged.add(endpoint)
     }
   }
 }

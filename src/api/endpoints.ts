@@ -9,8 +9,8 @@
  */
 import { Schema } from "effect"
 import { HttpApiEndpoint, OpenApi } from "effect/http-api"
-import { BadRequest, NotFound, PayloadTooLarge, ServiceUnavailable } from "../domain/Errors.ts"
-import type { Resource } from "../domain/Resource.ts"
+import { BadRequest, NotFound, PayloadTooLarge, ServiceUnavailable, TooManyRequests } from "../domain/Errors.ts"
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type Resource } from "../domain/Resource.ts"
 import { emptyOk } from "./openapi.ts"
 
 export const IdParam = { id: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100)) }
@@ -21,7 +21,7 @@ const EMPTY_200 = "A missing id (or another app's) reads as 200 with an empty bo
 export const tag = (title: string, description: string) => OpenApi.annotations({ title, description })
 
 /** The errors every forwarded endpoint may answer besides its own: invalid input, a body too large, storage down. */
-export const COMMON_ERRORS = [BadRequest, PayloadTooLarge, ServiceUnavailable] as const
+export const COMMON_ERRORS = [BadRequest, PayloadTooLarge, TooManyRequests, ServiceUnavailable] as const
 
 interface Described<Path extends `/${string}`> {
   readonly name: string
@@ -53,6 +53,49 @@ export const recordOf = <Record extends Schema.Top>(
     `A ${resource.title} as read: its fields, the \`id\` and the \`createdAt\`/\`updatedAt\` timestamps the engine sets.`
   )
 
+type Json = Record<string, unknown>
+
+const PAGING_PARAMETERS: Readonly<Record<string, Json>> = {
+  limit: { type: "integer", minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
+  offset: { type: "integer", minimum: 0, default: 0 }
+}
+
+const PAGE_HEADERS = {
+  "X-Total-Count": {
+    description: "How many records match the filters in all, whatever the page",
+    schema: { type: "integer", minimum: 0 }
+  },
+  Link: {
+    description: "RFC 8288 links to the neighbouring pages: `rel=\"next\"` (absent on the last page) and `rel=\"prev\"` " +
+      "(absent on the first), each this request with `offset` moved by `limit`",
+    schema: { type: "string" },
+    example: "</v1/customer?limit=100&offset=100>; rel=\"next\""
+  }
+}
+
+/**
+ * Endpoint transform of a paged list: `limit` and `offset` are the integers
+ * clients send (the query string's text decodes to them), with their bounds
+ * and defaults; the 200 carries `X-Total-Count` and `Link`.
+ */
+export const pagedList = (operation: Json): Json => {
+  const parameters = Array.isArray(operation.parameters) ? (operation.parameters as Array<Json>) : []
+  for (const parameter of parameters) {
+    const schema = typeof parameter.name === "string" ? PAGING_PARAMETERS[parameter.name] : undefined
+    if (schema === undefined || parameter.in !== "query") continue
+    parameter.schema = { ...schema }
+  }
+  const responses = operation.responses as Record<string, Json> | undefined
+  const ok = responses?.["200"]
+  if (ok !== undefined) ok.headers = { ...(ok.headers as Json | undefined), ...PAGE_HEADERS }
+  return operation
+}
+
+/** What every list says of its order and paging. */
+export const PAGING = "Records come in creation order, then id (stable across pages); `limit` (default " +
+  `${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE}) and \`offset\` page them. The answer's \`X-Total-Count\` counts every match and its ` +
+  "`Link` header names the next and previous pages."
+
 export const list = <const Path extends `/${string}`, Record extends Schema.Top, Query extends Resource["listQuery"]>(
   resource: Described<Path> & { readonly record: Record; readonly listQuery: Query }
 ) =>
@@ -63,8 +106,8 @@ export const list = <const Path extends `/${string}`, Record extends Schema.Top,
   }).annotate(OpenApi.Summary, `List ${resource.title} records`).annotate(
     OpenApi.Description,
     "Filters are repeatable (`?ids=a&ids=b`) and combine with AND; each date field takes one date or a " +
-      "`[from]`/`[to]` range; `limit` and `offset` page the result."
-  )
+      `\`[from]\`/\`[to]\` range. ${PAGING}`
+  ).annotate(OpenApi.Transform, pagedList)
 
 export const create = <const Path extends `/${string}`, Record extends Schema.Top, Input extends Schema.Top>(
   resource: Described<Path> & { readonly record: Record; readonly input: Input }
@@ -89,16 +132,18 @@ export const get = <const Path extends `/${string}`, Record extends Schema.Top>(
     .annotate(OpenApi.Transform, emptyOk)
 
 export const replace = <const Path extends `/${string}`, Record extends Schema.Top, Input extends Schema.Top>(
-  resource: Described<Path> & { readonly record: Record; readonly input: Input }
+  resource: Described<Path> & { readonly record: Record; readonly replaceInput: Input }
 ) =>
   HttpApiEndpoint.put("replace", `${resource.path}/:id` as `${Path}/:id`, {
     params: IdParam,
-    payload: resource.input,
+    payload: resource.replaceInput,
     success: recordOf(resource),
     error: [...COMMON_ERRORS, NotFound]
   }).annotate(OpenApi.Summary, `Replace a ${resource.title}`).annotate(
     OpenApi.Description,
-    "Whole-record replacement: every required field must be present, omitted optional fields are cleared."
+    "Whole-record replacement: every required field must be present, omitted optional fields are cleared. " +
+      "The record as read is accepted (read-modify-write): its `id` must be the path's (else a 400 naming `id`), " +
+      "and the timestamps and the fields the engine sets are ignored."
   )
 
 export const remove = <const Path extends `/${string}`, Record extends Schema.Top>(

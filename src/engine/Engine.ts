@@ -5,6 +5,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import type { WritePrecondition } from "../api/EngineCall.ts"
 import { groupsOf, type OperationAnswer, type OperationEndpoint, type OperationInput, type OperationName, operationOf } from "../api/Operations.ts"
 import { PublicContract } from "../api/PublicApi.ts"
 import { traced } from "../domain/Span.ts"
@@ -32,6 +33,24 @@ const handlerTable = (handlers: EngineHandlers): ReadonlyMap<OperationName, AnyH
   return table
 }
 
+/**
+ * A conditional write (If-Match): the record's row locked, its version
+ * compared, then the write, in one transaction; a record changed meanwhile
+ * (or gone) is the 412, and nothing is written. The group of a record
+ * operation is the resource it writes (`customer.replace` writes `customer`).
+ */
+const underPrecondition = <A>(operation: string, appId: string, precondition: WritePrecondition, write: Step<A>): Step<A> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const resource = operation.slice(0, operation.indexOf("."))
+      const [row] = yield* sql<{ updatedAt: string | null }>`
+        SELECT data->>'updatedAt' AS "updatedAt" FROM engine_record
+        WHERE resource = ${resource} AND id = ${precondition.id} AND app_id = ${appId}
+        FOR UPDATE`
+      if (row?.updatedAt !== precondition.updatedAt) return yield* EngineError.preconditionFailed(resource, precondition.id)
+      return yield* write
+    })))
+
 export class Engine extends Context.Service<Engine, {
   /** Runs the operation `endpoint` is, on its decoded input. */
   readonly run: <E extends OperationEndpoint>(
@@ -58,7 +77,9 @@ export class Engine extends Context.Service<Engine, {
           run: <E extends OperationEndpoint>(endpoint: E, context: OperationContext, input: OperationInput<E>) => {
             const operation = operationOf(endpoint)
             const handler = table.get(operation)!
-            return (handler(context, input as never) as Step<OperationAnswer<E>>).pipe(
+            const step = handler(context, input as never) as Step<OperationAnswer<E>>
+            const precondition = context.precondition
+            return (precondition === undefined ? step : underPrecondition(operation, context.appId, precondition, step)).pipe(
               Effect.catchTag("SqlError", (error) => isOutage(error) ? Effect.fail(EngineError.storageUnavailable()) : Effect.die(error)),
               Effect.provideService(RecordRepository, repository),
               Effect.provideService(SqlClient.SqlClient, sql),

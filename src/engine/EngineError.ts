@@ -28,6 +28,9 @@ export class RuleViolation extends Schema.TaggedError<RuleViolation>()("RuleViol
 /** A move the record's state does not allow; the message names the state: 409. */
 export class StateConflict extends Schema.TaggedError<StateConflict>()("StateConflict", refusal) {}
 
+/** A conditional write (If-Match) whose record changed since the client read it. */
+export class PreconditionFailed extends Schema.TaggedError<PreconditionFailed>()("PreconditionFailed", refusal) {}
+
 /** A model file that could not be fetched or analysed: its own status, type and source. */
 export class ModelFileFailure extends Schema.TaggedError<ModelFileFailure>()("ModelFileFailure", refusal) {}
 
@@ -42,19 +45,35 @@ export type EngineError =
   | UnknownReference
   | RuleViolation
   | StateConflict
+  | PreconditionFailed
   | ModelFileFailure
   | NotImplemented
   | StorageUnavailable
 
 /** Every engine error, as one Schema. */
 export const EngineError = Object.assign(
-  Schema.Union([RecordNotFound, UnknownReference, RuleViolation, StateConflict, ModelFileFailure, NotImplemented, StorageUnavailable]),
+  Schema.Union([
+    RecordNotFound,
+    UnknownReference,
+    RuleViolation,
+    StateConflict,
+    PreconditionFailed,
+    ModelFileFailure,
+    NotImplemented,
+    StorageUnavailable
+  ]),
   {
     notFound: (resource: string, id: string) => new RecordNotFound({ status: 404, type: "NotFound", message: `${resource} ${id} not found` }),
     unknownReference: (field: string, resource: string, id: string) =>
       new UnknownReference({ status: 422, type: "UnknownReference", message: `${field}: no ${resource} ${id}` }),
     invalid: (message: string) => new RuleViolation({ status: 422, type: "ValidationError", message }),
     conflict: (message: string) => new StateConflict({ status: 409, type: "Conflict", message }),
+    preconditionFailed: (resource: string, id: string) =>
+      new PreconditionFailed({
+        status: 412,
+        type: "PreconditionFailed",
+        message: `${resource} ${id} changed since the version If-Match names: read it again, reapply the change and retry`
+      }),
     modelFile: (failure: { readonly status: number; readonly type: string; readonly message: string; readonly source?: string | undefined }) =>
       new ModelFileFailure(failure),
     notImplemented: (message: string) => new NotImplemented({ status: 501, type: "NotImplemented", message }),

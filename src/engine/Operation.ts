@@ -7,6 +7,7 @@
 import type { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
+import type { WritePrecondition } from "../api/EngineCall.ts"
 import type { GroupId, OperationAnswer, OperationInput, OperationTable } from "../api/Operations.ts"
 import type { EngineError } from "./EngineError.ts"
 import type { RecordRepository } from "./RecordRepository.ts"
@@ -14,6 +15,8 @@ import type { RecordRepository } from "./RecordRepository.ts"
 export interface OperationContext {
   readonly appId: string
   readonly requestId: string
+  /** The version the written record must still be at (If-Match); checked by Engine.run. */
+  readonly precondition?: WritePrecondition | undefined
 }
 
 /** What operations may use: the repository, and SQL for what it does not cover. */

@@ -52,6 +52,12 @@ export class RecordRepository extends Context.Service<RecordRepository, {
    */
   readonly lockForRemoval: (resource: string, appId: string, id: string) => Effect.Effect<StoredRecord | undefined, SqlError>
   readonly list: (resource: string, appId: string, filter: RecordFilter) => Effect.Effect<ReadonlyArray<StoredRecord>, SqlError>
+  /** One page of a list, in creation order (then id), and how many records match the filter in all. */
+  readonly page: (
+    resource: string,
+    appId: string,
+    filter: RecordFilter
+  ) => Effect.Effect<{ readonly records: ReadonlyArray<StoredRecord>; readonly total: number }, SqlError>
   readonly insert: (resource: string, appId: string, input: StoredRecord, options?: InsertOptions) => Effect.Effect<StoredRecord, SqlError>
   /** Whole-record replacement of one of the app's own records; `undefined` when it has none with that id. */
   readonly replace: (resource: string, appId: string, id: string, input: StoredRecord) => Effect.Effect<StoredRecord | undefined, SqlError>
@@ -64,6 +70,21 @@ export class RecordRepository extends Context.Service<RecordRepository, {
       const sql = yield* SqlClient.SqlClient
       const visible = (appId: string) => sql`app_id IN (${appId}, ${GLOBAL_APP})`
       const first = Effect.map((rows: ReadonlyArray<{ data: StoredRecord }>) => rows[0]?.data)
+      /** The rows of `resource` the app sees that pass `filter` (its ids, equalities and date ranges). */
+      const matching = (resource: string, appId: string, filter: RecordFilter) => {
+        const conditions = [sql`resource = ${resource}`, visible(appId)]
+        if (filter.ids !== undefined) conditions.push(sql`id = ANY(${filter.ids}::text[])`)
+        for (const { field, values } of filter.equals) {
+          // The field as a literal, so that an expression index on it (migration 0006) can serve the filter.
+          conditions.push(sql`data->>${sql.literal(fieldLiteral(field))} = ANY(${values}::text[])`)
+        }
+        for (const { field, from, to } of filter.dates) {
+          const column = sql.literal(DATE_COLUMNS[field])
+          if (from !== undefined) conditions.push(sql`${column} >= ${from.toISOString()}::timestamptz`)
+          if (to !== undefined) conditions.push(sql`${column} <= ${to.toISOString()}::timestamptz`)
+        }
+        return sql.and(conditions)
+      }
 
       return RecordRepository.of({
         // The hottest statement: its text is one constant string, so neither the compiler nor the prepared
@@ -88,24 +109,26 @@ export class RecordRepository extends Context.Service<RecordRepository, {
             SELECT data FROM engine_record WHERE resource = ${resource} AND id = ${id} AND app_id = ${appId}
             FOR UPDATE`.pipe(first),
 
-        list: (resource, appId, filter) => {
-          const conditions = [sql`resource = ${resource}`, visible(appId)]
-          if (filter.ids !== undefined) conditions.push(sql`id = ANY(${filter.ids}::text[])`)
-          for (const { field, values } of filter.equals) {
-            // The field as a literal, so that an expression index on it (migration 0006) can serve the filter.
-            conditions.push(sql`data->>${sql.literal(fieldLiteral(field))} = ANY(${values}::text[])`)
-          }
-          for (const { field, from, to } of filter.dates) {
-            const column = sql.literal(DATE_COLUMNS[field])
-            if (from !== undefined) conditions.push(sql`${column} >= ${from.toISOString()}::timestamptz`)
-            if (to !== undefined) conditions.push(sql`${column} <= ${to.toISOString()}::timestamptz`)
-          }
-          return sql<{ data: StoredRecord }>`
-            SELECT data FROM engine_record WHERE ${sql.and(conditions)}
+        list: (resource, appId, filter) =>
+          sql<{ data: StoredRecord }>`
+            SELECT data FROM engine_record WHERE ${matching(resource, appId, filter)}
             ORDER BY created_at, id LIMIT ${filter.limit} OFFSET ${filter.offset}`.pipe(
             Effect.map((rows) => rows.map((row) => row.data))
-          )
-        },
+          ),
+
+        // The total is counted in the statement that reads the page (a window over the matching rows, before
+        // LIMIT); only a page past the end, which has no row to carry it, counts again.
+        page: (resource, appId, filter) =>
+          Effect.gen(function*() {
+            const where = matching(resource, appId, filter)
+            const rows = yield* sql<{ data: StoredRecord; total: string | number }>`
+              SELECT data, count(*) OVER () AS total FROM engine_record WHERE ${where}
+              ORDER BY created_at, id LIMIT ${filter.limit} OFFSET ${filter.offset}`
+            if (rows.length > 0) return { records: rows.map((row) => row.data), total: Number(rows[0]!.total) }
+            if (filter.offset === 0) return { records: [], total: 0 }
+            const [counted] = yield* sql<{ total: string | number }>`SELECT count(*) AS total FROM engine_record WHERE ${where}`
+            return { records: [], total: Number(counted?.total ?? 0) }
+          }),
 
         insert: (resource, appId, input, options = {}) =>
           Effect.gen(function*() {

@@ -8,6 +8,7 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import type { Page } from "../api/Operations.ts"
 import type { Resource } from "../domain/Resource.ts"
 import { toRecordFilter } from "../domain/Resource.ts"
 import { EngineError } from "./EngineError.ts"
@@ -76,13 +77,14 @@ export const asRecord = <R extends Resource>(_resource: R, record: StoredRecord)
 
 /** The record operations of a resource; a group takes the ones the spec gives it. */
 export interface RecordHandlers<R extends Resource> {
-  readonly list: (context: OperationContext, input: { readonly query: R["listQuery"]["Type"] }) => Step<ReadonlyArray<RecordOf<R>>>
+  readonly list: (context: OperationContext, input: { readonly query: R["listQuery"]["Type"] }) => Step<Page<RecordOf<R>>>
   readonly get: (context: OperationContext, input: { readonly params: { readonly id: string } }) => Step<RecordOf<R> | null>
   readonly lookup: (context: OperationContext, input: { readonly query: { readonly identifier: string } }) => Step<RecordOf<R> | null>
   readonly create: (context: OperationContext, input: { readonly payload: InputOf<R> }) => Step<RecordOf<R>>
   readonly replace: (
     context: OperationContext,
-    input: { readonly params: { readonly id: string }; readonly payload: InputOf<R> }
+    /** The body's `id`, when it carries one, is the path's (the gateway checks it): never stored. */
+    input: { readonly params: { readonly id: string }; readonly payload: InputOf<R> & { readonly id?: string | undefined } }
   ) => Step<RecordOf<R>>
   readonly remove: (context: OperationContext, input: { readonly params: { readonly id: string } }) => Step<RecordOf<R>>
 }
@@ -132,7 +134,8 @@ export const recordHandlers = <R extends Resource>(resource: R, hooks: RecordHoo
     list: (context, { query }) =>
       Effect.gen(function*() {
         const records = yield* RecordRepository
-        return (yield* records.list(name, context.appId, toRecordFilter(resource.filters, query))).map(typed)
+        const { records: page, total } = yield* records.page(name, context.appId, toRecordFilter(resource.filters, query))
+        return { items: page.map(typed), total }
       }),
     get: (context, { params }) =>
       Effect.gen(function*() {
@@ -154,7 +157,7 @@ export const recordHandlers = <R extends Resource>(resource: R, hooks: RecordHoo
         const prepared: StoredRecord = yield* prepare(context, payload, undefined)
         return yield* write(context, prepared, undefined, records.insert(name, context.appId, prepared, { numberPrefix: resource.storage.numberPrefix }))
       }),
-    replace: (context, { params: { id }, payload }) =>
+    replace: (context, { params: { id }, payload: { id: _sameId, ...payload } }) =>
       Effect.gen(function*() {
         const records = yield* RecordRepository
         const found = yield* records.find(name, context.appId, id)

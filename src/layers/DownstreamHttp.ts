@@ -25,9 +25,18 @@ import { constTrue } from "effect/Function"
 import { HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
 import type { SqlClient } from "effect/sql"
-import { ENGINE_APP_HEADER, EngineApi, EngineCaller } from "../api/EngineApi.ts"
+import { ENGINE_APP_HEADER, ENGINE_PRECONDITION_HEADERS, EngineApi, EngineCaller } from "../api/EngineApi.ts"
 import type { CallScope } from "../api/EngineCall.ts"
-import { type OperationAnswer, type OperationEndpoint, type OperationInput, type OperationName, operationOf, presentParts } from "../api/Operations.ts"
+import {
+  isPaged,
+  type OperationAnswer,
+  type OperationEndpoint,
+  type OperationInput,
+  type OperationName,
+  operationOf,
+  presentParts,
+  TOTAL_COUNT_HEADER
+} from "../api/Operations.ts"
 import { DownstreamError } from "../domain/Errors.ts"
 import { InvalidConfig } from "../domain/Errors.ts"
 import { traced } from "../domain/Span.ts"
@@ -112,6 +121,12 @@ export const makeDownstreamHttp = (options: DownstreamHttpOptions) =>
           "x-request-id": caller.requestId
         })
         if (Option.isSome(options.token)) sent = HttpClientRequest.bearerToken(sent, Redacted.value(options.token.value))
+        if (caller.precondition !== undefined) {
+          sent = HttpClientRequest.setHeaders(sent, {
+            [ENGINE_PRECONDITION_HEADERS.id]: caller.precondition.id,
+            [ENGINE_PRECONDITION_HEADERS.updatedAt]: caller.precondition.updatedAt
+          })
+        }
         const trace = fiber.getRef(IncomingTraceContext)
         if (trace !== undefined) {
           if (!tracing) sent = HttpClientRequest.setHeader(sent, "traceparent", trace.traceparent)
@@ -139,9 +154,20 @@ export const makeDownstreamHttp = (options: DownstreamHttpOptions) =>
     const byGroup = client as unknown as Readonly<Record<string, Readonly<Record<string, Method>>>>
     const timeoutMessage = `The engine did not answer within ${options.timeoutMs} ms`
 
-    const callOperation = (operation: OperationName) => {
+    const callOperation = (operation: OperationName, paged: boolean) => {
       const [group, name] = operation.split(".") as [string, string]
-      const method = byGroup[group]![name]!
+      const client = byGroup[group]![name]!
+      // A page's records are the body, its total the engine's X-Total-Count header.
+      const method: Method = paged
+        ? (input) =>
+          Effect.flatMap(client({ ...input, responseMode: "decoded-and-response" }), (answer) => {
+            const [items, response] = answer as readonly [unknown, HttpClientResponse.HttpClientResponse]
+            const total = Number(response.headers[TOTAL_COUNT_HEADER])
+            return Number.isSafeInteger(total) && total >= 0
+              ? Effect.succeed({ items, total })
+              : Effect.fail(new Error(`no valid ${TOTAL_COUNT_HEADER} header on a page of ${operation}`))
+          })
+        : client
       return (input: object, scope: CallScope): Effect.Effect<unknown, DownstreamError> =>
         method(input).pipe(
           Effect.catch((error): Effect.Effect<unknown, DownstreamError> => {
@@ -176,7 +202,7 @@ export const makeDownstreamHttp = (options: DownstreamHttpOptions) =>
         const operation = operationOf(endpoint)
         let call = calls.get(operation)
         if (call === undefined) {
-          call = callOperation(operation)
+          call = callOperation(operation, isPaged(endpoint))
           calls.set(operation, call)
         }
         const run = call

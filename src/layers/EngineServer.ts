@@ -16,13 +16,13 @@
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Effect, Layer, Option, Redacted } from "effect"
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiError } from "effect/http-api"
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
 import { schemaErrorToBadRequest } from "../api/BadRequests.ts"
-import { ENGINE_APP_HEADER, EngineApi, EngineAuth, EngineCaller } from "../api/EngineApi.ts"
-import type { OperationEndpoint, OperationInput } from "../api/Operations.ts"
+import { ENGINE_APP_HEADER, ENGINE_PRECONDITION_HEADERS, EngineApi, EngineAuth, EngineCaller } from "../api/EngineApi.ts"
+import { isPaged, type OperationEndpoint, type OperationInput, type Page, TOTAL_COUNT_HEADER } from "../api/Operations.ts"
 import { InvalidConfig } from "../domain/Errors.ts"
 import { Engine } from "../engine/Engine.ts"
 import type { EngineError } from "../engine/EngineError.ts"
@@ -75,8 +75,11 @@ export const EngineAuthLive = (options: EngineRoutesOptions) => {
         if (appId === undefined || !PRINTABLE_ID.test(appId)) {
           return failure(400, `The ${ENGINE_APP_HEADER} header must name the app the call is for`, "ValidationError", requestId)
         }
+        const preconditionId = request.headers[ENGINE_PRECONDITION_HEADERS.id]
+        const updatedAt = request.headers[ENGINE_PRECONDITION_HEADERS.updatedAt]
+        const precondition = preconditionId !== undefined && updatedAt !== undefined ? { id: preconditionId, updatedAt } : undefined
         return yield* handler.pipe(
-          Effect.provideService(EngineCaller, { appId, requestId }),
+          Effect.provideService(EngineCaller, { appId, requestId, precondition }),
           Effect.catchCause((cause) => {
             const error = Cause.findErrorOption(cause)
             if (Option.isSome(error) && HttpApiError.HttpApiSchemaError.is(error.value)) {
@@ -102,8 +105,20 @@ const serveOperation =
       // The builder decoded the request with this endpoint's own schemas: it is the endpoint's input.
       const endpoint = request.endpoint as OperationEndpoint
       const input = { params: request.params, query: request.query, payload: request.payload } as OperationInput<typeof endpoint>
+      const paged = isPaged(endpoint)
       return yield* engine.run(endpoint, caller, input).pipe(
-        Effect.map((answer): unknown => answer === null ? HttpServerResponse.empty({ status: 204 }) : answer),
+        Effect.flatMap((answer): Effect.Effect<unknown, never, HttpServerRequest.HttpServerRequest> => {
+          if (answer === null) return Effect.succeed(HttpServerResponse.empty({ status: 204 }))
+          if (!paged) return Effect.succeed(answer)
+          // A page: its records are the body, as the public answer's, and its total a header the gateway reads back.
+          const page = answer as Page<unknown>
+          return Effect.as(
+            HttpEffect.appendPreResponseHandler((_request, response) =>
+              Effect.succeed(HttpServerResponse.setHeader(response, TOTAL_COUNT_HEADER, String(page.total)))
+            ),
+            page.items
+          )
+        }),
         Effect.catch((error) => Effect.succeed(engineFailure(error, caller.requestId)))
       )
     })

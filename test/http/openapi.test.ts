@@ -7,13 +7,14 @@
  * server. /docs renders the same document.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { execFile } from "node:child_process"
 import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { TOOL_SPECS } from "../../src/api/mcp/tools.ts"
 import { PublicApi } from "../../src/api/PublicApi.ts"
+import { modelFetcherLayer } from "../../src/engine/geometry/ModelFetcher.ts"
 import { backends } from "../support/backends.ts"
 import { TestApp, TestClient } from "../support/TestApp.ts"
 
@@ -60,6 +61,9 @@ const operationsOf = (document: Json) =>
     METHODS.flatMap((method) => (item[method] === undefined ? [] : [{ path, method, operation: item[method] as Json }]))
   )
 
+/** Model files on `*.example` are placeholders: a part is created without fetching anything. */
+const placeholderFetcher = modelFetcherLayer({ allowPrivate: false, timeout: Duration.seconds(5), placeholderHosts: ["example"] })
+
 /** The smoke flow: typed calls of the generated client (checked by tsc before it runs). */
 const SMOKE = `
 import createClient from "openapi-fetch"
@@ -82,6 +86,28 @@ const missing = await client.GET("/v1/customer/{id}", { params: { path: { id: "d
 const unauthorized = await anonymous.GET("/v1/customer")
 const invalid = await client.POST("/v1/customer", { body: { name: "", email: "smoke@example.com" } })
 
+// Paging: \`limit\` and \`offset\` are integers; the total and the next page are headers.
+const firstPage = await client.GET("/v1/customer", { params: { query: { limit: 1, offset: 0 } } })
+const paging = { total: firstPage.response.headers.get("x-total-count"), link: firstPage.response.headers.get("link"), size: firstPage.data?.length }
+
+// Read-modify-write of a part: the part as read is the body of its PUT.
+const project = await client.POST("/v1/project", { body: { customerId: id, name: "Smoke order" } })
+const ticket = await client.POST("/v1/ticket", { body: { projectId: project.data?.id ?? "", name: "Smoke ticket" } })
+const material = await client.POST("/v1/material", { body: { name: "PLA", technologyId: "fdm" } })
+const part = await client.POST("/v1/ticket-model", {
+  body: {
+    ticketId: ticket.data?.id ?? "",
+    modelEndpoint: { url: "https://files.example/smoke.stl" },
+    technologyId: "fdm",
+    materialId: material.data?.id ?? "",
+    quantity: 2
+  }
+})
+const partId = part.data?.id ?? ""
+const partRead = await client.GET("/v1/ticket-model/{id}", { params: { path: { id: partId } } })
+if (partRead.data === undefined) throw new Error(\`part read failed: \${partRead.response.status}\`)
+const partReplaced = await client.PUT("/v1/ticket-model/{id}", { params: { path: { id: partId } }, body: { ...partRead.data, quantity: 5 } })
+
 console.log(JSON.stringify({
   created: created.data,
   read: { status: read.response.status, data: read.data },
@@ -89,12 +115,14 @@ console.log(JSON.stringify({
   replaced: { status: replaced.response.status, data: replaced.data },
   missing: { status: missing.response.status, data: missing.data ?? null },
   unauthorized: { status: unauthorized.response.status, error: unauthorized.error },
-  invalid: { status: invalid.response.status, error: invalid.error }
+  invalid: { status: invalid.response.status, error: invalid.error },
+  paging,
+  part: { status: partReplaced.response.status, quantity: partReplaced.data?.quantity, sameId: partReplaced.data?.id === partId }
 }))
 `
 
 for (const backend of backends.slice(0, 1)) {
-  layer(TestApp(backend), { timeout: 180_000, excludeTestServices: true })(`OpenAPI document (${backend})`, (it) => {
+  layer(TestApp(backend).pipe(Layer.provide(placeholderFetcher)), { timeout: 180_000, excludeTestServices: true })(`OpenAPI document (${backend})`, (it) => {
     const fetchDocument = Effect.gen(function*() {
       const client = yield* TestClient
       const reply = yield* client.call("GET", "/openapi.json")
@@ -135,7 +163,8 @@ for (const backend of backends.slice(0, 1)) {
           const media = ok.content?.["application/json"]
           if (media !== undefined) assert.isDefined(media.example, `${where}: 200 example`)
           const body = operation.requestBody?.content?.["application/json"]
-          if (body !== undefined) assert.isDefined(body.example, `${where}: request example`)
+          // One example, or one per choice (the model source of a part).
+          if (body !== undefined) assert.isDefined(body.example ?? body.examples, `${where}: request example`)
         }
         // The operation ids are the group and endpoint identifiers the engine and the meter use.
         for (const id of ["customer.list", "customer.create", "customer.get", "customer.replace", "project.lookup", "ticket.quote", "mcp.post"]) {
@@ -150,7 +179,7 @@ for (const backend of backends.slice(0, 1)) {
         const operations = operationsOf(document)
         // Every endpoint of PublicApi, and POST /v1/mcp, is in the document.
         const endpoints = Object.values(PublicApi.groups).reduce((count, group) => count + Object.keys(group.endpoints).length, 0)
-        assert.strictEqual(endpoints, 114)
+        assert.strictEqual(endpoints, 115)
         assert.strictEqual(operations.length, endpoints + 1)
         const exact = JSON.stringify({ code: 401, message: "Not Authorized" })
         for (const { path, method, operation } of operations) {
@@ -200,8 +229,9 @@ for (const backend of backends.slice(0, 1)) {
         const input = document.paths["/v1/customer"].post.requestBody.content["application/json"]
         assert.isString(input.schema.description)
         assert.strictEqual(input.example.email, "buyer@example.com")
-        // `/item/{partItemId}` is documented with the other item paths.
-        assert.containsAllKeys(document.paths["/v1/item/{id}"], ["get", "put", "delete"])
+        // `/item/{partItemId}` (the spec's name of the read) holds the other item operations too.
+        assert.containsAllKeys(document.paths["/v1/item/{partItemId}"], ["get", "put", "delete"])
+        assert.notProperty(document.paths, "/v1/item/{id}")
       }))
 
     it.effect("passes redocly lint with the recommended ruleset", () =>
@@ -268,6 +298,8 @@ for (const backend of backends.slice(0, 1)) {
         assert.deepStrictEqual(result.unauthorized, { status: 401, error: { code: 401, message: "Not Authorized" } })
         assert.strictEqual(result.invalid.status, 400)
         assert.include(result.invalid.error.message, "name")
+        assert.deepStrictEqual(result.paging, { total: "2", link: "</v1/customer?limit=1&offset=1>; rel=\"next\"", size: 1 })
+        assert.deepStrictEqual(result.part, { status: 200, quantity: 5, sameId: true })
       }))
 
     it.effect("serves the interactive reference at /docs", () =>

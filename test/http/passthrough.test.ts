@@ -208,8 +208,15 @@ layer(ScriptedApp, { timeout: 60_000, excludeTestServices: true })("Passthrough 
       assert.strictEqual(read.status, 200)
       assert.deepStrictEqual(read.json(), customer)
 
+      // A page: the records, and the total in the engine's X-Total-Count, which the gateway answers.
+      yield* scripted.answer(json(200, [customer], { "x-total-count": "7" }))
+      const page = yield* client.call("GET", "/v1/customer?limit=1", { secret })
+      assert.deepStrictEqual(page.json(), [customer])
+      assert.strictEqual(page.headers.get("x-total-count"), "7")
+      // A page without its total is an answer the gateway cannot give: 502, naming the engine.
       yield* scripted.answer(json(200, [customer]))
-      assert.deepStrictEqual((yield* client.call("GET", "/v1/customer", { secret })).json(), [customer])
+      const untotalled = yield* client.call("GET", "/v1/customer", { secret })
+      assert.strictEqual(untotalled.status, 502, untotalled.text)
 
       yield* scripted.answer(NO_RECORD)
       const missing = yield* client.call("GET", "/v1/customer/nope", { secret })

@@ -23,7 +23,14 @@ export const appWithTicket = (prefix: string) =>
     const client = yield* TestClient
     const appId = `${prefix}-${Math.random().toString(36).slice(2)}`
     const { value } = yield* client.createSecret(appId)
-    const call = (method: string, path: string, body?: unknown) => client.call(method, `/v1${path}`, { secret: value, body })
+    const call = Object.assign(
+      (method: string, path: string, body?: unknown) => client.call(method, `/v1${path}`, { secret: value, body }),
+      {
+        /** The same call with request headers of its own (If-Match, Idempotency-Key...). */
+        withHeaders: (method: string, path: string, headers: Record<string, string>, body?: unknown) =>
+          client.call(method, `/v1${path}`, { secret: value, body, headers })
+      }
+    )
     const customer = ok(yield* call("POST", "/customer", { name: "Acme", email: "buyer@acme.example" }), "customer")
     const project = ok(yield* call("POST", "/project", { customerId: customer.id, name: "Gearbox" }), "project")
     const ticket = ok(yield* call("POST", "/ticket", { projectId: project.id, name: "Prototype run" }), "ticket")

@@ -22,7 +22,7 @@ import {
   TicketQuote
 } from "../../domain/resources/orders.ts"
 import { ServiceJob } from "../../domain/resources/production.ts"
-import { COMMON_ERRORS, create, get, IdParam, list, lookup, recordOf, remove, replace, tag } from "../endpoints.ts"
+import { COMMON_ERRORS, create, get, IdParam, list, lookup, PAGING, recordOf, remove, replace, tag } from "../endpoints.ts"
 import { emptyOk } from "../openapi.ts"
 
 const Id = IdParam.id
@@ -79,7 +79,7 @@ export const TicketGroup = HttpApiGroup.make("ticket")
         "Only a `draft` or `quoted` ticket can be quoted (409 naming the state otherwise); a newer quote supersedes the ticket's open one " +
         "(`sent` → `superseded`). A part without a price yet is a 409 naming it; a ticket without parts or items a 422. " +
         "Currency: `currencyId`, else the project's, else EUR. Part and item prices are in EUR; in another currency each unit price is " +
-        "converted at the currency's reference rate (GET /currency/{id}) or the `exchangeRate` given, rounded to the currency's minor unit, " +
+        "converted at the `exchangeRate` given, else the currency's rate for the app (GET /currency/{id}), rounded to the currency's minor unit, " +
         "and the rate is recorded on the quote. Every line total is exactly quantity × unitPrice and the total their sum."
     )
   )
@@ -179,8 +179,8 @@ export const TicketQuoteGroup = HttpApiGroup.make("ticketQuote")
   .add(
     list(TicketQuote).annotate(
       OpenApi.Description,
-      "Filters are repeatable (`?ids=a&ids=b`) and combine with AND; each date field takes one date or a `[from]`/`[to]` range; " +
-        `\`limit\` and \`offset\` page the result. ${EXPIRED_ON_READ}`
+      "Filters are repeatable (`?ids=a&ids=b`) and combine with AND; each date field takes one date or a `[from]`/`[to]` range. " +
+        `${PAGING} ${EXPIRED_ON_READ}`
     ),
     get(TicketQuote).annotate(OpenApi.Description, EXPIRED_ON_READ),
     replace(TicketQuote).annotate(

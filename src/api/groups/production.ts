@@ -24,13 +24,23 @@ import {
   ServiceJobProductionQuery
 } from "../../domain/resources/production.ts"
 import { ReportMetrics, ReportMetricsQuery } from "../../domain/resources/reportMetrics.ts"
-import { COMMON_ERRORS, create, get, IdParam, list, recordOf, remove, replace, tag } from "../endpoints.ts"
+import { COMMON_ERRORS, create, get, IdParam, list, pagedList, PAGING, recordOf, remove, replace, tag } from "../endpoints.ts"
 import { emptyOk } from "../openapi.ts"
 
 const Id = IdParam.id
 
 export const MachineGroupGroup = HttpApiGroup.make("machineGroup")
-  .add(list(MachineGroup), create(MachineGroup), get(MachineGroup), replace(MachineGroup), remove(MachineGroup))
+  .add(
+    list(MachineGroup),
+    create(MachineGroup),
+    get(MachineGroup),
+    replace(MachineGroup).annotate(
+      OpenApi.Description,
+      "Whole-record replacement; the record as read is accepted. Its `technologyId` cannot change while machines or service jobs " +
+        "name the group (422 naming `technologyId` and how many records use it)."
+    ),
+    remove(MachineGroup)
+  )
   .annotateMerge(tag("Machine group", "Groups of machines of one technology, with a default hourly rate."))
 
 export const MachinesGroup = HttpApiGroup.make("machine")
@@ -105,8 +115,8 @@ export const ReelGroupGroup = HttpApiGroup.make("reelGroup")
       .annotate(OpenApi.Summary, "List reel groups").annotate(
         OpenApi.Description,
         "Filters are repeatable (`?ids=7&ids=8`, `?materialId=…`) and combine with AND; each date field takes one date or a " +
-          "`[from]`/`[to]` range; `limit` and `offset` page the result."
-      ).annotate(OpenApi.Transform, reelGroupNumberIn("ids")),
+          `\`[from]\`/\`[to]\` range. ${PAGING}`
+      ).annotate(OpenApi.Transform, (operation) => pagedList(reelGroupNumberIn("ids")(operation))),
     HttpApiEndpoint.put("replace", "/reel-group", { payload: ReelGroupUpdate, success: ReelGroup, error: [...COMMON_ERRORS, NotFound] })
       .annotate(OpenApi.Summary, "Update a reel group; the numeric id is in the body").annotate(
         OpenApi.Description,
@@ -253,8 +263,8 @@ export const ServiceJobProductionGroup = HttpApiGroup.make("serviceJobProduction
     }).annotate(OpenApi.Summary, "List service job productions").annotate(
       OpenApi.Description,
       "The production of each selected job, in creation order. Filters are repeatable (`?ids=a&ids=b`, `?state=running`) and " +
-        "combine with AND; each date field takes one date or a `[from]`/`[to]` range; `limit` and `offset` page the result."
-    )
+        `combine with AND; each date field takes one date or a \`[from]\`/\`[to]\` range. ${PAGING}`
+    ).annotate(OpenApi.Transform, pagedList)
   )
   .annotateMerge(tag("Service job production", "The production progress of service jobs, with their PPS records."))
 

@@ -6,6 +6,7 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import type { Page } from "../../api/Operations.ts"
 import { toRecordFilter } from "../../domain/Resource.ts"
 import { TicketQuote } from "../../domain/resources/orders.ts"
 import { asRecord } from "../crud.ts"
@@ -20,7 +21,7 @@ const DATE_COLUMNS = { createdAt: "created_at", updatedAt: "updated_at" } as con
 
 type ListQuery = typeof TicketQuote.listQuery.Type
 
-export const listQuotes = (context: OperationContext, query: ListQuery): Step<ReadonlyArray<Quote>> =>
+export const listQuotes = (context: OperationContext, query: ListQuery): Step<Page<Quote>> =>
   Effect.gen(function*() {
     const now = new Date()
     const filter = toRecordFilter(TicketQuote.filters, query)
@@ -28,7 +29,8 @@ export const listQuotes = (context: OperationContext, query: ListQuery): Step<Re
     const read = (rows: ReadonlyArray<StoredRecord>) => rows.map((row) => asRead(asRecord(TicketQuote, row), now.getTime()))
     if (states === undefined) {
       const records = yield* RecordRepository
-      return read(yield* records.list(TicketQuote.name, context.appId, filter))
+      const { records: page, total } = yield* records.page(TicketQuote.name, context.appId, filter)
+      return { items: read(page), total }
     }
     const sql = yield* SqlClient.SqlClient
     // CASE evaluates in order: only a sent quote with a well-formed validUntil is cast.
@@ -46,8 +48,11 @@ export const listQuotes = (context: OperationContext, query: ListQuery): Step<Re
       if (from !== undefined) conditions.push(sql`${column} >= ${from.toISOString()}::timestamptz`)
       if (to !== undefined) conditions.push(sql`${column} <= ${to.toISOString()}::timestamptz`)
     }
-    const rows = yield* sql<{ data: StoredRecord }>`
-      SELECT data FROM engine_record WHERE ${sql.and(conditions)}
+    const rows = yield* sql<{ data: StoredRecord; total: string | number }>`
+      SELECT data, count(*) OVER () AS total FROM engine_record WHERE ${sql.and(conditions)}
       ORDER BY created_at, id LIMIT ${filter.limit} OFFSET ${filter.offset}`
-    return read(rows.map((row) => row.data))
+    if (rows.length > 0 || filter.offset === 0) return { items: read(rows.map((row) => row.data)), total: Number(rows[0]?.total ?? 0) }
+    // A page past the end has no row to carry the count.
+    const [counted] = yield* sql<{ total: string | number }>`SELECT count(*) AS total FROM engine_record WHERE ${sql.and(conditions)}`
+    return { items: [], total: Number(counted?.total ?? 0) }
   })

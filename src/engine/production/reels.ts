@@ -13,9 +13,10 @@ import { Colour, Material, Supplier } from "../../domain/resources/reference.ts"
 import { checkReferences, findRecord, listRecords, recordHandlers, type RecordOf, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers, OperationContext } from "../Operation.ts"
-import { RecordRepository, type StoredRecord } from "../RecordRepository.ts"
+import type { StoredRecord } from "../RecordRepository.ts"
+import { insertLocked, replaceLocked } from "../writes.ts"
 import { checkLoadable, checkWeight, findReelGroup, REEL_GROUP, technologyOfMaterial } from "./reelRules.ts"
-import { insertRecord, listStored, replaceRecord } from "./store.ts"
+import { insertRecord, pageStored, replaceRecord } from "./store.ts"
 
 export { REEL_GROUP } from "./reelRules.ts"
 
@@ -60,17 +61,16 @@ const groupAt = (appId: string, text: string) => {
 
 const createReelGroup: ReelGroupHandlers["create"] = (context, { payload }) =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
     const sql = yield* SqlClient.SqlClient
     const document = yield* reelGroupDocument(context, payload)
     const [row] = yield* sql<{ n: string }>`SELECT nextval('engine_number')::text AS n`
-    const inserted = yield* records.insert(REEL_GROUP, context.appId, document, { id: row!.n })
+    const inserted = yield* insertLocked(REEL_GROUP, context.appId, document, { id: row!.n })
     return toReelGroup(inserted)
   })
 
 const listReelGroups: ReelGroupHandlers["list"] = (context, { query }) =>
   Effect.gen(function*() {
-    const groups = yield* listStored(REEL_GROUP, context.appId, {
+    const { records: groups, total } = yield* pageStored(REEL_GROUP, context.appId, {
       // An id that is no number matches no group.
       ids: query.ids?.flatMap((text) => {
         const number = reelGroupNumber(text)
@@ -81,7 +81,7 @@ const listReelGroups: ReelGroupHandlers["list"] = (context, { query }) =>
       limit: query.limit ?? DEFAULT_PAGE_SIZE,
       offset: query.offset ?? 0
     })
-    return groups.map(toReelGroup)
+    return { items: groups.map(toReelGroup), total }
   })
 
 const getReelGroup: ReelGroupHandlers["get"] = (context, { params }) =>
@@ -111,20 +111,20 @@ const checkGroupReels = (context: OperationContext, id: number, group: typeof Re
 
 const replaceReelGroup: ReelGroupHandlers["replace"] = (context, { payload: { id: number, ...group } }) =>
   Effect.gen(function*() {
-    const records = yield* RecordRepository
     const id = String(number)
     if ((yield* findReelGroup(context.appId, id)) === undefined) return yield* EngineError.notFound(REEL_GROUP, id)
     const document = yield* reelGroupDocument(context, group)
     yield* checkGroupReels(context, number, group)
-    const replaced = yield* records.replace(REEL_GROUP, context.appId, id, document)
+    const replaced = yield* replaceLocked(REEL_GROUP, context.appId, id, document)
     return replaced === undefined ? yield* EngineError.notFound(REEL_GROUP, id) : toReelGroup(replaced)
   })
 
 export const reelGroupHandlers: ReelGroupHandlers = {
-  create: createReelGroup,
+  // Each writes the group with its material locked (writes.ts): a transaction, which the lock lasts until.
+  create: transactional(createReelGroup),
   list: listReelGroups,
   get: getReelGroup,
-  replace: replaceReelGroup
+  replace: transactional(replaceReelGroup)
 }
 
 /** Keeps a machine's `reelIds` in step when a reel moves on or off it. */
@@ -159,10 +159,10 @@ const replaceReel: ReelHandlers["replace"] = (context, { payload: { id, ...reel 
       const machine = yield* findRecord(Machine, context.appId, reel.machineId)
       if (machine !== undefined) yield* checkLoadable(context, "machineId", { id, reelGroupId: reel.reelGroupId }, machine)
     }
-    const replaced = yield* replaceRecord(Reel, context.appId, id, reel)
-    if (replaced === undefined) return yield* EngineError.notFound("reel", id)
+    // The machines' rows first, then the reel's: a machine's delete locks them in that order (writes.ts).
     yield* moveReel(context, id, previous.machineId ?? null, reel.machineId ?? null)
-    return replaced
+    const replaced = yield* replaceRecord(Reel, context.appId, id, reel)
+    return replaced ?? (yield* EngineError.notFound("reel", id))
   })
 
 /** The reels of a group; a group that does not exist (or text that is no number) has none. */

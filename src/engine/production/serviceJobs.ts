@@ -10,15 +10,16 @@
 import { Effect } from "effect"
 import { DEFAULT_PAGE_SIZE, toDateFilters } from "../../domain/Resource.ts"
 import { Pps, ServiceJob, type ServiceJobProduction } from "../../domain/resources/production.ts"
-import { findRecord, type PrepareInput, recordHandlers, type RecordHooks, type StoredFields, transactional } from "../crud.ts"
+import { asRecord, findRecord, type PrepareInput, recordHandlers, type RecordHooks, type StoredFields, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
+import { RecordRepository } from "../RecordRepository.ts"
 import { settleJob } from "./completion.ts"
 import { checkJob } from "./jobRules.ts"
 import { closeInterval, findJob, isOpen, type Job, type PpsRecord, queued, saveJob } from "./jobs.ts"
 import { movePps, recordsOf, releasePps, syncPps } from "./pps.ts"
 import { updateProduction } from "./progress.ts"
-import { listAll, unique } from "./store.ts"
+import { listAll, pageStored, unique } from "./store.ts"
 
 type ServiceJobHandlers = GroupHandlers<"serviceJob">
 
@@ -44,10 +45,16 @@ const jobRecords = recordHandlers(ServiceJob, serviceJobHooks)
 /** PUT /service-job/{id}: the record replace; a part taken out may leave only done records, and so finish the job. */
 const replaceJob: ServiceJobHandlers["replace"] = (context, input) => Effect.flatMap(jobRecords.replace(context, input), (job) => settleJob(context, job))
 
-/** DELETE /service-job/{id}: only a queued job; its parts keep their records, in no job. */
+/**
+ * DELETE /service-job/{id}: only a queued job; its parts keep their records, in no job. The job's row is locked
+ * first, so that the state checked and the records released are the ones a workflow running meanwhile left.
+ */
 const removeJob: ServiceJobHandlers["remove"] = (context, input) =>
   Effect.gen(function*() {
-    const job = yield* findJob(context, input.params.id)
+    const records = yield* RecordRepository
+    const locked = yield* records.lockForRemoval(ServiceJob.name, context.appId, input.params.id)
+    if (locked === undefined) return yield* EngineError.notFound("service job", input.params.id)
+    const job = asRecord(ServiceJob, locked)
     if (job.state !== "queued") {
       return yield* EngineError.conflict(`service job ${job.id} is ${job.state}: only a queued service job can be deleted`)
     }
@@ -101,12 +108,11 @@ const merge: ServiceJobHandlers["merge"] = (context, { payload: { targetServiceJ
       yield* sameTechnology(target, source)
     }
     const now = new Date().toISOString()
-    let parts = target.ticketModelIds
+    const parts = unique([...target.ticketModelIds, ...sources.flatMap((source) => source.ticketModelIds)])
     for (const source of sources) {
-      parts = unique([...parts, ...source.ticketModelIds])
-      yield* movePps(context, source.id, target.id)
-      // A running source stops first: its time stays its own.
+      // A running source stops first: its time stays its own. Its row goes before its PPS records' (writes.ts).
       yield* saveJob(context, { ...closeInterval(source, now), state: "merged", ticketModelIds: [] })
+      yield* movePps(context, source.id, target.id)
     }
     return yield* settleJob(context, yield* saveJob(context, { ...target, ticketModelIds: parts }))
   })
@@ -125,9 +131,10 @@ const reassign: ServiceJobHandlers["reassignTicketModels"] = (context, { payload
         return yield* EngineError.invalid(`ticket model ${partId} is not in service job ${from.id}`)
       }
     }
-    yield* movePps(context, from.id, to.id, moving)
+    // The jobs' rows before their PPS records' (writes.ts).
     const savedFrom = yield* saveJob(context, { ...from, ticketModelIds: from.ticketModelIds.filter((id) => !moving.includes(id)) })
     const savedTo = yield* saveJob(context, { ...to, ticketModelIds: unique([...to.ticketModelIds, ...moving]) })
+    yield* movePps(context, from.id, to.id, moving)
     return [yield* settleJob(context, savedFrom), yield* settleJob(context, savedTo)]
   })
 
@@ -159,16 +166,17 @@ const jobIdsOf = ({ ids, serviceJobIds }: ProductionQuery) =>
 
 const listProductions: GroupHandlers<"serviceJobProduction">["list"] = (context, { query }) =>
   Effect.gen(function*() {
-    const jobs = yield* listAll(ServiceJob, context.appId, {
+    const { records, total } = yield* pageStored(ServiceJob.name, context.appId, {
       ids: jobIdsOf(query),
       equals: query.state === undefined ? {} : { state: query.state },
       dates: toDateFilters(query),
       limit: query.limit ?? DEFAULT_PAGE_SIZE,
       offset: query.offset ?? 0
     })
-    if (jobs.length === 0) return []
+    if (records.length === 0) return { items: [], total }
+    const jobs = records.map((record) => asRecord(ServiceJob, record))
     const pps = yield* listAll(Pps, context.appId, { equals: { serviceJobId: jobs.map((job) => job.id) } })
-    return jobs.map((job) => productionOf(job, pps.filter((record) => record.serviceJobId === job.id)))
+    return { items: jobs.map((job) => productionOf(job, pps.filter((record) => record.serviceJobId === job.id))), total }
   })
 
 export const serviceJobHandlers: ServiceJobHandlers = {
@@ -179,7 +187,8 @@ export const serviceJobHandlers: ServiceJobHandlers = {
   replace: transactional(replaceJob),
   remove: transactional(removeJob),
   startTimeline: transactional(startTimeline),
-  stopTimeline,
+  // One write, with what the job references locked until it commits (writes.ts).
+  stopTimeline: transactional(stopTimeline),
   // Each writes several jobs and their PPS records: all of it, or none.
   merge: transactional(merge),
   reassignTicketModels: transactional(reassign),

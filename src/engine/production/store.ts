@@ -3,8 +3,9 @@ import { Effect } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import type { RecordFilter, Resource } from "../../domain/Resource.ts"
 import { asRecord, type RecordOf, type StoredFields } from "../crud.ts"
-import type { EngineServices } from "../Operation.ts"
+import type { EngineServices, Step } from "../Operation.ts"
 import { RecordRepository, type StoredRecord } from "../RecordRepository.ts"
+import { insertLocked, replaceLocked } from "../writes.ts"
 
 /** Large enough to mean "every record" for the workflows' own reads. */
 const ALL = 1_000_000
@@ -23,44 +24,42 @@ export interface Selection {
   readonly offset?: number | undefined
 }
 
+/** What storage filters on: the selection, everything unless it pages. */
+const filterOf = (selection: Selection): RecordFilter => ({
+  ids: selection.ids,
+  equals: Object.entries(selection.equals ?? {}).map(([field, values]) => ({ field, values })),
+  dates: selection.dates ?? [],
+  limit: selection.limit ?? ALL,
+  offset: selection.offset ?? 0
+})
+
 /** The stored records of the resource named `resource` that the app sees and the selection keeps, in one read. */
 export const listStored = (resource: string, appId: string, selection: Selection = {}): Read<ReadonlyArray<StoredRecord>> =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    return yield* records.list(resource, appId, {
-      ids: selection.ids,
-      equals: Object.entries(selection.equals ?? {}).map(([field, values]) => ({ field, values })),
-      dates: selection.dates ?? [],
-      limit: selection.limit ?? ALL,
-      offset: selection.offset ?? 0
-    })
-  })
+  Effect.flatMap(RecordRepository, (records) => records.list(resource, appId, filterOf(selection)))
+
+/** One page of the records of `resource` the app sees and the selection keeps, and how many it keeps in all. */
+export const pageStored = (resource: string, appId: string, selection: Selection = {}) =>
+  Effect.flatMap(RecordRepository, (records) => records.page(resource, appId, filterOf(selection)))
 
 /** The records of `resource` that the app sees and the selection keeps, typed as the resource's record. */
 export const listAll = <R extends Resource>(resource: R, appId: string, selection: Selection = {}): Read<ReadonlyArray<RecordOf<R>>> =>
   Effect.map(listStored(resource.name, appId, selection), (records) => records.map((record) => asRecord(resource, record)))
 
-/** Stores a new record of `resource` for the app. */
-export const insertRecord = <R extends Resource>(resource: R, appId: string, fields: StoredFields<R>): Read<RecordOf<R>> =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    return asRecord(resource, yield* records.insert(resource.name, appId, fields))
-  })
+/** Stores a new record of `resource` for the app, what it references locked (writes.ts). */
+export const insertRecord = <R extends Resource>(resource: R, appId: string, fields: StoredFields<R>): Step<RecordOf<R>> =>
+  Effect.map(insertLocked(resource.name, appId, fields), (stored) => asRecord(resource, stored))
 
 /**
  * Replaces the app's record of `resource` with `fields` (storage keeps its id,
- * number and createdAt); `undefined` when the app has no such record of its own.
+ * number and createdAt), what it references locked (writes.ts); `undefined`
+ * when the app has no such record of its own.
  */
 export const replaceRecord = <R extends Resource>(
   resource: R,
   appId: string,
   id: string,
   fields: StoredFields<R>
-): Read<RecordOf<R> | undefined> =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const replaced = yield* records.replace(resource.name, appId, id, fields)
-    return replaced === undefined ? undefined : asRecord(resource, replaced)
-  })
+): Step<RecordOf<R> | undefined> =>
+  Effect.map(replaceLocked(resource.name, appId, id, fields), (replaced) => replaced === undefined ? undefined : asRecord(resource, replaced))
 
 export const unique = <A>(values: ReadonlyArray<A>): ReadonlyArray<A> => [...new Set(values)]

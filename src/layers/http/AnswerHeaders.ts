@@ -1,0 +1,80 @@
+/**
+ * What an answer says beyond its body, derived from the API's definition:
+ *
+ * - a page of a list: `X-Total-Count` (every record the filters match) and a
+ *   `Link` header with `rel="next"` and `rel="prev"` (RFC 8288), each the
+ *   request's own path and query with `offset` moved by one page;
+ * - a created record: `Location`, the path that reads it (the GET of the same
+ *   record schema with the record's id), when the API has one.
+ */
+import type { Schema } from "effect"
+import { HttpServerResponse } from "effect/http"
+import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { TOTAL_COUNT_HEADER } from "../../api/Operations.ts"
+import { DEFAULT_PAGE_SIZE } from "../../domain/Resource.ts"
+
+/** The page a list query asked for. */
+export interface PageQuery {
+  readonly limit?: number | undefined
+  readonly offset?: number | undefined
+}
+
+/** The request's path and query with `offset` (and `limit`) set: a link relative to the service. */
+const pageUrl = (url: string, limit: number, offset: number) => {
+  const parsed = new URL(url, "http://service.invalid")
+  parsed.searchParams.set("limit", String(limit))
+  parsed.searchParams.set("offset", String(offset))
+  return `${parsed.pathname}${parsed.search}`
+}
+
+/** `X-Total-Count` and `Link` (next, prev) of a page of `total` records, answered to `url`. */
+export const withPageHeaders = (
+  response: HttpServerResponse.HttpServerResponse,
+  url: string,
+  query: PageQuery | undefined,
+  total: number
+): HttpServerResponse.HttpServerResponse => {
+  const limit = query?.limit ?? DEFAULT_PAGE_SIZE
+  const offset = query?.offset ?? 0
+  const links: Array<string> = []
+  if (offset + limit < total) links.push(`<${pageUrl(url, limit, offset + limit)}>; rel="next"`)
+  if (offset > 0) links.push(`<${pageUrl(url, limit, Math.max(0, Math.min(offset, total) - limit))}>; rel="prev"`)
+  const counted = HttpServerResponse.setHeader(response, TOTAL_COUNT_HEADER, String(total))
+  return links.length === 0 ? counted : HttpServerResponse.setHeader(counted, "link", links.join(", "))
+}
+
+const bodySchema = (endpoint: HttpApiEndpoint.Top): Schema.Top | undefined => [...endpoint.success][0]
+
+/**
+ * For each POST of `api` whose answer is a record that a GET of the API reads
+ * by id: how to name the created record's path. Derived once.
+ */
+export const locationTable = (api: { readonly groups: object }): ReadonlyMap<HttpApiEndpoint.Top, (id: string) => string> => {
+  const endpoints = (Object.values(api.groups) as ReadonlyArray<HttpApiGroup.Top>).flatMap((group) => Object.values(group.endpoints))
+  const readers = new Map<Schema.Top, string>()
+  for (const endpoint of endpoints) {
+    const segments = endpoint.path.split("/")
+    const last = segments.at(-1) ?? ""
+    const schema = bodySchema(endpoint)
+    if (endpoint.method !== "GET" || schema === undefined || !last.startsWith(":") || segments.filter((s) => s.startsWith(":")).length !== 1) continue
+    if (!readers.has(schema)) readers.set(schema, segments.slice(0, -1).join("/"))
+  }
+  const table = new Map<HttpApiEndpoint.Top, (id: string) => string>()
+  for (const endpoint of endpoints) {
+    const schema = bodySchema(endpoint)
+    const parent = schema === undefined ? undefined : readers.get(schema)
+    if (endpoint.method === "POST" && parent !== undefined) table.set(endpoint, (id) => `${parent}/${encodeURIComponent(id)}`)
+  }
+  return table
+}
+
+/** `Location` of a created record, when its answer has an id. */
+export const withLocation = (
+  response: HttpServerResponse.HttpServerResponse,
+  location: ((id: string) => string) | undefined,
+  answer: unknown
+): HttpServerResponse.HttpServerResponse => {
+  if (location === undefined || typeof answer !== "object" || answer === null || !("id" in answer)) return response
+  const id = answer.id
+  return typeof id === "string" || typeof id === "number" ? HttpServerResponse.setHeader(response, "location", location(String(id))) : response
+}
