@@ -46,6 +46,7 @@ import {
   TechnologyGroup,
   UserGroup
 } from "./groups/reference.ts"
+import { withIdempotencyKey } from "./IdempotencyKey.ts"
 import { withMcpEndpoint } from "./mcp/openapi.ts"
 import { documentTransform } from "./openapi.ts"
 
@@ -56,9 +57,9 @@ export const PublicContract = HttpApi.make("public-v1")
   .add(QuotationFormRegionGroup, QuotationFormGroup, TicketQuoteGroup, ReelGroupGroup, ReelsGroup, ReportMetricsGroup)
   .add(ServiceJobGroup, ServiceJobProductionGroup, ServiceGroup, SupplierGroup, TechnologyGroup, TicketGroup, UserGroup)
   .prefix("/v1")
-  // A misspelt filter or field is a 400 naming it, not silently ignored.
-  .annotate(HttpApi.QueryParseOptions, { onExcessProperty: "error" })
-  .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
+  // A misspelt filter or field is a 400 naming it, not silently ignored; every problem of a request is named at once.
+  .annotate(HttpApi.QueryParseOptions, { onExcessProperty: "error", errors: "all" })
+  .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
 
 export class PublicApi extends PublicContract.middleware(IncomingSecretAuth)
   .annotateMerge(OpenApi.annotations({
@@ -69,7 +70,7 @@ export class PublicApi extends PublicContract.middleware(IncomingSecretAuth)
     // A commercial service: integrators use it under their service agreement.
     license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     servers: [{ url: "/", description: "This gateway (paths start with /v1)" }],
-    transform: (spec) => withMcpEndpoint(documentTransform(spec))
+    transform: (spec) => withIdempotencyKey(PublicContract)(withMcpEndpoint(documentTransform(spec)))
   }))
   .annotate(HttpApi.AdditionalSchemas, [EngineErrorBody])
 {}

@@ -6,26 +6,32 @@
  * passed through unchanged; an answer that does not match the schema is the
  * engine's fault: 502, naming it.
  *
- * Input that the schemas accept but storage cannot hold (a NUL character, an
- * unpaired UTF-16 surrogate: PostgreSQL's text and jsonb refuse both) is a
- * 400 naming the field here, before the engine turns it into a storage error;
- * so is a query parameter or a body the endpoint does not declare
- * (UndeclaredInput.ts).
+ * Around the call: input the schemas accept but the service refuses is a 400
+ * naming the field (UndeclaredInput.ts, InputChecks.ts); a read or replace
+ * answer carries its entity tag and a write may be conditional
+ * (Conditional.ts); a page carries its total and links, a create its
+ * `Location` (AnswerHeaders.ts); a retried POST or workflow PUT answers as
+ * the first time (Idempotency.ts).
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { type HttpApiEndpoint, HttpApiSchema } from "effect/http-api"
 import { CurrentCaller } from "../../api/Authorization.ts"
-import type { DecodedInput } from "../../api/EngineCall.ts"
-import { type OperationEndpoint, type OperationInput, operationOf } from "../../api/Operations.ts"
-import { BadRequest, DownstreamError } from "../../domain/Errors.ts"
+import type { CallScope, DecodedInput } from "../../api/EngineCall.ts"
+import { isPaged, type OperationEndpoint, type OperationInput, operationOf, type Page } from "../../api/Operations.ts"
+import { PublicApi } from "../../api/PublicApi.ts"
+import { DownstreamError } from "../../domain/Errors.ts"
 import { traced } from "../../domain/Span.ts"
 import { Downstream } from "../../services/Downstream.ts"
+import { locationTable, type PageQuery, withLocation, withPageHeaders } from "./AnswerHeaders.ts"
+import { currentReads, entityTag, namesTag, notModified, preconditionFailed, unconditional, writtenId } from "./Conditional.ts"
 import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
+import { IdempotentCalls, type WithIdempotencyKey } from "./Idempotency.ts"
+import { mismatchedId, unstorableInput } from "./InputChecks.ts"
 import { undeclaredInput } from "./UndeclaredInput.ts"
 
-/** The spec's answer for a missing id: 200 with an empty body. */
-const EMPTY_200 = HttpServerResponse.uint8Array(new Uint8Array(0), { status: 200, contentType: "application/json" })
+/** The spec's answer for a missing id: 200 with an empty body, and so no content-type (there is no JSON to parse). */
+const EMPTY_200 = HttpServerResponse.empty({ status: 200, headers: { "content-length": "0" } })
 const NO_CONTENT = HttpServerResponse.empty({ status: 204 })
 
 /** What a forwarded handler reads of the request the HttpApi builder hands it. */
@@ -40,15 +46,24 @@ export interface ForwardedRequest {
 
 type Answer = (answer: unknown, requestId: string) => Effect.Effect<HttpServerResponse.HttpServerResponse, DownstreamError>
 
+/** Answers that are a representation of the target (a read, a replace): they carry its entity tag. */
+const TAGGED = new Set(["GET", "PUT"])
+
 /** How to answer for one endpoint: its success value, checked and encoded as JSON by its success schema. */
 const answerFor = (operation: string, endpoint: HttpApiEndpoint.Top): Answer => {
   const body = [...endpoint.success].find((schema) => !HttpApiSchema.isNoContent(schema.ast))
   if (body === undefined) return () => Effect.succeed(NO_CONTENT)
   // The public API's schemas are plain data: none needs a service to encode.
   const encode = Schema.encodeUnknownEffect(Schema.toCodecJson(body) as unknown as Schema.Codec<unknown, unknown>)
+  const respond = TAGGED.has(endpoint.method)
+    ? (json: unknown) => {
+      const text = JSON.stringify(json)
+      return HttpServerResponse.text(text, { contentType: "application/json", headers: { etag: entityTag(text) } })
+    }
+    : (json: unknown) => HttpServerResponse.jsonUnsafe(json)
   return (answer, requestId) =>
     encode(answer).pipe(
-      Effect.map((json) => HttpServerResponse.jsonUnsafe(json)),
+      Effect.map(respond),
       Effect.mapError(() =>
         new DownstreamError({
           status: 502,
@@ -62,75 +77,80 @@ const answerFor = (operation: string, endpoint: HttpApiEndpoint.Top): Answer => 
     )
 }
 
-/** NUL, or a surrogate without its pair. */
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
-
-/** The path of the first string (value or key) in `value` that storage cannot hold. */
-const unstorablePath = (value: unknown, path: ReadonlyArray<string | number> = []): ReadonlyArray<string | number> | undefined => {
-  if (typeof value === "string") return UNSTORABLE.test(value) ? path : undefined
-  if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) {
-      const found = unstorablePath(item, [...path, index])
-      if (found !== undefined) return found
-    }
-    return undefined
-  }
-  if (value !== null && typeof value === "object") {
-    for (const [key, item] of Object.entries(value)) {
-      if (UNSTORABLE.test(key)) return [...path, key]
-      const found = unstorablePath(item, [...path, key])
-      if (found !== undefined) return found
-    }
-  }
-  return undefined
-}
-
-const PARTS = [["params", "path parameter"], ["query", "query parameter"], ["payload", "field"]] as const
-
-/**
- * The 400 for input holding a string PostgreSQL cannot store (NUL, an unpaired
- * surrogate), naming the field or parameter; undefined when there is none.
- * A parameter is named by its key, a body field by its path (`lines.0.description`).
- */
-export const unstorableInput = (request: DecodedInput): BadRequest | undefined => {
-  for (const [part, where] of PARTS) {
-    const path = unstorablePath(request[part])
-    if (path === undefined) continue
-    const name = part === "payload" ? path.join(".") : String(path[0] ?? "")
-    const what = "contains a NUL character or an unpaired UTF-16 surrogate, which cannot be stored"
-    return name.length === 0
-      ? BadRequest.of(`The request body ${what}`)
-      : BadRequest.of(`Invalid value for ${where} "${name}": ${what}`)
-  }
-  return undefined
-}
-
 /** The one handler of every forwarded endpoint, given the Downstream. */
-export const makeForward = (downstream: Downstream["Service"]) => {
+export const makeForward = (downstream: Downstream["Service"], idempotent: WithIdempotencyKey) => {
   const answers = new WeakMap<HttpApiEndpoint.Top, Answer>()
+  const answerOf = (endpoint: HttpApiEndpoint.Top) => {
+    let answer = answers.get(endpoint)
+    if (answer === undefined) {
+      answer = answerFor(operationOf(endpoint), endpoint)
+      answers.set(endpoint, answer)
+    }
+    return answer
+  }
+  const locations = locationTable(PublicApi)
+  const reads = currentReads(PublicApi)
+
+  const callOf = (endpoint: HttpApiEndpoint.Top, input: DecodedInput, scope: CallScope) => {
+    const operation = operationOf(endpoint)
+    // The builder decoded the request with this endpoint's schemas: it is the endpoint's input.
+    const contract = endpoint as OperationEndpoint
+    return downstream.call(contract)(input as OperationInput<typeof contract>, scope).pipe(
+      Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })),
+      traced("Downstream.call", { attributes: { "downstream.operation": operation } })
+    )
+  }
+
+  /**
+   * The scope of a write that names the version it changes (If-Match): the
+   * record read now, its tag compared; the 412 when it is another version
+   * (or none), else the version the engine checks again as it writes.
+   */
+  const conditionalScope = (request: ForwardedRequest, ifMatch: string, scope: CallScope) =>
+    Effect.gen(function*() {
+      const read = reads.get(request.endpoint)
+      const id = writtenId(request)
+      if (read === undefined || id === undefined) return errorResponse(unconditional(request.endpoint.path))
+      const current = yield* callOf(read.endpoint, read.input(id), scope)
+      if (current === null) return preconditionFailed(`No record ${id}: If-Match names a version of a record that does not exist`, undefined)
+      const tag = (yield* answerOf(read.endpoint)(current, scope.requestId)).headers.etag
+      if (tag === undefined || !namesTag(ifMatch, tag, "strong")) {
+        return preconditionFailed(`Record ${id} is no longer the version If-Match names: read it again, reapply the change and retry`, tag)
+      }
+      const updatedAt = (current as { readonly updatedAt?: unknown }).updatedAt
+      return typeof updatedAt === "string" ? { ...scope, precondition: { id, updatedAt } } : scope
+    })
+
   return (request: ForwardedRequest): Effect.Effect<HttpServerResponse.HttpServerResponse, never, CurrentCaller> =>
     Effect.gen(function*() {
-      const operation = operationOf(request.endpoint)
-      let answer = answers.get(request.endpoint)
-      if (answer === undefined) {
-        answer = answerFor(operation, request.endpoint)
-        answers.set(request.endpoint, answer)
-      }
+      const endpoint = request.endpoint
       const caller = yield* CurrentCaller
-      const scope = { appId: caller.appId, requestId: caller.requestId }
-      const undeclared = yield* undeclaredInput(request.endpoint, request.request)
+      const undeclared = yield* undeclaredInput(endpoint, request.request)
       if (undeclared !== undefined) return errorResponse(undeclared)
-      const unstorable = unstorableInput(request)
-      if (unstorable !== undefined) return errorResponse(unstorable)
-      // The builder decoded the request with this endpoint's schemas: it is the endpoint's input.
-      const endpoint = request.endpoint as OperationEndpoint
-      const input = { params: request.params, query: request.query, payload: request.payload } as OperationInput<typeof endpoint>
-      const result = yield* downstream.call(endpoint)(input, scope).pipe(
-        Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })),
-        traced("Downstream.call", { attributes: { "downstream.operation": operation } })
-      )
-      return result === null ? EMPTY_200 : yield* answer(result, scope.requestId)
-    }).pipe(Effect.catch((error) => Effect.succeed(downstreamResponse(error))))
+      const refused = unstorableInput(request) ?? mismatchedId(request)
+      if (refused !== undefined) return errorResponse(refused)
+      const headers = request.request.headers
+      const ifMatch = endpoint.method === "PUT" || endpoint.method === "DELETE" ? headers["if-match"] : undefined
+      const scoped = ifMatch === undefined
+        ? { appId: caller.appId, requestId: caller.requestId }
+        : yield* conditionalScope(request, ifMatch, { appId: caller.appId, requestId: caller.requestId })
+      if (HttpServerResponse.isHttpServerResponse(scoped)) return scoped
+      const input = { params: request.params, query: request.query, payload: request.payload }
+      const result = yield* callOf(endpoint, input, scoped)
+      if (result === null) return EMPTY_200
+      const answer = answerOf(endpoint)
+      const response = isPaged(endpoint)
+        ? withPageHeaders(
+          yield* answer((result as Page<unknown>).items, scoped.requestId),
+          request.request.url,
+          request.query as PageQuery,
+          (result as Page<unknown>).total
+        )
+        : withLocation(yield* answer(result, scoped.requestId), locations.get(endpoint), result)
+      const ifNoneMatch = endpoint.method === "GET" ? headers["if-none-match"] : undefined
+      const tag = response.headers.etag
+      return ifNoneMatch !== undefined && tag !== undefined && namesTag(ifNoneMatch, tag, "weak") ? notModified(tag) : response
+    }).pipe(Effect.catch((error) => Effect.succeed(downstreamResponse(error))), (respond) => idempotent(request, respond))
 }
 
 /**
@@ -142,5 +162,10 @@ export class PublicOperationHandler extends Context.Service<
   PublicOperationHandler,
   (request: ForwardedRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, CurrentCaller>
 >()("mfg/http/PublicOperationHandler") {
-  static readonly layer = Layer.effect(PublicOperationHandler, Effect.map(Downstream, makeForward))
+  static readonly layer = Layer.effect(
+    PublicOperationHandler,
+    Effect.gen(function*() {
+      return makeForward(yield* Downstream, yield* IdempotentCalls)
+    })
+  ).pipe(Layer.provide(IdempotentCalls.layer))
 }
