@@ -18,6 +18,17 @@ export const ModelEndpoint = Schema.Struct({
   )
 }).annotate({ description: "Where the engine downloads the model file" })
 
+/**
+ * The one-model-source rule: a part takes its model file from exactly one of
+ * these fields (the part's `validate`, src/domain/resources/orders.ts); the
+ * OpenAPI document states it as a `oneOf` of the request bodies that carry
+ * both, titled as here.
+ */
+export const MODEL_SOURCES = {
+  modelEndpoint: "From a model file URL",
+  catalogueModelConfigurationId: "From a catalogue model configuration"
+} as const
+
 export const Geometry = Schema.Struct({
   volume: NonNegative.annotate({ description: "mm³" }),
   surfaceArea: NonNegative.annotate({ description: "mm²" }),

@@ -13,6 +13,7 @@ import { AppConfig } from "../../services/AppConfig.ts"
 import { Instruments } from "../telemetry/Instruments.ts"
 import { requestTelemetry } from "../telemetry/RequestTelemetry.ts"
 import { AdminAuthLive, AdminBadRequestsLive, AdminHandlers } from "./AdminHandlers.ts"
+import { cors } from "./Cors.ts"
 import { PublicOperationHandler } from "./ForwardHandlers.ts"
 import { IncomingSecretAuthLive } from "./IncomingSecretAuthLive.ts"
 import { IncomingSecretGuard } from "./IncomingSecretGuard.ts"
@@ -20,9 +21,10 @@ import { McpRoutes } from "./McpRoute.ts"
 import { PublicHandlers } from "./PublicHandlers.ts"
 import { RecordReadDirect } from "./RecordReadDirect.ts"
 import { requestLimits } from "./RequestLimits.ts"
+import { DOCS_PATH, GATEWAY_ROUTES, OPENAPI_PATH, ROUTER_CONFIG } from "./RouteTable.ts"
 import { SystemRoutes } from "./SystemRoutes.ts"
 
-const PublicRoutes = HttpApiBuilder.layer(PublicApi, { openapiPath: "/openapi.json" }).pipe(
+const PublicRoutes = HttpApiBuilder.layer(PublicApi, { openapiPath: OPENAPI_PATH }).pipe(
   Layer.provide(PublicHandlers),
   Layer.provide(IncomingSecretAuthLive)
 )
@@ -35,7 +37,7 @@ const AdminRoutes = HttpApiBuilder.layer(AdminApi).pipe(
 const AllRoutes = Layer.mergeAll(
   PublicRoutes,
   AdminRoutes,
-  HttpApiScalar.layer(PublicApi, { path: "/docs" }),
+  HttpApiScalar.layer(PublicApi, { path: DOCS_PATH }),
   SystemRoutes,
   McpRoutes
 )
@@ -47,9 +49,13 @@ type RouterApp = Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unha
 /**
  * The routes, and the one router-wide middleware in front of them: the
  * request log line and duration metric (`telemetry`, when there is one)
- * around everything, then the bounds on path and body (RequestLimits), then
- * the direct answer of record reads (RecordReadDirect), which hands every
- * other request to the router. One middleware, so that the order is certain.
+ * around everything, then CORS (when CORS_ORIGINS is set: it answers
+ * preflights before anything authenticates, and its headers go on every
+ * answer below it, 401, 404, 405 and 413 included), then the bounds on path
+ * and body (RequestLimits), then the direct answer of record reads
+ * (RecordReadDirect), which hands every other request to the router (whose
+ * wildcard, SystemRoutes, answers 404, 405 and a plain OPTIONS). One
+ * middleware, so that the order is certain.
  * The REST middleware, the direct read and MCP share one IncomingSecretGuard;
  * the router and the direct read one PublicOperationHandler.
  */
@@ -59,19 +65,20 @@ export const GatewayRoutes = (telemetry: RequestMiddleware | undefined) =>
     HttpRouter.middleware(
       Effect.gen(function*() {
         const direct = yield* RecordReadDirect
-        const limits = requestLimits((yield* AppConfig).maxBodyBytes)
-        return (router: RouterApp) => telemetry === undefined ? limits(direct(router)) : telemetry(limits(direct(router)))
+        const config = yield* AppConfig
+        const limits = requestLimits(config.maxBodyBytes)
+        const browsers = cors(config.corsOrigins, GATEWAY_ROUTES.methods)
+        const inner = browsers === undefined
+          ? (router: RouterApp) => limits(direct(router))
+          : (router: RouterApp) => browsers(limits(direct(router)))
+        return (router: RouterApp) => telemetry === undefined ? inner(router) : telemetry(inner(router))
       }),
       { global: true }
     )
   ).pipe(Layer.provide([IncomingSecretGuard.layer, PublicOperationHandler.layer]))
 
-/**
- * The router's limits: a path parameter may be as long as any schema allows
- * (find-my-way stops matching at 100 characters by default, which answered a
- * long id with a 404 instead of the schema's 400 naming it).
- */
-export const ROUTER_CONFIG = { maxParamLength: 8_192 } as const
+/** The router's limits (RouteTable matches with the same). */
+export { ROUTER_CONFIG }
 
 /**
  * The HTTP server on HOST:PORT (127.0.0.1:8080 unless told otherwise), with

@@ -1,15 +1,22 @@
-/** Liveness and readiness, outside the authenticated API; the standard 404 body for a path no route serves. */
+/**
+ * Liveness and readiness, outside the authenticated API; and the answer for
+ * a request no other route takes: 405 with `Allow` for a method a known path
+ * does not take, 204 with `Allow` for a plain OPTIONS of a known path, the
+ * standard 404 body for an unknown path.
+ */
 import { Effect, Layer } from "effect"
-import { HttpRouter, HttpServerResponse } from "effect/http"
+import { type HttpMethod, HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"
+import { METHODS } from "node:http"
 import { NotFound } from "../../domain/Errors.ts"
 import { errorResponse } from "./ErrorResponses.ts"
+import { GATEWAY_ROUTES, HEALTH_PATH, READY_PATH, type RouteTable } from "./RouteTable.ts"
 
-const health = HttpRouter.add("GET", "/health", HttpServerResponse.jsonUnsafe({ status: "ok" }))
+const health = HttpRouter.add("GET", HEALTH_PATH, HttpServerResponse.jsonUnsafe({ status: "ok" }))
 
 const ready = HttpRouter.add(
   "GET",
-  "/ready",
+  READY_PATH,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return yield* sql`SELECT 1`.pipe(
@@ -21,14 +28,34 @@ const ready = HttpRouter.add(
 )
 
 /**
- * Any method on a path no other route serves (the router prefers every other
- * route over a wildcard): 404 with the standard error body, naming the path
- * (never its query string), instead of an empty 404.
+ * What a request no route takes answers: the path (never its query string)
+ * is looked up in the gateway's route table. A known path answers a plain
+ * OPTIONS with 204 and `Allow` (a CORS preflight never gets here: Cors
+ * answers it first), any other method with 405, `Allow` and the standard
+ * error body; an unknown path is the 404.
  */
-const unknownRoute = HttpRouter.add(
-  "*",
-  "/*",
-  (request) => Effect.succeed(errorResponse(NotFound.of(`No operation ${request.method} ${request.url.split("?")[0]}`)))
+export const unroutedResponse = (table: RouteTable, request: HttpServerRequest.HttpServerRequest) => {
+  const path = request.url.split("?")[0]
+  const allow = table.allowed(request.url)
+  if (allow === undefined) return errorResponse(NotFound.of(`No operation ${request.method} ${path}`))
+  const headers = { allow: allow.join(", ") }
+  if (request.method === "OPTIONS" && allow.includes("OPTIONS")) return HttpServerResponse.empty({ status: 204, headers })
+  return HttpServerResponse.setHeaders(
+    errorResponse({ code: 405, message: `No operation ${request.method} ${path}: it takes ${headers.allow}`, type: "MethodNotAllowed" }),
+    headers
+  )
+}
+
+/**
+ * The wildcard, on every method Node accepts but HEAD: the router answers a
+ * HEAD that no route takes with the GET route of its path (the wildcard's too,
+ * for an unknown path), so HEAD works wherever GET does. The router takes any
+ * method find-my-way knows; HttpMethod lists only the common ones.
+ */
+const unknownRoute = HttpRouter.addAll(
+  METHODS.filter((method) => method !== "HEAD").map((method) =>
+    HttpRouter.route(method as HttpMethod.HttpMethod, "/*", (request) => Effect.succeed(unroutedResponse(GATEWAY_ROUTES, request)))
+  )
 )
 
 export const SystemRoutes = Layer.mergeAll(health, ready, unknownRoute)
