@@ -10,7 +10,9 @@ export default defineConfig({
     env: {
       // Parts at https://files.example/... are created without downloading
       // (src/engine/geometry/ModelFetcher.ts); the geometry suites serve real files.
-      MODEL_FETCH_PLACEHOLDER_HOSTS: "example"
+      MODEL_FETCH_PLACEHOLDER_HOSTS: "example",
+      // No rate limit unless a suite sets one (RATE_LIMIT's default, 600/60s, would refuse the fuzzer and the load drills).
+      RATE_LIMIT: "off"
     }
   }
 })

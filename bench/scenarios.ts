@@ -9,13 +9,15 @@
  *   part     POST /v1/ticket-model with a small binary STL from the fixture host
  *   tracing  the authenticated read on a second service that exports spans over
  *            OTLP to the fixture host, against the service without an exporter
+ *   ratelimit the authenticated read with rate limiting on (a budget no load
+ *            spends), counted in memory and in Redis, against the read without it
  */
 import { MODEL_GEOMETRY, MODEL_PATH } from "./fixture-host.ts"
 import type { RequestSpec } from "./load.ts"
 import type { Server } from "./servers.ts"
 import { type Baselines, BenchmarkInvalid, createRecord, createSecret, requestJson, wrongRandomPart } from "./targets.ts"
 
-export const SCENARIO_IDS = ["read", "401", "mcp", "part", "tracing"] as const
+export const SCENARIO_IDS = ["read", "401", "mcp", "part", "tracing", "ratelimit"] as const
 export type ScenarioId = (typeof SCENARIO_IDS)[number]
 
 /** One process and the requests it is measured with. */
@@ -28,6 +30,8 @@ export interface Target {
   readonly requests: ReadonlyArray<RequestSpec>
   readonly expectedStatus: number
   readonly verifyBody: (body: string) => boolean
+  /** A response header the setup check requires (the load checks status and body only). */
+  readonly expectHeader?: { readonly name: string; readonly value: string }
 }
 
 /** `numerator / denominator` of req/s, at the same number of connections. */
@@ -140,7 +144,12 @@ export interface SuiteTargets {
   readonly fixtureHost?: Server
   /** Needed by `tracing`: the service started with OTEL_EXPORTER_OTLP_ENDPOINT. */
   readonly traced?: PreparedService
+  /** Needed by `ratelimit`: services started with RATE_LIMIT (RATE_LIMIT_ON), one counting in memory, one in Redis. */
+  readonly limited?: { readonly memory: PreparedService; readonly redis: PreparedService }
 }
+
+/** A budget no load spends, so every call is counted and none refused: the cost of counting alone. */
+export const RATE_LIMIT_ON = "1000000000/60s"
 
 const need = <A>(value: A | undefined, what: string): A => {
   if (value === undefined) throw new Error(`the scenario needs ${what}`)
@@ -274,7 +283,41 @@ const tracing = ({ service, traced }: SuiteTargets): Scenario => {
   }
 }
 
-const BUILDERS: Record<ScenarioId, (targets: SuiteTargets) => Scenario> = { read, "401": refused, mcp, part, tracing }
+/** Every answer of a limited service carries the headers of its budget. */
+const LIMITED_POLICY = `"default";q=${RATE_LIMIT_ON.split("/")[0]};w=60`
+
+const rateLimit = ({ service, limited }: SuiteTargets): Scenario => {
+  const { memory, redis } = need(limited, "the rate-limited services")
+  const limitedRead = (key: string, label: string, prepared: PreparedService): Target => ({
+    ...customerRead(key, label, prepared.server, prepared.secret, prepared.customer.id),
+    expectHeader: { name: "ratelimit-policy", value: LIMITED_POLICY }
+  })
+  return {
+    id: "ratelimit",
+    title: `authenticated GET /v1/customer/{id}, rate limit off vs on (RATE_LIMIT=${RATE_LIMIT_ON}, memory and Redis)`,
+    targets: [
+      customerRead("off", "service, rate limit off", service.server, service.secret, service.customer.id),
+      limitedRead("memory", "service, rate limit in memory", memory),
+      limitedRead("redis", "service, rate limit in Redis", redis)
+    ],
+    ratios: [
+      {
+        label: "rate limit (memory) / off",
+        numerator: { scenario: "ratelimit", target: "memory" },
+        denominator: { scenario: "ratelimit", target: "off" },
+        goal: { atLeast: 0.9 }
+      },
+      {
+        label: "rate limit (Redis) / off",
+        numerator: { scenario: "ratelimit", target: "redis" },
+        denominator: { scenario: "ratelimit", target: "off" },
+        goal: { atLeast: 0.9 }
+      }
+    ]
+  }
+}
+
+const BUILDERS: Record<ScenarioId, (targets: SuiteTargets) => Scenario> = { read, "401": refused, mcp, part, tracing, ratelimit: rateLimit }
 
 export const buildScenarios = (ids: ReadonlyArray<ScenarioId>, targets: SuiteTargets): Array<Scenario> => ids.map((id) => BUILDERS[id](targets))
 
@@ -294,6 +337,12 @@ export const checkScenario = async (scenario: Scenario) => {
         throw new BenchmarkInvalid(
           `${scenario.id} / ${target.label}: ${request.method} ${request.path} answered ${reply.status} ` +
             `(expected ${target.expectedStatus}) ${reply.text.slice(0, 400)}`
+        )
+      }
+      const expected = target.expectHeader
+      if (expected !== undefined && reply.headers.get(expected.name) !== expected.value) {
+        throw new BenchmarkInvalid(
+          `${scenario.id} / ${target.label}: ${expected.name} was ${reply.headers.get(expected.name)}, not ${expected.value}`
         )
       }
     }

@@ -3,10 +3,11 @@
  * connections, against the baselines, in one run and one table.
  *
  *   node bench/suite.ts [--duration 4] [--warmup 1] [--rounds 2] [--connections 1,32,256]
- *                       [--scenarios read,401,mcp,part,tracing] [--storage postgres|pglite] [--profile]
+ *                       [--scenarios read,401,mcp,part,tracing,ratelimit] [--storage postgres|pglite] [--profile]
  *
- * Starts each process once (the service, the two baselines, the fixture host
- * and, for `tracing`, a second service exporting spans), loads each target
+ * Starts each process once (the service, the two baselines, the fixture host,
+ * for `tracing` a second service exporting spans and, for `ratelimit`, two
+ * services with a rate limit, in memory and in Redis), loads each target
  * for a few seconds (not measured), then measures round after round: per scenario and number of connections, each target in turn
  * (a warm-up, then the measurement). The table shows the median of the
  * rounds, the ratios and their goals; bench/results/latest.json has it all.
@@ -20,7 +21,7 @@ import { parseArgs } from "node:util"
 import { runLoad } from "./load.ts"
 import { listOf, positiveNumber, usageError } from "./options.ts"
 import { type BenchDatabase, countRows, createBenchDatabase } from "./postgres.ts"
-import { buildScenarios, checkScenario, prepareService, type Scenario, SCENARIO_IDS, type SuiteTargets } from "./scenarios.ts"
+import { buildScenarios, checkScenario, prepareService, RATE_LIMIT_ON, type Scenario, SCENARIO_IDS, type SuiteTargets } from "./scenarios.ts"
 import { freePort, NODE, type Server, startServer } from "./servers.ts"
 import { fixed, thousands } from "./stats.ts"
 import { type Cell, renderResult, summarize, writeResult } from "./suite-report.ts"
@@ -61,6 +62,8 @@ const PROFILE_DIR = Path.join(import.meta.dirname, "results", "profiles")
 const nodeOptions = flags.profile ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : []
 
 const BENCH_DATABASE = "mfg_bench_suite"
+/** The Redis of the `ratelimit` scenario's Redis-backed service. */
+const BENCH_REDIS_URL = process.env["BENCH_REDIS_URL"] ?? "redis://127.0.0.1:6379"
 
 // ---------------------------------------------------------------- setup
 
@@ -101,11 +104,25 @@ const startTargets = async (db: BenchDatabase): Promise<SuiteTargets> => {
       })
     )
     : undefined
+  const limitedService = (where: string, env: Record<string, string>) =>
+    startService({ name: `service (${storage}, rate limit in ${where})`, storage, databaseUrl: db.url, nodeOptions, env })
+      .then(prepareService)
+  const limited = needs("ratelimit")
+    ? {
+      memory: await limitedService("memory", { RATE_LIMIT: RATE_LIMIT_ON }),
+      redis: await limitedService("Redis", { RATE_LIMIT: RATE_LIMIT_ON, REDIS_URL: BENCH_REDIS_URL })
+    }
+    : undefined
+  // Without Redis the service would count in memory (its outage fallback) and the row would measure that.
+  if (limited !== undefined && !limited.redis.server.output().includes("rate limits: counting in Redis")) {
+    throw new BenchmarkInvalid(`the service did not connect to Redis at ${BENCH_REDIS_URL} (BENCH_REDIS_URL)`)
+  }
   return {
     service,
     ...(baselines === undefined ? {} : { baselines }),
     ...(fixtureHost === undefined ? {} : { fixtureHost }),
-    ...(traced === undefined ? {} : { traced })
+    ...(traced === undefined ? {} : { traced }),
+    ...(limited === undefined ? {} : { limited })
   }
 }
 
@@ -130,7 +147,7 @@ const warmUpOnce = async (cells: ReadonlyArray<Cell>) => {
   }
 }
 
-/** Every round: each scenario, each number of connections, each target in turn. */
+/** Every round: each scenario, each number of connections, each target in turn (every other round in reverse order). */
 const measure = async (scenarios: ReadonlyArray<Scenario>): Promise<Array<Cell>> => {
   const cells: Array<Cell> = scenarios.flatMap((scenario) =>
     (scenario.connections ?? connections).flatMap((count) =>
@@ -141,7 +158,8 @@ const measure = async (scenarios: ReadonlyArray<Scenario>): Promise<Array<Cell>>
   const total = rounds * cells.length
   let done = 0
   for (let round = 1; round <= rounds; round++) {
-    for (const cell of cells) {
+    // Every other round in reverse: no target is always measured first (right after another's load, or before it).
+    for (const cell of round % 2 === 1 ? cells : [...cells].reverse()) {
       if (interrupted()) return cells
       const target = cell.scenario.targets.find((candidate) => candidate.key === cell.target)!
       const spec = { ...target, connections: cell.connections, database: BENCH_DATABASE }
@@ -173,7 +191,9 @@ const checkMetered = async (db: BenchDatabase, cells: ReadonlyArray<Cell>, targe
       return sum + [...cell.rounds, ...cell.warmups].reduce((calls, m) => calls + m.expected, 0)
     }, 0)
   const checks: Array<[string, number]> = []
-  if (storage === "postgres") checks.push(["meter_event", answered([targets.service.server, targets.traced?.server])])
+  if (storage === "postgres") {
+    checks.push(["meter_event", answered([targets.service.server, targets.traced?.server, targets.limited?.memory.server, targets.limited?.redis.server])])
+  }
   if (targets.baselines !== undefined) checks.push(["bench_meter", answered([targets.baselines.peer])])
   const lines: Array<string> = []
   for (const [table, calls] of checks) {
@@ -194,7 +214,15 @@ const main = async () => {
   const scenarios = buildScenarios(scenarioIds, targets)
   for (const scenario of scenarios) await checkScenario(scenario)
 
-  const processes = [targets.service.server, targets.baselines?.peer, targets.baselines?.ceiling, targets.traced?.server, targets.fixtureHost]
+  const processes = [
+    targets.service.server,
+    targets.baselines?.peer,
+    targets.baselines?.ceiling,
+    targets.traced?.server,
+    targets.limited?.memory.server,
+    targets.limited?.redis.server,
+    targets.fixtureHost
+  ]
     .flatMap((server) => (server === undefined ? [] : [`${server.name} [pid ${server.pid}]`]))
   const targetCount = scenarios.reduce((sum, s) => sum + s.targets.length, 0)
   const cellCount = scenarios.reduce((sum, s) => sum + s.targets.length * (s.connections ?? connections).length, 0)

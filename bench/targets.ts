@@ -23,6 +23,7 @@ export const ADMIN_TOKEN = randomBytes(24).toString("hex")
 
 export interface Reply {
   readonly status: number
+  readonly headers: Headers
   readonly body: unknown
   readonly text: string
 }
@@ -36,7 +37,7 @@ export const requestJson = async (url: string, init: RequestInit = {}): Promise<
   } catch {
     // Left undefined: the caller checks the shape.
   }
-  return { status: response.status, body, text }
+  return { status: response.status, headers: response.headers, body, text }
 }
 
 /** The `id` of a JSON object reply, if it has one. */
@@ -62,8 +63,9 @@ export interface ServiceOptions {
 
 /**
  * `node src/main.ts` on its storage, ready once /ready answers 200. Tracing
- * is off unless `env` sets an exporter, whatever this process's environment
- * holds, and the engine is the embedded one.
+ * and rate limits are off unless `env` sets an exporter or RATE_LIMIT (and
+ * REDIS_URL), whatever this process's environment holds, and the engine is
+ * the embedded one.
  */
 export const startService = async (options: ServiceOptions): Promise<Server> => {
   const port = await freePort()
@@ -80,12 +82,14 @@ export const startService = async (options: ServiceOptions): Promise<Server> => 
     name: options.name,
     args: [...(options.nodeOptions ?? []), "src/main.ts"],
     port,
-    env: { PORT: String(port), HOST: "127.0.0.1", ADMIN_TOKEN, ...storageEnv, ...options.env },
+    // No rate limit unless `env` sets one: the load would spend RATE_LIMIT's default budget in a fraction of a second.
+    env: { PORT: String(port), HOST: "127.0.0.1", ADMIN_TOKEN, RATE_LIMIT: "off", ...storageEnv, ...options.env },
     unset: [
       options.storage === "postgres" ? "DATA_DIR" : "DATABASE_URL",
       "DOWNSTREAM_URL",
       "OTEL_EXPORTER_OTLP_ENDPOINT",
-      "MODEL_FETCH_PLACEHOLDER_HOSTS"
+      "MODEL_FETCH_PLACEHOLDER_HOSTS",
+      "REDIS_URL"
     ],
     readyPath: "/ready",
     startTimeoutMs: 90_000

@@ -1,19 +1,22 @@
 /**
- * Operator commands: Incoming Secrets, metering totals and demo data.
+ * Operator commands: Incoming Secrets, metering totals, per-app rate limits
+ * and demo data.
  * Output is JSON on stdout. On the embedded store a command uses a running
  * server's database (over its socket in DATA_DIR) or opens DATA_DIR itself.
  */
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { Console, Effect, Layer, Option } from "effect"
+import { Console, Effect, Layer, Option, Result } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { NotFound, ServiceUnavailable } from "./domain/Errors.ts"
+import { appRateLimitView, parseRateLimit, RateLimitText } from "./domain/RateLimit.ts"
 import { IsoDateParam } from "./domain/Resource.ts"
 import { AppId, IpRangeText, SecretId } from "./domain/Secret.ts"
 import { seedDemoData } from "./engine/seed.ts"
-import { ServicesLive } from "./layers/AppLayers.ts"
+import { ToolServicesLive } from "./layers/AppLayers.ts"
 import { DataDirNotPrivate } from "./layers/storage/PrivateDataDir.ts"
 import { StorageLive } from "./layers/storage/Storage.ts"
 import { AppConfig } from "./services/AppConfig.ts"
+import { AppRateLimits } from "./services/AppRateLimits.ts"
 import { Meter } from "./services/Meter.ts"
 import { SecretStore } from "./services/SecretStore.ts"
 
@@ -97,6 +100,45 @@ const usage = Command.make(
   })
 ).pipe(Command.withDescription("Metering totals by operation"))
 
+/** The app's budget as in force: its override, else RATE_LIMIT. */
+const printRateLimit = (appId: string) =>
+  Effect.gen(function*() {
+    const override = yield* (yield* AppRateLimits).get(appId)
+    yield* printJson(appRateLimitView(appId, override, (yield* AppConfig).rateLimit))
+  })
+
+const rateLimitSet = Command.make(
+  "set",
+  {
+    app: appFlag,
+    limit: Argument.String("limit").pipe(Argument.withDescription("<limit>/<window>: 100/60s, 100/1m, 5000/1h"), Argument.withSchema(RateLimitText))
+  },
+  Effect.fn(function*({ app, limit }) {
+    // The argument's schema has checked the text.
+    const policy = Result.getOrThrow(parseRateLimit(limit))
+    yield* (yield* AppRateLimits).set(app, policy)
+    yield* printRateLimit(app)
+  })
+).pipe(Command.withDescription("Give an app its own rate limit (running servers apply it within 5 seconds)"))
+
+const rateLimitGet = Command.make("get", { app: appFlag }, ({ app }) => printRateLimit(app)).pipe(
+  Command.withDescription("Show an app's rate limit: its override, else the default (RATE_LIMIT)")
+)
+
+const rateLimitClear = Command.make(
+  "clear",
+  { app: appFlag },
+  Effect.fn(function*({ app }) {
+    yield* (yield* AppRateLimits).clear(app)
+    yield* printRateLimit(app)
+  })
+).pipe(Command.withDescription("Back to the default rate limit (running servers apply it within 5 seconds)"))
+
+const rateLimit = Command.make("rate-limit").pipe(
+  Command.withDescription("Per-app rate limits (overrides of RATE_LIMIT)"),
+  Command.withSubcommands([rateLimitSet, rateLimitGet, rateLimitClear])
+)
+
 const seed = Command.make(
   "seed",
   { app: appFlag.pipe(Flag.withDefault("demo")) },
@@ -107,10 +149,10 @@ const seed = Command.make(
 
 const cli = Command.make("cli").pipe(
   Command.withDescription("Operate the manufacturing engine public API"),
-  Command.withSubcommands([secret, usage, seed])
+  Command.withSubcommands([secret, usage, rateLimit, seed])
 )
 
-const Services = ServicesLive.pipe(
+const Services = ToolServicesLive.pipe(
   Layer.provideMerge(StorageLive("tool")),
   Layer.provideMerge(AppConfig.layer)
 )

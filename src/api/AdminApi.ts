@@ -1,10 +1,12 @@
 /**
  * The regular API's secret management, outside the public interface:
- * Incoming Secrets and metering totals, guarded by `X-Admin-Token`.
+ * Incoming Secrets, metering totals and per-app rate limits, guarded by
+ * `X-Admin-Token`.
  */
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
 import { BadRequest, NotAuthorized, NotFound, ServiceUnavailable } from "../domain/Errors.ts"
+import { AppRateLimit, RateLimitSetting } from "../domain/RateLimit.ts"
 import { IsoDateParam } from "../domain/Resource.ts"
 import { AppId, SecretCreateRequest, SecretId, SecretIssued, SecretView } from "../domain/Secret.ts"
 import { UsageTotals } from "../domain/Usage.ts"
@@ -58,7 +60,34 @@ export class SecretsGroup extends HttpApiGroup.make("secrets")
   .middleware(AdminAuth)
 {}
 
+const AppIdParam = { appId: AppId }
+
+/** An app's budget: its override of RATE_LIMIT, set, read and cleared; in force on every instance within seconds. */
+export class RateLimitsGroup extends HttpApiGroup.make("rateLimits")
+  .add(
+    HttpApiEndpoint.get("get", "/app/:appId/rate-limit", {
+      params: AppIdParam,
+      success: AppRateLimit,
+      error: [BadRequest, ServiceUnavailable]
+    }).annotate(OpenApi.Summary, "The app's rate limit: its override, else the default (RATE_LIMIT)"),
+    HttpApiEndpoint.put("set", "/app/:appId/rate-limit", {
+      params: AppIdParam,
+      payload: RateLimitSetting,
+      success: AppRateLimit,
+      error: [BadRequest, ServiceUnavailable]
+    }).annotate(OpenApi.Summary, "Set the app's own rate limit"),
+    HttpApiEndpoint.delete("clear", "/app/:appId/rate-limit", {
+      params: AppIdParam,
+      success: HttpApiSchema.NoContent,
+      error: [BadRequest, ServiceUnavailable]
+    }).annotate(OpenApi.Summary, "Back to the default rate limit (RATE_LIMIT)")
+  )
+  .middleware(AdminBadRequests)
+  .middleware(AdminAuth)
+{}
+
 export class AdminApi extends HttpApi.make("admin")
   .add(SecretsGroup)
+  .add(RateLimitsGroup)
   .prefix("/api/v1")
 {}

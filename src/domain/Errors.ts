@@ -10,13 +10,27 @@ const errorBody = <Code extends number>(code: Code) => ({
   type: Schema.String
 })
 
-/** A request that does not satisfy its schema; the message names the field or parameter. */
-export class BadRequest extends Schema.Error<BadRequest>("BadRequest")(errorBody(400), {
+/** One field or parameter at fault in a 400: where it is, and what is wrong with it. */
+export const FieldProblem = Schema.Struct({
+  path: Schema.String.annotate({ description: "The body field (`lines.0.quantity`), query parameter, path parameter or header at fault" }),
+  message: Schema.String.annotate({ description: "What is wrong with it, for a person" })
+}).annotate({ identifier: "FieldProblem" })
+export type FieldProblem = typeof FieldProblem.Type
+
+/**
+ * A request that does not satisfy its schema. `message` names the first field
+ * or parameter at fault; `errors` lists every one (unknown, missing, invalid),
+ * so that a client fixes them all in one round trip.
+ */
+export class BadRequest extends Schema.Error<BadRequest>("BadRequest")({
+  ...errorBody(400),
+  errors: Schema.optional(Schema.Array(FieldProblem).annotate({ description: "Every field or parameter at fault" }))
+}, {
   httpApiStatus: 400,
-  description: "The request is invalid; `message` names the field or query parameter at fault."
+  description: "The request is invalid; `message` names the first field or parameter at fault, `errors` lists every one."
 }) {
-  static of(message: string, type = "ValidationError") {
-    return new BadRequest({ code: 400, message, type })
+  static of(message: string, type = "ValidationError", errors?: ReadonlyArray<FieldProblem>) {
+    return new BadRequest(errors === undefined ? { code: 400, message, type } : { code: 400, message, type, errors })
   }
 }
 
@@ -40,6 +54,23 @@ export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLa
       code: 413,
       message: `The request body is larger than ${maxBodyBytes} bytes (MAX_BODY_BYTES)`,
       type: "PayloadTooLarge"
+    })
+}
+
+/**
+ * The app has spent its budget of calls for the current window (RATE_LIMIT or
+ * the app's override). Answered with `Retry-After` and the `RateLimit` and
+ * `RateLimit-Policy` headers; the call is metered, nothing else is done.
+ */
+export class TooManyRequests extends Schema.Error<TooManyRequests>("TooManyRequests")(errorBody(429), {
+  httpApiStatus: 429,
+  description: "The app's rate limit is spent; retry after `Retry-After` seconds (see the `RateLimit` header)."
+}) {
+  static readonly over = (limit: number, windowSeconds: number, retryAfterSeconds: number) =>
+    new TooManyRequests({
+      code: 429,
+      message: `Rate limit exceeded: ${limit} calls per ${windowSeconds} seconds for this app; retry after ${retryAfterSeconds} seconds`,
+      type: "TooManyRequests"
     })
 }
 

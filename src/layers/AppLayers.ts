@@ -4,8 +4,14 @@
  * when DOWNSTREAM_URL is set, the embedded one otherwise.
  */
 import { Layer } from "effect"
+import { AppRateLimitsSql } from "./AppRateLimitsSql.ts"
 import { DownstreamLive } from "./DownstreamHttp.ts"
+import { RateLimitingLive } from "./http/RateLimiting.ts"
 import { MeterSql } from "./MeterSql.ts"
 import { SecretStoreSql } from "./SecretStoreSql.ts"
 
-export const ServicesLive = Layer.mergeAll(SecretStoreSql, MeterSql, DownstreamLive)
+/** What a CLI command needs: the stored services, no connection to Redis. */
+export const ToolServicesLive = Layer.mergeAll(SecretStoreSql, MeterSql, DownstreamLive, AppRateLimitsSql)
+
+/** What a server needs: the stored services and the rate limits of the request path (memory, or Redis with REDIS_URL). */
+export const ServicesLive = Layer.mergeAll(SecretStoreSql, MeterSql, DownstreamLive, RateLimitingLive.pipe(Layer.provideMerge(AppRateLimitsSql)))

@@ -7,6 +7,7 @@ import { Config, Context, Effect, Layer, Option, Redacted, Result } from "effect
 import { InvalidConfig } from "../domain/Errors.ts"
 import { type IpRange, parseIpRange } from "../domain/IpAllowList.ts"
 import { modelAnalysisConfig, modelAnalysisProblem, type ModelAnalysisSettings, modelFetchConfig, type ModelFetchSettings } from "../domain/ModelSettings.ts"
+import { DEFAULT_RATE_LIMIT, parseRateLimit, type RateLimitPolicy } from "../domain/RateLimit.ts"
 
 /** The 1.0.0 release of this interface: secrets issued before it cannot authenticate. */
 export const RELEASE_1_0_0 = "2026-11-01T00:00:00.000Z"
@@ -33,12 +34,18 @@ export interface AppConfigShape {
   readonly requestLog: boolean
   /** Browser origins MCP accepts besides same-host loopback ones (MCP_ALLOWED_ORIGINS, comma separated, exact). */
   readonly mcpAllowedOrigins: ReadonlyArray<string>
+  /** Origins allowed to call from a browser (CORS_ORIGINS): exact origins as browsers send them, or `*` alone; empty: no CORS. */
+  readonly corsOrigins: ReadonlyArray<string>
   /** The secret between gateway and remote engine (ENGINE_TOKEN). */
   readonly engineToken: Option.Option<Redacted.Redacted>
   /** Model file downloads (MODEL_FETCH_*). */
   readonly modelFetch: ModelFetchSettings
   /** Model file analysis (MODEL_ANALYSIS_*, MODEL_MAX_*). */
   readonly modelAnalysis: ModelAnalysisSettings
+  /** Every app's budget unless it has an override (RATE_LIMIT, `600/60s` unless set); undefined: `off`. */
+  readonly rateLimit: RateLimitPolicy | undefined
+  /** The rate limits' shared store (REDIS_URL); none: each instance counts in its own memory. */
+  readonly redisUrl: Option.Option<Redacted.Redacted>
 }
 
 /** DOWNSTREAM_TIMEOUT_MS unless set. */
@@ -58,6 +65,9 @@ const raw = Config.all({
   downstreamTimeoutMs: Config.Int("DOWNSTREAM_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_DOWNSTREAM_TIMEOUT_MS)),
   engineToken: Config.option(Config.Redacted("ENGINE_TOKEN")),
   requestLog: Config.Boolean("REQUEST_LOG").pipe(Config.withDefault(true)),
+  rateLimit: Config.String("RATE_LIMIT").pipe(Config.withDefault(DEFAULT_RATE_LIMIT)),
+  redisUrl: Config.option(Config.Redacted("REDIS_URL")),
+  corsOrigins: Config.String("CORS_ORIGINS").pipe(Config.withDefault("")),
   mcpAllowedOrigins: Config.String("MCP_ALLOWED_ORIGINS").pipe(
     Config.withDefault(""),
     Config.map((value) => value.split(",").map((origin) => origin.trim()).filter((origin) => origin.length > 0))
@@ -81,6 +91,23 @@ const parseRanges = (text: string): Result.Result<ReadonlyArray<IpRange>, string
 }
 
 /**
+ * CORS_ORIGINS: comma-separated origins, each `http(s)://host[:port]` with
+ * nothing after it (no path, not even a trailing slash), or `*` alone (every
+ * origin). Each is kept as a browser sends it (lower case, no default port).
+ */
+export const parseCorsOrigins = (text: string): Result.Result<ReadonlyArray<string>, string> => {
+  const entries = text.split(",").map((s) => s.trim()).filter((s) => s.length > 0)
+  if (entries.includes("*")) return entries.length === 1 ? Result.succeed(["*"]) : Result.fail("* (every origin) stands alone")
+  const origins: Array<string> = []
+  for (const entry of entries) {
+    const url = /^https?:\/\/[^/?#@\s]+$/i.test(entry) ? URL.parse(entry) : null
+    if (url === null) return Result.fail(`${entry} is not an origin: http(s)://host[:port], no path`)
+    origins.push(url.origin)
+  }
+  return Result.succeed(origins)
+}
+
+/**
  * Why a token cannot serve as ADMIN_TOKEN: a header value loses its
  * surrounding whitespace on the way, so such a token could never be presented.
  */
@@ -89,6 +116,20 @@ const adminTokenProblem = (token: string): string | undefined => {
   if (token.trim() !== token) return "has leading or trailing whitespace, which no X-Admin-Token header can carry"
   if (token.length < 16) return "must be at least 16 characters"
   return undefined
+}
+
+/** RATE_LIMIT: `off`, or a budget such as `600/60s`. */
+const rateLimitOf = (text: string): Result.Result<RateLimitPolicy | undefined, string> =>
+  text.trim().toLowerCase() === "off" ? Result.succeed(undefined) : parseRateLimit(text)
+
+/** Why REDIS_URL cannot be used: it must be a redis:// or rediss:// URL. */
+const redisUrlProblem = (url: string): string | undefined => {
+  try {
+    const parsed = new URL(url)
+    return parsed.protocol === "redis:" || parsed.protocol === "rediss:" ? undefined : "must be a redis:// or rediss:// URL"
+  } catch {
+    return "is not a URL (redis://host:6379)"
+  }
 }
 
 export const loadAppConfig = Effect.gen(function*() {
@@ -111,6 +152,14 @@ export const loadAppConfig = Effect.gen(function*() {
   if (config.downstreamTimeoutMs <= 0) {
     return yield* new InvalidConfig({ message: "DOWNSTREAM_TIMEOUT_MS must be a positive number of milliseconds" })
   }
+  const rateLimit = rateLimitOf(config.rateLimit)
+  if (Result.isFailure(rateLimit)) return yield* new InvalidConfig({ message: `RATE_LIMIT: ${rateLimit.failure}, or off` })
+  if (config.redisUrl._tag === "Some") {
+    const problem = redisUrlProblem(Redacted.value(config.redisUrl.value))
+    if (problem !== undefined) return yield* new InvalidConfig({ message: `REDIS_URL ${problem}` })
+  }
+  const corsOrigins = parseCorsOrigins(config.corsOrigins)
+  if (Result.isFailure(corsOrigins)) return yield* new InvalidConfig({ message: `CORS_ORIGINS: ${corsOrigins.failure}` })
   const modelFetch = yield* group(modelFetchConfig, "MODEL_FETCH_*")
   const modelAnalysis = yield* group(modelAnalysisConfig, "MODEL_ANALYSIS_* / MODEL_MAX_*")
   const analysisProblem = modelAnalysisProblem(modelAnalysis)
@@ -120,7 +169,9 @@ export const loadAppConfig = Effect.gen(function*() {
     modelFetch,
     modelAnalysis,
     releasedAt: new Date(releasedAt),
-    trustedProxies: proxies.success
+    trustedProxies: proxies.success,
+    rateLimit: rateLimit.success,
+    corsOrigins: corsOrigins.success
   } satisfies AppConfigShape
 })
 

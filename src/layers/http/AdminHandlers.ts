@@ -1,5 +1,6 @@
 /**
- * The admin API: secret management and metering totals. Off (404) unless
+ * The admin API: secret management, metering totals and per-app rate
+ * limits. Off (404) unless
  * ADMIN_TOKEN is set; the token is compared in constant time. A request that
  * fails its schema is the standard 400 naming the field or parameter.
  */
@@ -9,10 +10,14 @@ import { createHash, timingSafeEqual } from "node:crypto"
 import { AdminApi, AdminAuth, AdminBadRequests } from "../../api/AdminApi.ts"
 import { schemaErrorToBadRequest } from "../../api/BadRequests.ts"
 import { NotAuthorized, NotFound } from "../../domain/Errors.ts"
+import { appRateLimitView } from "../../domain/RateLimit.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
+import { AppRateLimits } from "../../services/AppRateLimits.ts"
 import { Meter } from "../../services/Meter.ts"
 import { SecretStore } from "../../services/SecretStore.ts"
+import { AppRateLimitsSql } from "../AppRateLimitsSql.ts"
 import { errorResponse } from "./ErrorResponses.ts"
+import { RateLimiting } from "./RateLimiting.ts"
 
 const digest = (value: string) => createHash("sha256").update(value).digest()
 
@@ -40,7 +45,7 @@ export const AdminBadRequestsLive = Layer.succeed(AdminBadRequests, (handler) =>
       ? Effect.succeed(errorResponse(schemaErrorToBadRequest(error)))
       : Effect.fail(error)))
 
-export const AdminHandlers = HttpApiBuilder.group(
+const SecretsHandlers = HttpApiBuilder.group(
   AdminApi,
   "secrets",
   Effect.fn(function*(handlers) {
@@ -56,3 +61,29 @@ export const AdminHandlers = HttpApiBuilder.group(
     })
   })
 )
+
+/**
+ * An override set or cleared here is in force on this instance at once (its
+ * remembered budget is dropped), on the others within RateLimiting's
+ * POLICY_TTL_MS.
+ */
+const RateLimitsHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "rateLimits",
+  Effect.fn(function*(handlers) {
+    const overrides = yield* AppRateLimits
+    const limits = yield* RateLimiting
+    const fallback = (yield* AppConfig).rateLimit
+    return handlers.handleAll({
+      get: ({ params }) => Effect.map(overrides.get(params.appId), (override) => appRateLimitView(params.appId, override, fallback)),
+      set: ({ params, payload }) =>
+        overrides.set(params.appId, payload).pipe(
+          Effect.tap(() => Effect.sync(() => limits.forget(params.appId))),
+          Effect.map((override) => appRateLimitView(params.appId, override, fallback))
+        ),
+      clear: ({ params }) => overrides.clear(params.appId).pipe(Effect.tap(() => Effect.sync(() => limits.forget(params.appId))))
+    })
+  })
+).pipe(Layer.provide(AppRateLimitsSql))
+
+export const AdminHandlers = Layer.mergeAll(SecretsHandlers, RateLimitsHandlers)

@@ -5,10 +5,14 @@
  *   presented secret → SecretStore.authenticate ── any failure: the one 401
  *                                               └─ storage down: 503
  *   Meter.submit, then its receipt (durable) ───── secret changed meanwhile: 401
+ *   RateLimiting.decide, while the receipt commits: one unit of the app's
+ *   budget (RateLimiting.ts)
  *   handler, with the caller provided: after the receipt, or for a read (a
  *   GET, an MCP read tool or listing) while the event is being committed
  *   (answered only once it is durable)
- *   Meter.complete (status, duration), x-request-id on the response
+ *   (over the budget: the 429 instead of the handler, metered all the same)
+ *   Meter.complete (status, duration), x-request-id and the RateLimit
+ *   headers on the response
  *
  * Telemetry on the way: the cause of a 401 is counted (`auth.failures`) and
  * written to the request's facts for the log line, never to the response;
@@ -34,6 +38,7 @@ import { CurrentRequestFacts, type RequestFacts } from "../telemetry/RequestTele
 import { type IncomingTrace, IncomingTraceContext, parentSpanOf, traceFromHeaders } from "../telemetry/TraceContext.ts"
 import { clientAddress, presentedSecret } from "./CallerIdentity.ts"
 import { errorResponse, notAuthorized } from "./ErrorResponses.ts"
+import { RateLimiting, type RateLimitingShape } from "./RateLimiting.ts"
 
 /** Spans on the request path: their names say where they are; a stack trace per call would cost more than the span. */
 const NO_STACK = { captureStackTrace: false } as const
@@ -107,7 +112,8 @@ export const makeIncomingSecretGuard = (
   secrets: SecretStore["Service"],
   meter: Meter["Service"],
   config: AppConfig["Service"],
-  instruments: TelemetryInstruments = NO_INSTRUMENTS
+  instruments: TelemetryInstruments = NO_INSTRUMENTS,
+  rateLimits: RateLimitingShape = RateLimiting.defaultValue()
 ) => {
   /** The one 401, whatever the cause; the cause goes to the metric and the log line only. */
   const refused = (facts: RequestFacts | undefined, cause: string) => {
@@ -167,11 +173,15 @@ export const makeIncomingSecretGuard = (
           route: call.route,
           occurredAt: new Date()
         })
+        // Counted while the meter event commits (a Redis round trip overlaps the commit). Over the
+        // app's budget, the 429 takes the handler's place; either way the call is metered.
+        const limit = yield* rateLimits.decide(caller.appId)
+        const run = limit?.refusal === undefined ? handler : Effect.succeed(limit.refusal)
         // A read runs while its meter event is being committed (one round trip
         // saved); it is answered only once the event is durable, and dropped if
         // the secret turned out revoked. Anything else runs after the commit.
         const speculative = (details.readOnly ?? call.method === "GET")
-          ? yield* Effect.exit(Effect.provideService(handler, CurrentCaller, { ...caller, requestId }))
+          ? yield* Effect.exit(Effect.provideService(run, CurrentCaller, { ...caller, requestId }))
           : undefined
         const recorded = yield* Effect.result(receipt.pipe(traced("Meter.record")))
         if (recorded._tag === "Failure") {
@@ -182,7 +192,7 @@ export const makeIncomingSecretGuard = (
         }
         if (facts !== undefined) facts.requestId = requestId
 
-        const exit = speculative ?? (yield* Effect.exit(Effect.provideService(handler, CurrentCaller, { ...caller, requestId })))
+        const exit = speculative ?? (yield* Effect.exit(Effect.provideService(run, CurrentCaller, { ...caller, requestId })))
         const response = Exit.isSuccess(exit) ? standardBody(exit.value, request) : failureResponse(exit.cause)
         const status = response?.status ?? 500
         meter.complete(requestId, status, performance.now() - startedAt)
@@ -193,7 +203,9 @@ export const makeIncomingSecretGuard = (
           instruments.downstreamError(errorSource, status)
           if (facts !== undefined) facts.errorSource = errorSource
         }
-        return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+        return limit === undefined
+          ? HttpServerResponse.setHeader(response, "x-request-id", requestId)
+          : HttpServerResponse.setHeaders(response, { ...limit.headers, "x-request-id": requestId })
       })
 
       // The caller's trace context, for what the handler calls; usually there is none, and nothing is provided.
@@ -216,7 +228,7 @@ export class IncomingSecretGuard extends Context.Service<IncomingSecretGuard, Re
   static readonly layer = Layer.effect(
     IncomingSecretGuard,
     Effect.gen(function*() {
-      return makeIncomingSecretGuard(yield* SecretStore, yield* Meter, yield* AppConfig, yield* Instruments)
+      return makeIncomingSecretGuard(yield* SecretStore, yield* Meter, yield* AppConfig, yield* Instruments, yield* RateLimiting)
     })
   )
 }

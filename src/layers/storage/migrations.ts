@@ -6,6 +6,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { partShapes } from "./migrations/0005_part_shapes.ts"
+import { appRateLimits } from "./migrations/0011_app_rate_limits.ts"
 
 /**
  * Migration 0008: record numbers counted per app and prefix, and an
@@ -128,5 +129,39 @@ export const migrations = {
     const sql = yield* SqlClient.SqlClient
     yield* sql`ALTER TABLE meter_event SET (fillfactor = 70)`
   }),
-  "0008_numbers_per_app_and_unique_external_references": numbersPerApp
+  "0008_numbers_per_app_and_unique_external_references": numbersPerApp,
+  // An app's own exchange rate of a currency, replacing the engine's reference rate for that app
+  // (PUT /currency/{id}/exchange-rate, src/engine/pricing/exchangeRates.ts).
+  "0009_app_exchange_rates": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`
+      CREATE TABLE engine_exchange_rate (
+        app_id text NOT NULL,
+        currency_id text NOT NULL,
+        exchange_rate double precision NOT NULL CHECK (exchange_rate > 0),
+        updated_at timestamptz NOT NULL,
+        PRIMARY KEY (app_id, currency_id)
+      )`
+  }),
+  // The answers of calls made with an Idempotency-Key, per app and key, for 24 h (src/layers/IdempotencySql.ts).
+  "0010_idempotency_keys": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`
+      CREATE TABLE idempotency_key (
+        app_id text NOT NULL,
+        key text NOT NULL,
+        fingerprint text NOT NULL,
+        owner text NOT NULL,
+        state text NOT NULL CHECK (state IN ('running', 'done')),
+        status integer,
+        headers jsonb,
+        body text,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        lease_until timestamptz,
+        PRIMARY KEY (app_id, key)
+      )`
+    yield* sql`CREATE INDEX idempotency_key_expires ON idempotency_key (expires_at)`
+  }),
+  "0011_app_rate_limits": appRateLimits
 }

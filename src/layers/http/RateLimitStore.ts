@@ -1,0 +1,201 @@
+/**
+ * Where the rate limits' counters live (effect/persistence RateLimiterStore):
+ *
+ * - REDIS_URL unset: this instance's memory (`RateLimiter.layerStoreMemory`);
+ *   each instance counts its own calls.
+ * - REDIS_URL set: Redis (`RateLimiter.makeStoreRedis` over NodeRedis, keys
+ *   `mfg:ratelimit:*`), so every instance draws on one budget per app.
+ *
+ * A Redis outage neither lets every call through nor refuses them all: while
+ * Redis cannot answer, each call is counted in this instance's memory
+ * instead, against the same budget, so each instance enforces the whole
+ * budget on its own (with N instances an app gets at most N times its
+ * budget for the outage). "Cannot answer" is any of: not connected (refused,
+ * dropped; a command then fails at once, nothing waits in a queue), a
+ * command that failed (Redis is then not asked for RETRY_AFTER_FAILURE_MS),
+ * or no answer for COMMAND_TIMEOUT_MS while commands wait (a hung server:
+ * the watchdog drops the connection, which fails the waiting commands, so
+ * a call waits at most about that long). The first fallback of an outage logs
+ * a warning, every fallback counts in `rate_limit.store_fallbacks`, and the
+ * first call counted in Redis again logs an info line. node-redis
+ * reconnects by itself after a drop; a connection it gave up, or dropped by
+ * the watchdog, or Redis unreachable at start, is opened again every
+ * RECONNECT_INTERVAL_MS. The start waits at most FIRST_CONNECT_WAIT_MS for
+ * the first connection, then serves with the fallback.
+ */
+import { NodeRedis } from "@effect/platform-node"
+import { Cause, Context, Deferred, Effect, Layer, Option, Redacted, References, type Scope } from "effect"
+import { RateLimiter } from "effect/persistence"
+
+/** Commands waiting this long with no answer at all mean a hung Redis. */
+export const COMMAND_TIMEOUT_MS = 500
+const WATCHDOG_INTERVAL_MS = 100
+const RETRY_AFTER_FAILURE_MS = 1_000
+const RECONNECT_INTERVAL_MS = 1_000
+const CONNECT_TIMEOUT_MS = 2_000
+const FIRST_CONNECT_WAIT_MS = 2_000
+const KEY_PREFIX = "mfg:ratelimit:"
+
+type Store = RateLimiter.RateLimiterStore["Service"]
+
+/** What the store tells the operator: fallbacks (metric and warning) and the connection's state (log). */
+export interface StoreEvents {
+  /** One call counted in memory because Redis could not answer; `first` for the first of an outage. */
+  readonly fallback: (first: boolean, cause: string) => Effect.Effect<void>
+  readonly connected: Effect.Effect<void>
+  readonly recovered: Effect.Effect<void>
+}
+
+const memoryStore: Effect.Effect<Store> = Effect.gen(function*() {
+  return yield* RateLimiter.RateLimiterStore
+}).pipe(Effect.provide(RateLimiter.layerStoreMemory))
+
+/** What went wrong with a Redis command, for the warning: node-redis's own message when there is one. */
+const describe = (error: RateLimiter.RateLimiterError): string => {
+  const cause = error.reason._tag === "RateLimitStoreError" ? error.reason.cause : undefined
+  return cause instanceof Error ? cause.message : error.message
+}
+
+/** The node-redis client, as far as the store looks at it. */
+interface Client {
+  readonly isReady: boolean
+  readonly isOpen: boolean
+  readonly destroy: () => void
+}
+
+/** The open connection and its store. */
+interface Connection {
+  readonly client: Client
+  readonly store: Store
+}
+
+/** The commands of one connection sent and not answered, and when one last answered (or the first of them was sent). */
+interface Waiting {
+  count: number
+  progressAt: number
+}
+
+/** Redis when it answers, this instance's memory when it does not; with the watchdog of hung commands. */
+const failover = (memory: Store, events: StoreEvents) => {
+  let connection: (Connection & { readonly waiting: Waiting }) | undefined
+  let degraded = false
+  let skipUntil = 0
+
+  const fallback = <A, E>(cause: string, local: Effect.Effect<A, E>) => {
+    const first = !degraded
+    degraded = true
+    return Effect.andThen(events.fallback(first, cause), local)
+  }
+  const answered = (waiting: Waiting) => {
+    waiting.count--
+    waiting.progressAt = Date.now()
+  }
+  const route = <A>(
+    remote: (store: Store) => Effect.Effect<A, RateLimiter.RateLimiterError>,
+    local: Effect.Effect<A, RateLimiter.RateLimiterError>
+  ): Effect.Effect<A, RateLimiter.RateLimiterError> =>
+    Effect.suspend(() => {
+      const open = connection
+      if (open === undefined || !open.client.isReady) return fallback("Redis is not connected", local)
+      if (skipUntil > 0 && Date.now() < skipUntil) return fallback("a recent Redis command failed", local)
+      const waiting = open.waiting
+      if (waiting.count++ === 0) waiting.progressAt = Date.now()
+      const counted = Effect.onExit(remote(open.store), () => Effect.sync(() => answered(waiting)))
+      const noted = degraded
+        ? Effect.tap(counted, () =>
+          Effect.suspend(() => {
+            if (!degraded) return Effect.void
+            degraded = false
+            skipUntil = 0
+            return events.recovered
+          }))
+        : counted
+      return Effect.catch(noted, (error) => {
+        skipUntil = Date.now() + RETRY_AFTER_FAILURE_MS
+        return fallback(`Redis command failed: ${describe(error)}`, local)
+      })
+    })
+
+  /** A hung server: drop the connection, which fails the waiting commands (their calls are counted in memory). */
+  const watchdog = Effect.sync(() => {
+    const open = connection
+    if (open === undefined || open.waiting.count === 0 || Date.now() - open.waiting.progressAt < COMMAND_TIMEOUT_MS) return
+    connection = undefined
+    open.client.destroy()
+  })
+
+  const store = RateLimiter.RateLimiterStore.of({
+    fixedWindow: (options) => route((remote) => remote.fixedWindow(options), memory.fixedWindow(options)),
+    tokenBucket: (options) => route((remote) => remote.tokenBucket(options), memory.tokenBucket(options)),
+    // The adaptive state (unused here) stays in memory.
+    adaptiveConsume: memory.adaptiveConsume,
+    adaptiveFeedback: memory.adaptiveFeedback
+  })
+  return {
+    store,
+    watchdog,
+    set: (next: Connection | undefined) => {
+      connection = next === undefined ? undefined : { ...next, waiting: { count: 0, progressAt: 0 } }
+    }
+  }
+}
+
+/** One connection to Redis, held until it is closed for good (node-redis reconnects by itself before that). */
+const connectOnce = (url: string, onOpen: (connection: Connection | undefined) => void, events: StoreEvents) =>
+  Effect.scoped(Effect.gen(function*() {
+    const context = yield* Layer.build(NodeRedis.layer({
+      url,
+      // A command while disconnected fails at once (the call is counted in memory) instead of waiting in a queue.
+      disableOfflineQueue: true,
+      socket: { connectTimeout: CONNECT_TIMEOUT_MS }
+    })).pipe(
+      // NodeRedis warns of every socket error, each reconnection attempt included; the fallback's warning says it once.
+      Effect.provideService(References.MinimumLogLevel, "Error")
+    )
+    const { client } = Context.get(context, NodeRedis.NodeRedis)
+    const store = yield* Effect.provideContext(RateLimiter.makeStoreRedis({ prefix: KEY_PREFIX }), context)
+    onOpen({ client, store })
+    yield* events.connected
+    while (client.isOpen) yield* Effect.sleep(RECONNECT_INTERVAL_MS)
+  })).pipe(Effect.ensuring(Effect.sync(() => onOpen(undefined))))
+
+/**
+ * The counters' store for `redisUrl` (memory when none). With Redis, fibers
+ * of `scope` keep a connection open and watch it for the life of the service.
+ */
+export const makeRateLimiterStore = (
+  redisUrl: Option.Option<Redacted.Redacted>,
+  events: StoreEvents
+): Effect.Effect<Store, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const memory = yield* memoryStore
+    if (Option.isNone(redisUrl)) return memory
+    const url = Redacted.value(redisUrl.value)
+    const routed = failover(memory, events)
+    // One warning for a series of failed attempts, not one a second.
+    let failing = false
+    // Settled by the first connection or the first failure to connect, whichever comes first.
+    const settled = yield* Deferred.make<void>()
+    const onOpen = (next: Connection | undefined) => {
+      routed.set(next)
+      if (next === undefined) return
+      failing = false
+      Deferred.doneUnsafe(settled, Effect.void)
+    }
+    const attempt = connectOnce(url, onOpen, events).pipe(
+      Effect.catchCause((cause) =>
+        Effect.suspend(() => {
+          if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+          if (failing) return Effect.void
+          failing = true
+          return Effect.logWarning("rate limits: cannot connect to Redis (REDIS_URL); each instance counts in its own memory", cause)
+        })
+      ),
+      Effect.ensuring(Deferred.succeed(settled, undefined))
+    )
+    yield* Effect.forkScoped(Effect.forever(Effect.andThen(attempt, Effect.sleep(RECONNECT_INTERVAL_MS))))
+    yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(WATCHDOG_INTERVAL_MS), routed.watchdog)))
+    // The start waits for the first connection a little, so the first calls are counted in Redis.
+    yield* Deferred.await(settled).pipe(Effect.timeoutOption(FIRST_CONNECT_WAIT_MS))
+    return routed.store
+  })
