@@ -2,24 +2,17 @@
  * The CLI on the embedded store: it works whether or not a server is
  * running on the same DATA_DIR (PGlite admits one process).
  */
-import { execFile } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { promisify } from "node:util"
 import { afterAll, describe, expect, it } from "vitest"
-import { baseEnvironment, NODE, ROOT, type ServiceProcess, startService } from "../support/processes.ts"
-
-const run = promisify(execFile)
+import { baseEnvironment, runCli, type ServiceProcess, startService } from "../support/processes.ts"
 
 describe("CLI on the embedded store", () => {
   const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "mfg-cli-"))
   // The embedded store, whatever the environment running the tests says.
   const env = { ...baseEnvironment(), DATA_DIR: dataDir }
-  const cli = async (...args: Array<string>) => {
-    const { stdout } = await run(NODE, ["src/cli.ts", ...args], { cwd: ROOT, env, timeout: 30_000 })
-    return JSON.parse(stdout)
-  }
+  const cli = (...args: Array<string>) => runCli(env, ...args)
   let server: ServiceProcess | undefined
 
   afterAll(async () => {

@@ -17,7 +17,7 @@ import * as Path from "node:path"
 import { promisify } from "node:util"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { POLICY_TTL_MS } from "../../src/layers/http/RateLimiting.ts"
-import { baseEnvironment, failedStart, freePort, NODE, ROOT, type ServiceProcess, startService } from "../support/processes.ts"
+import { baseEnvironment, failedStart, freePort, NODE, ROOT, runCli, type ServiceProcess, startService } from "../support/processes.ts"
 
 const run = promisify(execFile)
 const ADMIN_TOKEN = "rate-limits-admin-token-0123456789"
@@ -74,10 +74,7 @@ describe("Rate limit overrides through the CLI beside a running server", () => {
     dataDir = tempDir("rate-limit-cli-")
     env = { ...baseEnvironment(), DATA_DIR: dataDir, RATE_LIMIT: "3/60s" }
   })
-  const cli = async (...args: Array<string>) => {
-    const { stdout } = await run(NODE, ["src/cli.ts", ...args], { cwd: ROOT, env, timeout: 30_000 })
-    return JSON.parse(stdout)
-  }
+  const cli = (...args: Array<string>) => runCli(env, ...args)
   let server: ServiceProcess | undefined
 
   afterAll(async () => {

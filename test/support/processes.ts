@@ -7,6 +7,7 @@ import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { promisify } from "node:util"
 
 export const ROOT = Path.resolve(import.meta.dirname, "../..")
 export const NODE = Path.join(ROOT, "node_modules/.bin/node")
@@ -20,6 +21,12 @@ export const freePort = () =>
   })
 
 /** The environment of the tests, without DATABASE_URL (each test chooses its storage). */
+/** `npm run cli -- <args>` in `env`, its JSON output parsed. */
+export const runCli = async (env: Record<string, string | undefined>, ...args: Array<string>) => {
+  const { stdout } = await promisify(execFile)(NODE, ["src/cli.ts", ...args], { cwd: ROOT, env, timeout: 30_000 })
+  return JSON.parse(stdout)
+}
+
 export const baseEnvironment = () => {
   const { DATABASE_URL: _postgres, ...inherited } = process.env
   return inherited
