@@ -12,6 +12,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { createConnection } from "node:net"
+import { leaseSize } from "../../src/layers/http/RateLimiting.ts"
 import { ADMIN_TOKEN, backends } from "../support/backends.ts"
 import { mcpToolCall } from "../support/mcp.ts"
 import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
@@ -231,6 +232,32 @@ for (const backend of backends) {
           // The counter is Redis's: the key holds the app's 3 calls (the refused one took none).
           const count = yield* Effect.promise(() => redisGet(`mfg:ratelimit:3/60:${app}`))
           assert.strictEqual(count, "3")
+        }))
+    }
+  )
+
+  // A large budget in Redis is taken a lease at a time (leaseSize: a hundredth of it), not a round trip per call.
+  const LEASED = { limit: 205, windowSeconds: 60 }
+  layer(TestApp(backend, { rateLimit: LEASED, redisUrl: redis }), { timeout: 60_000, excludeTestServices: true })(
+    `Rate limits in Redis, leased (${backend})`,
+    (it) => {
+      it.effect("takes units two at a time, counts the rest one by one, and refuses exactly past the budget", () =>
+        Effect.gen(function*() {
+          assert.strictEqual(leaseSize(LEASED.limit), 2)
+          const client = yield* TestClient
+          const app = fresh("leased")
+          const key = `mfg:ratelimit:205/60:${app}`
+          const { value: secret } = yield* client.createSecret(app)
+          const first = yield* client.call("GET", PROBE, { secret })
+          assert.strictEqual(rateLimitOf(first).remaining, 204)
+          assert.strictEqual(yield* Effect.promise(() => redisGet(key)), "2", "one lease of two units taken")
+          assert.strictEqual(rateLimitOf(yield* client.call("GET", PROBE, { secret })).remaining, 203)
+          assert.strictEqual(yield* Effect.promise(() => redisGet(key)), "2", "the second call came from the lease")
+          const statuses: Array<number> = []
+          for (let call = 3; call <= 207; call++) statuses.push((yield* client.call("GET", PROBE, { secret })).status)
+          assert.deepStrictEqual(statuses.filter((status) => status === 200).length, 203, "205 calls in all")
+          assert.deepStrictEqual(statuses.slice(-2), [429, 429])
+          assert.strictEqual(yield* Effect.promise(() => redisGet(key)), "205", "no unit taken that was not used")
         }))
     }
   )

@@ -19,8 +19,13 @@
  * override set through another instance or the CLI is in force everywhere
  * within POLICY_TTL_MS (at once on the instance that served the admin call).
  * Counters are keyed by app and budget, so a new budget starts whole.
+ *
+ * In Redis, an instance takes a large budget's units a lease at a time
+ * (leaseSize: a hundredth of it, at most 50) and hands them out itself, so
+ * that most calls make no round trip; `r` is then what the store had left,
+ * less what this instance has handed out since.
  */
-import { Context, Deferred, Duration, Effect, Layer, Metric } from "effect"
+import { Context, Deferred, Duration, Effect, Exit, Layer, Metric } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import { RateLimiter } from "effect/persistence"
 import { TooManyRequests } from "../../domain/Errors.ts"
@@ -61,6 +66,28 @@ export const RateLimiting = Context.Reference<RateLimitingShape>("mfg/http/RateL
   defaultValue: () => NO_RATE_LIMITS
 })
 
+/**
+ * How many units an instance takes from a shared store (Redis) at once: a
+ * hundredth of the budget, at most MAX_LEASE, so a small budget is counted
+ * call by call and a large one costs a round trip per lease, not per call.
+ * Across instances a lease's unused units are the most a window can refuse
+ * early: at most `instances × (leaseSize - 1)` calls.
+ */
+const MAX_LEASE = 50
+export const leaseSize = (limit: number) => Math.min(MAX_LEASE, Math.max(1, Math.floor(limit / 100)))
+
+/** Units of an app's budget this instance holds for the current window (see countLeased). */
+interface Lease {
+  left: number
+  /** What the store had left after the lease was taken. */
+  remaining: number
+  resetAt: number
+  /** Less than a lease was left: counted one by one until the reset. */
+  single: boolean
+  /** The budget is spent: refused here until the reset. */
+  spent: boolean
+}
+
 /** A budget ready for the request path: its key prefix, window and header texts made once. */
 interface Budget {
   readonly policy: RateLimitPolicy
@@ -81,7 +108,7 @@ const budgetOf = (policy: RateLimitPolicy, name: string): Budget => ({
 /** Whole seconds, at least 1: `t` and `Retry-After` never say "now" while calls are still refused. */
 const seconds = (duration: Duration.Duration) => Math.max(1, Math.ceil(Duration.toMillis(duration) / 1000))
 
-const allowed = (budget: Budget, result: RateLimiter.ConsumeResult): RateLimitDecision => ({
+const allowed = (budget: Budget, result: Pick<RateLimiter.ConsumeResult, "remaining" | "resetAfter">): RateLimitDecision => ({
   headers: {
     "ratelimit-policy": budget.policyHeader,
     "ratelimit": `"${budget.name}";r=${Math.max(0, Math.floor(result.remaining))};t=${seconds(result.resetAfter)}`
@@ -165,22 +192,105 @@ export const RateLimitingLive = Layer.effect(
         )
       })
 
-    const count = (appId: string, budget: Budget | undefined): Effect.Effect<RateLimitDecision | undefined> =>
-      budget === undefined ? Effect.succeed(undefined) : limiter.consume({
-        key: budget.keyPrefix + appId,
+    /** Takes `tokens` units of the app's budget from the store: the result, or how long until the window resets. */
+    const take = (key: string, budget: Budget, tokens: number) =>
+      limiter.consume({
+        key,
         limit: budget.policy.limit,
         window: budget.window,
         algorithm: "fixed-window",
-        onExceeded: "fail"
-      }).pipe(Effect.match({
-        onSuccess: (result) => allowed(budget, result),
-        onFailure: (error) => {
+        onExceeded: "fail",
+        tokens
+      }).pipe(
+        Effect.map((result) => ({ _tag: "Taken", result }) as const),
+        Effect.catch((error) =>
           // A store error cannot reach here (RateLimitStore falls back to memory); were it to, the call goes on unlimited.
-          if (error.reason._tag !== "RateLimitExceeded") return undefined
-          metrics.refusal()
-          return refused(budget, error.reason.retryAfter)
+          Effect.succeed(
+            error.reason._tag === "RateLimitExceeded" ? { _tag: "Spent", retryAfter: error.reason.retryAfter } as const : { _tag: "Unknown" } as const
+          )
+        )
+      )
+
+    const countOne = (key: string, budget: Budget): Effect.Effect<RateLimitDecision | undefined> =>
+      Effect.map(take(key, budget, 1), (taken) => {
+        switch (taken._tag) {
+          case "Taken":
+            return allowed(budget, taken.result)
+          case "Spent":
+            metrics.refusal()
+            return refused(budget, taken.retryAfter)
+          case "Unknown":
+            return undefined
         }
-      }))
+      })
+
+    const leases = new Map<string, Lease>()
+    const refilling = new Map<string, Deferred.Deferred<void>>()
+
+    /**
+     * One call counted against a shared store (Redis) from a lease: units are
+     * taken from the store `leaseSize` at a time and handed out here, so most
+     * calls make no round trip. A lease lasts until its window resets; once
+     * the store cannot give a whole lease, calls are counted one by one, and
+     * once the budget is spent they are refused here until the window resets
+     * (a fixed window does not refill before). Concurrent calls share one refill.
+     */
+    const countLeased = (key: string, budget: Budget, size: number): Effect.Effect<RateLimitDecision | undefined> =>
+      Effect.suspend(() => {
+        const now = Date.now()
+        const lease = leases.get(key)
+        if (lease !== undefined && lease.resetAt > now) {
+          if (lease.spent) {
+            metrics.refusal()
+            return Effect.succeed(refused(budget, Duration.millis(lease.resetAt - now)))
+          }
+          if (lease.left > 0) {
+            lease.left--
+            return Effect.succeed(allowed(budget, { remaining: lease.remaining + lease.left, resetAfter: Duration.millis(lease.resetAt - now) }))
+          }
+          if (lease.single) {
+            return Effect.tap(countOne(key, budget), (decision) =>
+              Effect.sync(() => {
+                if (decision?.refusal !== undefined) lease.spent = true
+              }))
+          }
+        }
+        const pending = refilling.get(key)
+        if (pending !== undefined) return Effect.flatMap(Deferred.await(pending), () => countLeased(key, budget, size))
+        const done = Deferred.makeUnsafe<void>()
+        refilling.set(key, done)
+        return take(key, budget, size).pipe(
+          Effect.flatMap((taken): Effect.Effect<RateLimitDecision | undefined> => {
+            if (taken._tag === "Taken") {
+              const resetAt = Date.now() + Duration.toMillis(taken.result.resetAfter)
+              leases.set(key, { left: size - 1, remaining: taken.result.remaining, resetAt, single: false, spent: false })
+              return Effect.succeed(allowed(budget, { remaining: taken.result.remaining + size - 1, resetAfter: taken.result.resetAfter }))
+            }
+            if (taken._tag === "Unknown") return Effect.succeed(undefined)
+            // Less than a lease left in this window: one by one until it resets, refused here once spent.
+            return Effect.tap(countOne(key, budget), (decision) =>
+              Effect.sync(() => {
+                const resetAt = Date.now() + Duration.toMillis(taken.retryAfter)
+                leases.set(key, { left: 0, remaining: 0, resetAt, single: true, spent: decision?.refusal !== undefined })
+                if (leases.size > MAX_REMEMBERED) leases.delete(leases.keys().next().value!)
+              }))
+          }),
+          Effect.onExit(() =>
+            Effect.sync(() => {
+              refilling.delete(key)
+              Deferred.doneUnsafe(done, Exit.void)
+            })
+          ),
+          Effect.uninterruptible
+        )
+      })
+
+    const count = (appId: string, budget: Budget | undefined): Effect.Effect<RateLimitDecision | undefined> => {
+      if (budget === undefined) return Effect.succeed(undefined)
+      const key = budget.keyPrefix + appId
+      const size = config.redisUrl === undefined ? 1 : leaseSize(budget.policy.limit)
+      return size === 1 ? countOne(key, budget) : countLeased(key, budget, size)
+    }
 
     return {
       decide: (appId) => {
