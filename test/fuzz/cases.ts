@@ -175,6 +175,10 @@ const asReceived = (query: WireQuery): WireQuery => {
   return Object.fromEntries(received)
 }
 
+/** A record sent back as read names the path's record: a body `id` other than the path's is a 400 (InputChecks.ts); null is no id. */
+const samePathAndBodyId = (params: Readonly<Record<string, string>>, body: unknown) =>
+  params.id === undefined || typeof body !== "object" || body === null || !("id" in body) || body.id === null || body.id === params.id
+
 const wellFormedParams = (params: Readonly<Record<string, string>>) =>
   Object.fromEntries(Object.entries(params).map(([key, value]) => [key, wellFormed(value)]))
 
@@ -285,7 +289,7 @@ const restCase = (target: RestTarget): fc.Arbitrary<RestCase> => {
     const valid = (target.params === undefined || target.params.isValid(params)) &&
       (target.query === undefined ? Object.keys(received).length === 0 : target.query.isValid(received)) &&
       (target.payload === undefined ? raw === undefined : parses && target.payload.isValid(parsed)) &&
-      storable(params) && storable(received) && storable(parsed)
+      storable(params) && storable(received) && storable(parsed) && samePathAndBodyId(params, parsed)
     return {
       kind: "rest" as const,
       target,

@@ -53,12 +53,18 @@ const describeCase = (c: Case) =>
     ? `${c.target.id} [${c.mutation}${c.expect.valid ? ", valid" : ""}] ${c.method} ${c.url.slice(0, 300)} ${c.body === undefined ? "" : c.body.slice(0, 400)}`
     : `${c.target.id} [${c.mutation}${c.expect.valid ? ", valid" : ""}] ${JSON.stringify(c.arguments)?.slice(0, 500)}`
 
-/** The standard error body: exactly code, message and type, code the status. */
+/** The standard error body: exactly code, message and type (and `errors` on a 400), code the status. */
 const standardBody = (text: string, status: number): { readonly message: string } | undefined => {
   try {
     const body = JSON.parse(text) as Record<string, unknown>
     const keys = Object.keys(body).sort().join(",")
-    return keys === "code,message,type" && body.code === status && typeof body.message === "string" && typeof body.type === "string"
+    // A 400 also lists every field at fault: `errors`, each a path and a message.
+    const listed = status === 400 && keys === "code,errors,message,type" && Array.isArray(body.errors) &&
+      body.errors.every((problem: unknown) =>
+        typeof problem === "object" && problem !== null && typeof (problem as Record<string, unknown>).path === "string" &&
+        typeof (problem as Record<string, unknown>).message === "string"
+      )
+    return (keys === "code,message,type" || listed) && body.code === status && typeof body.message === "string" && typeof body.type === "string"
       ? { message: body.message }
       : undefined
   } catch {
