@@ -20,10 +20,11 @@
  * within POLICY_TTL_MS (at once on the instance that served the admin call).
  * Counters are keyed by app and budget, so a new budget starts whole.
  *
- * In Redis, an instance takes a large budget's units a lease at a time
+ * An instance takes a large budget's units from the store a lease at a time
  * (leaseSize: a hundredth of it, at most 50) and hands them out itself, so
- * that most calls make no round trip; `r` is then what the store had left,
- * less what this instance has handed out since.
+ * that most calls make no round trip to Redis (nor a store call in memory);
+ * `r` is then what the store had left, less what this instance has handed
+ * out since.
  */
 import { Context, Deferred, Duration, Effect, Exit, Layer, Metric } from "effect"
 import type { HttpServerResponse } from "effect/http"
@@ -67,11 +68,13 @@ export const RateLimiting = Context.Reference<RateLimitingShape>("mfg/http/RateL
 })
 
 /**
- * How many units an instance takes from a shared store (Redis) at once: a
+ * How many units an instance takes from the store at once: a
  * hundredth of the budget, at most MAX_LEASE, so a small budget is counted
  * call by call and a large one costs a round trip per lease, not per call.
- * Across instances a lease's unused units are the most a window can refuse
- * early: at most `instances × (leaseSize - 1)` calls.
+ * Units leased are counted in the store when they are taken, and an
+ * instance hands them out for up to a window after: across N instances a
+ * window can refuse up to N × (leaseSize - 1) calls early (units leased, not
+ * yet used) or admit as many late (used after the store's counter reset).
  */
 const MAX_LEASE = 50
 export const leaseSize = (limit: number) => Math.min(MAX_LEASE, Math.max(1, Math.floor(limit / 100)))
@@ -81,7 +84,10 @@ interface Lease {
   left: number
   /** What the store had left after the lease was taken. */
   remaining: number
+  /** When the store's counter resets (its `t`). */
   resetAt: number
+  /** Until when the lease serves: a whole lease for a window; one by one, or spent, until the counter resets. */
+  until: number
   /** Less than a lease was left: counted one by one until the reset. */
   single: boolean
   /** The budget is spent: refused here until the reset. */
@@ -228,7 +234,7 @@ export const RateLimitingLive = Layer.effect(
     const refilling = new Map<string, Deferred.Deferred<void>>()
 
     /**
-     * One call counted against a shared store (Redis) from a lease: units are
+     * One call counted from a lease: units are
      * taken from the store `leaseSize` at a time and handed out here, so most
      * calls make no round trip. A lease lasts until its window resets; once
      * the store cannot give a whole lease, calls are counted one by one, and
@@ -239,14 +245,14 @@ export const RateLimitingLive = Layer.effect(
       Effect.suspend(() => {
         const now = Date.now()
         const lease = leases.get(key)
-        if (lease !== undefined && lease.resetAt > now) {
+        if (lease !== undefined && lease.until > now) {
           if (lease.spent) {
             metrics.refusal()
-            return Effect.succeed(refused(budget, Duration.millis(lease.resetAt - now)))
+            return Effect.succeed(refused(budget, Duration.millis(Math.max(0, lease.resetAt - now))))
           }
           if (lease.left > 0) {
             lease.left--
-            return Effect.succeed(allowed(budget, { remaining: lease.remaining + lease.left, resetAfter: Duration.millis(lease.resetAt - now) }))
+            return Effect.succeed(allowed(budget, { remaining: lease.remaining + lease.left, resetAfter: Duration.millis(Math.max(0, lease.resetAt - now)) }))
           }
           if (lease.single) {
             return Effect.tap(countOne(key, budget), (decision) =>
@@ -262,8 +268,11 @@ export const RateLimitingLive = Layer.effect(
         return take(key, budget, size).pipe(
           Effect.flatMap((taken): Effect.Effect<RateLimitDecision | undefined> => {
             if (taken._tag === "Taken") {
-              const resetAt = Date.now() + Duration.toMillis(taken.result.resetAfter)
-              leases.set(key, { left: size - 1, remaining: taken.result.remaining, resetAt, single: false, spent: false })
+              const now = Date.now()
+              const resetAt = now + Duration.toMillis(taken.result.resetAfter)
+              // Units taken are the app's for the window, whenever they are handed out (see leaseSize).
+              const until = now + Duration.toMillis(budget.window)
+              leases.set(key, { left: size - 1, remaining: taken.result.remaining, resetAt, until, single: false, spent: false })
               return Effect.succeed(allowed(budget, { remaining: taken.result.remaining + size - 1, resetAfter: taken.result.resetAfter }))
             }
             if (taken._tag === "Unknown") return Effect.succeed(undefined)
@@ -271,7 +280,7 @@ export const RateLimitingLive = Layer.effect(
             return Effect.tap(countOne(key, budget), (decision) =>
               Effect.sync(() => {
                 const resetAt = Date.now() + Duration.toMillis(taken.retryAfter)
-                leases.set(key, { left: 0, remaining: 0, resetAt, single: true, spent: decision?.refusal !== undefined })
+                leases.set(key, { left: 0, remaining: 0, resetAt, until: resetAt, single: true, spent: decision?.refusal !== undefined })
                 if (leases.size > MAX_REMEMBERED) leases.delete(leases.keys().next().value!)
               }))
           }),
@@ -288,7 +297,7 @@ export const RateLimitingLive = Layer.effect(
     const count = (appId: string, budget: Budget | undefined): Effect.Effect<RateLimitDecision | undefined> => {
       if (budget === undefined) return Effect.succeed(undefined)
       const key = budget.keyPrefix + appId
-      const size = config.redisUrl === undefined ? 1 : leaseSize(budget.policy.limit)
+      const size = leaseSize(budget.policy.limit)
       return size === 1 ? countOne(key, budget) : countLeased(key, budget, size)
     }
 
