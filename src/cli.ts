@@ -9,7 +9,7 @@ import { Console, Effect, Layer, Option, Result } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { NotFound, ServiceUnavailable } from "./domain/Errors.ts"
 import { appRateLimitView, parseRateLimit, RateLimitText } from "./domain/RateLimit.ts"
-import { IsoDateParam } from "./domain/Resource.ts"
+import { IsoDateParam, rangeEnd, rangeStart } from "./domain/Resource.ts"
 import { AppId, IpRangeText, SecretId } from "./domain/Secret.ts"
 import { seedDemoData } from "./engine/seed.ts"
 import { ToolServicesLive } from "./layers/AppLayers.ts"
@@ -21,7 +21,9 @@ import { Meter } from "./services/Meter.ts"
 import { SecretStore } from "./services/SecretStore.ts"
 
 const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))
-const toDate = (text: Option.Option<string>) => Option.getOrUndefined(Option.map(text, (t) => new Date(Date.parse(t))))
+const startOf = (text: Option.Option<string>) => Option.getOrUndefined(Option.map(text, rangeStart))
+/** A date as `--to` is the end of that day, as in every list filter. */
+const endOf = (text: Option.Option<string>) => Option.getOrUndefined(Option.map(text, rangeEnd))
 
 const appFlag = Flag.String("app").pipe(Flag.withDescription("The app id"), Flag.withSchema(AppId))
 
@@ -89,14 +91,18 @@ const secret = Command.make("secret").pipe(
   Command.withSubcommands([secretCreate, secretRegenerate, secretDelete, secretList])
 )
 
-const dateFlag = (name: string) => Flag.String(name).pipe(Flag.withSchema(IsoDateParam), Flag.optional)
+const dateFlag = (name: string, description: string) => Flag.String(name).pipe(Flag.withSchema(IsoDateParam), Flag.withDescription(description), Flag.optional)
 
 const usage = Command.make(
   "usage",
-  { app: appFlag.pipe(Flag.optional), from: dateFlag("from"), to: dateFlag("to") },
+  {
+    app: appFlag.pipe(Flag.optional),
+    from: dateFlag("from", "Calls at or after this ISO date (from its start) or date-time"),
+    to: dateFlag("to", "Calls at or before this ISO date (to its end, inclusive) or date-time")
+  },
   Effect.fn(function*({ app, from, to }) {
     const meter = yield* Meter
-    yield* printJson(yield* meter.usage({ appId: Option.getOrUndefined(app), from: toDate(from), to: toDate(to) }))
+    yield* printJson(yield* meter.usage({ appId: Option.getOrUndefined(app), from: startOf(from), to: endOf(to) }))
   })
 ).pipe(Command.withDescription("Metering totals by operation"))
 

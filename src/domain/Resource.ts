@@ -180,6 +180,11 @@ export interface RecordFilter {
 const DAY_MS = 86_400_000
 const isDateOnly = (text: string) => text.length === 10
 
+/** The first instant an ISO date or date-time `from` names: the start of a day for a date. */
+export const rangeStart = (text: string) => new Date(Date.parse(text))
+/** The last instant an ISO date or date-time `to` names: the end of that day (inclusive) for a date, as in every list filter. */
+export const rangeEnd = (text: string) => new Date(Date.parse(text) + (isDateOnly(text) ? DAY_MS - 1 : 0))
+
 /** The date conditions of a decoded list query (see DateRangeQuery). */
 export const toDateFilters = (query: Readonly<Record<string, unknown>>): RecordFilter["dates"] =>
   DATE_FIELDS.flatMap((field) => {
@@ -188,12 +193,10 @@ export const toDateFilters = (query: Readonly<Record<string, unknown>>): RecordF
     const from = text(`${field}[from]`)
     const to = text(`${field}[to]`)
     if (on === undefined && from === undefined && to === undefined) return []
-    const start = (value: string) => new Date(Date.parse(value))
-    const end = (value: string) => new Date(Date.parse(value) + (isDateOnly(value) ? DAY_MS - 1 : 0))
     return [{
       field,
-      from: from !== undefined ? start(from) : on !== undefined ? start(on) : undefined,
-      to: to !== undefined ? end(to) : on !== undefined ? end(on) : undefined
+      from: from !== undefined ? rangeStart(from) : on !== undefined ? rangeStart(on) : undefined,
+      to: to !== undefined ? rangeEnd(to) : on !== undefined ? rangeEnd(on) : undefined
     }]
   })
 

@@ -59,6 +59,8 @@ for (const backend of backends) {
         assert.strictEqual(yield* total("appId=period-two&to=2001-01-01"), 0)
         const today = new Date().toISOString().slice(0, 10)
         assert.strictEqual(yield* total(`appId=period-two&from=${today}`), 2)
+        // A date as `to` is the end of that day, as in every list filter: today's calls count.
+        assert.strictEqual(yield* total(`appId=period-two&from=${today}&to=${today}`), 2)
         assert.strictEqual((yield* client.call("GET", "/api/v1/usage?from=soon", { headers: admin })).status, 400)
       }))
   })

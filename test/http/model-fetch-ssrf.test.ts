@@ -80,6 +80,8 @@ for (const backend of backends) {
             const body = reply.json()
             assert.strictEqual(body.type, "ModelUrlRefused", `${url}: ${reply.text}`)
             assert.include(body.message, includes, url)
+            // The refusal names the setting that allows such an address.
+            assert.include(body.message, "set MODEL_FETCH_ALLOW_PRIVATE=true to allow it", url)
             assert.strictEqual(reply.headers.get("x-error-source"), MODEL_FETCHER_SOURCE, url)
           }
           assert.deepStrictEqual(ok(yield* call("GET", "/ticket-model"), "list"), [], "no part was created")

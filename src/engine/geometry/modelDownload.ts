@@ -47,10 +47,13 @@ export const shown = (url: URL) => `${url.protocol}//${url.host}${url.pathname}`
 // ---------------------------------------------------------------------------
 // Addresses
 
+/** The setting that allows such addresses, named in every refusal of one. */
+const ALLOW_PRIVATE_HINT = "; set MODEL_FETCH_ALLOW_PRIVATE=true to allow it (tests and closed networks only)"
+
 /** Why a connection to the address is refused: `the host resolves to ::1, a private or reserved address (Loopback Address, RFC 4291)`. */
 class PrivateAddress extends Schema.TaggedError<PrivateAddress>()("PrivateAddress", { address: Schema.String, message: Schema.String }) {
   static of(address: string, why: string) {
-    return new PrivateAddress({ address, message: `the host resolves to ${address}, a private or reserved address (${why})` })
+    return new PrivateAddress({ address, message: `the host resolves to ${address}, a private or reserved address (${why})${ALLOW_PRIVATE_HINT}` })
   }
 }
 
@@ -88,7 +91,7 @@ const refusal = (options: DownloadLimits, url: URL): string | undefined => {
     // The WHATWG parser has normalised them already: 0x7f.1 and 2130706433 are 127.0.0.1, [::127.0.0.1] is [::7f00:1].
     if (isIP(host) !== 0) {
       const why = describeSpecial(host)
-      if (why !== undefined) return `${host} is a private or reserved address (${why})`
+      if (why !== undefined) return `${host} is a private or reserved address (${why})${ALLOW_PRIVATE_HINT}`
     }
   }
   return undefined

@@ -11,6 +11,7 @@ import { AdminApi, AdminAuth, AdminBadRequests } from "../../api/AdminApi.ts"
 import { schemaErrorToBadRequest } from "../../api/BadRequests.ts"
 import { NotAuthorized, NotFound } from "../../domain/Errors.ts"
 import { appRateLimitView } from "../../domain/RateLimit.ts"
+import { rangeEnd, rangeStart } from "../../domain/Resource.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { AppRateLimits } from "../../services/AppRateLimits.ts"
 import { Meter } from "../../services/Meter.ts"
@@ -51,13 +52,18 @@ const SecretsHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const secrets = yield* SecretStore
     const meter = yield* Meter
-    const date = (text: string | undefined) => (text === undefined ? undefined : new Date(Date.parse(text)))
     return handlers.handleAll({
       create: ({ payload }) => secrets.create(payload),
       list: ({ query }) => secrets.list(query.appId),
       regenerate: ({ params }) => secrets.regenerate(params.id),
       remove: ({ params }) => secrets.remove(params.id),
-      usage: ({ query }) => meter.usage({ appId: query.appId, from: date(query.from), to: date(query.to) })
+      // A date as `to` is the end of that day, as in every list filter.
+      usage: ({ query }) =>
+        meter.usage({
+          appId: query.appId,
+          from: query.from === undefined ? undefined : rangeStart(query.from),
+          to: query.to === undefined ? undefined : rangeEnd(query.to)
+        })
     })
   })
 )
