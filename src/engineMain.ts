@@ -6,10 +6,10 @@
  * (OTEL_* variables; `service.name` mfg-engine by default): a gateway's call
  * continues the caller's trace here.
  */
-import { NodeRuntime } from "@effect/platform-node"
 import { Layer } from "effect"
 import { EngineServerLive } from "./layers/EngineServer.ts"
 import { ModelServicesLive } from "./layers/ModelServices.ts"
+import { runService } from "./layers/ServiceMain.ts"
 import { StorageLive } from "./layers/storage/Storage.ts"
 import { telemetryFor } from "./layers/Telemetry.ts"
 import { AppConfig } from "./services/AppConfig.ts"
@@ -22,4 +22,4 @@ const Main = EngineServerLive.pipe(
   Layer.provide(telemetryFor("mfg-engine"))
 )
 
-Layer.launch(Main).pipe(NodeRuntime.runMain)
+runService(Main)

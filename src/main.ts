@@ -2,11 +2,11 @@
  * Serves the public API on the configured storage: embedded PGlite in
  * DATA_DIR by default, PostgreSQL when DATABASE_URL is set.
  */
-import { NodeRuntime } from "@effect/platform-node"
 import { Layer } from "effect"
 import { ServicesLive } from "./layers/AppLayers.ts"
 import { HttpServerLive } from "./layers/http/Server.ts"
 import { ModelServicesLive } from "./layers/ModelServices.ts"
+import { runService } from "./layers/ServiceMain.ts"
 import { StorageLive } from "./layers/storage/Storage.ts"
 import { TelemetryLive } from "./layers/Telemetry.ts"
 import { AppConfig } from "./services/AppConfig.ts"
@@ -20,4 +20,4 @@ const Main = HttpServerLive.pipe(
   Layer.provide(TelemetryLive)
 )
 
-Layer.launch(Main).pipe(NodeRuntime.runMain)
+runService(Main)

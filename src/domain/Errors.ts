@@ -125,7 +125,26 @@ export class DownstreamError extends Schema.Error<DownstreamError>("DownstreamEr
   requestId: Schema.String
 }) {}
 
-/** A configuration that cannot run: it stops the start, its message naming the variable. */
+/** One invalid environment variable: its name, and a message that names it and says what it must be. */
+export const SettingProblem = Schema.Struct({ variable: Schema.String, message: Schema.String })
+export type SettingProblem = typeof SettingProblem.Type
+
+/**
+ * A configuration that cannot run: it stops the start. `problems` lists each
+ * invalid variable (all of them, not only the first); `message` joins them.
+ */
 export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidConfig", {
-  message: Schema.String
-}) {}
+  message: Schema.String,
+  problems: Schema.optional(Schema.Array(SettingProblem))
+}) {
+  static problem(variable: string, message: string): SettingProblem {
+    return { variable, message }
+  }
+  static of(problems: ReadonlyArray<SettingProblem>): InvalidConfig {
+    return new InvalidConfig({ message: problems.map((problem) => problem.message).join("; "), problems })
+  }
+  /** One variable's problem. */
+  static about(variable: string, message: string): InvalidConfig {
+    return InvalidConfig.of([InvalidConfig.problem(variable, message)])
+  }
+}

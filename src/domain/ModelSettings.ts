@@ -5,8 +5,10 @@
  * everything else at start; the engine's own defaults read the same
  * definitions when nothing was provided (tools, tests).
  */
-import { Config, Duration } from "effect"
+import { Duration, type Effect, Result } from "effect"
+import type { InvalidConfig } from "./Errors.ts"
 import { DEFAULT_MAX_TRIANGLES, DEFAULT_MAX_UNPACKED_BYTES } from "./ModelLimits.ts"
+import { boolean, duration, integer, readSettings, setting } from "./Setting.ts"
 
 export interface ModelFetchSettings {
   /** Whether loopback and private addresses may be fetched (tests, closed networks). */
@@ -26,22 +28,50 @@ export const DEFAULT_MODEL_FETCH: ModelFetchSettings = {
   placeholderHosts: []
 }
 
+/** MODEL_FETCH_*: each variable defined once (type, default, range, meaning). */
+export const MODEL_FETCH_SETTINGS = {
+  allowPrivate: setting("MODEL_FETCH_ALLOW_PRIVATE", {
+    ...boolean,
+    default: DEFAULT_MODEL_FETCH.allowPrivate,
+    defaultText: "false",
+    meaning: "let the engine download model files from loopback, private and other special-purpose addresses " +
+      "(refused by default: SSRF, see [Model downloads](#model-downloads)); tests and closed networks only"
+  }),
+  maxBytes: setting("MODEL_FETCH_MAX_BYTES", {
+    ...integer({ min: 1, unit: "bytes" }),
+    default: DEFAULT_MODEL_FETCH.maxBytes,
+    defaultText: "104857600 (100 MiB)",
+    meaning: "largest model download; a larger file is refused (422 `ModelTooLarge`)"
+  }),
+  timeout: setting("MODEL_FETCH_TIMEOUT", {
+    ...duration({ min: Duration.millis(1) }),
+    default: DEFAULT_MODEL_FETCH.timeout,
+    defaultText: "20 seconds",
+    meaning: "time of one model download; keep it below `DOWNSTREAM_TIMEOUT_MS` when the engine is remote"
+  }),
+  maxRedirects: setting("MODEL_FETCH_MAX_REDIRECTS", {
+    ...integer({ min: 0, max: 20 }),
+    default: DEFAULT_MODEL_FETCH.maxRedirects,
+    defaultText: "3",
+    meaning: "redirects a model download follows (each checked like the first URL)"
+  }),
+  placeholderHosts: setting("MODEL_FETCH_PLACEHOLDER_HOSTS", {
+    type: "list of domains",
+    range: "comma separated, or `none`",
+    parse: (list: string) =>
+      Result.succeed(
+        list.trim().toLowerCase() === "none"
+          ? []
+          : list.split(",").map((host) => host.trim().toLowerCase().replace(/^\.+/, "")).filter((host) => host !== "")
+      ),
+    default: DEFAULT_MODEL_FETCH.placeholderHosts,
+    defaultText: "none",
+    meaning: "domains (and their subdomains) whose model urls are not downloaded (the part has no geometry yet); the tests use `example`"
+  })
+}
+
 /** MODEL_FETCH_*, defaults for what is not set. */
-export const modelFetchConfig: Config.Config<ModelFetchSettings> = Config.all({
-  allowPrivate: Config.Boolean("MODEL_FETCH_ALLOW_PRIVATE").pipe(Config.withDefault(DEFAULT_MODEL_FETCH.allowPrivate)),
-  maxBytes: Config.Int("MODEL_FETCH_MAX_BYTES").pipe(Config.withDefault(DEFAULT_MODEL_FETCH.maxBytes)),
-  timeout: Config.Duration("MODEL_FETCH_TIMEOUT").pipe(Config.withDefault(DEFAULT_MODEL_FETCH.timeout)),
-  maxRedirects: Config.Int("MODEL_FETCH_MAX_REDIRECTS").pipe(Config.withDefault(DEFAULT_MODEL_FETCH.maxRedirects)),
-  placeholderHosts: Config.String("MODEL_FETCH_PLACEHOLDER_HOSTS").pipe(
-    Config.withDefault(DEFAULT_MODEL_FETCH.placeholderHosts.join(",")),
-    // `none` (or empty) for no placeholders.
-    Config.map((list) =>
-      list.trim().toLowerCase() === "none"
-        ? []
-        : list.split(",").map((host) => host.trim().toLowerCase().replace(/^\.+/, "")).filter((host) => host !== "")
-    )
-  )
-})
+export const modelFetchConfig: Effect.Effect<ModelFetchSettings, InvalidConfig> = readSettings(MODEL_FETCH_SETTINGS)
 
 export interface ModelAnalysisSettings {
   /** Threads of the pool (MODEL_ANALYSIS_WORKERS). */
@@ -67,14 +97,44 @@ export const DEFAULT_MODEL_ANALYSIS: ModelAnalysisSettings = {
   maxUnpackedBytes: DEFAULT_MAX_UNPACKED_BYTES
 }
 
-/** MODEL_ANALYSIS_* and MODEL_MAX_*, defaults for what is not set; see `modelAnalysisProblem`. */
-export const modelAnalysisConfig: Config.Config<ModelAnalysisSettings> = Config.all({
-  workers: Config.Int("MODEL_ANALYSIS_WORKERS").pipe(Config.withDefault(DEFAULT_MODEL_ANALYSIS.workers)),
-  timeout: Config.Duration("MODEL_ANALYSIS_TIMEOUT").pipe(Config.withDefault(DEFAULT_MODEL_ANALYSIS.timeout)),
-  maxMemoryMb: Config.Int("MODEL_ANALYSIS_MAX_MEMORY_MB").pipe(Config.withDefault(DEFAULT_MODEL_ANALYSIS.maxMemoryMb)),
-  maxTriangles: Config.Int("MODEL_MAX_TRIANGLES").pipe(Config.withDefault(DEFAULT_MODEL_ANALYSIS.maxTriangles)),
-  maxUnpackedBytes: Config.Int("MODEL_MAX_UNPACKED_BYTES").pipe(Config.withDefault(DEFAULT_MODEL_ANALYSIS.maxUnpackedBytes))
-})
+/** MODEL_ANALYSIS_* and MODEL_MAX_*: each variable defined once. */
+export const MODEL_ANALYSIS_SETTINGS = {
+  workers: setting("MODEL_ANALYSIS_WORKERS", {
+    ...integer({ min: 1, max: 256 }),
+    default: DEFAULT_MODEL_ANALYSIS.workers,
+    defaultText: "2",
+    meaning: "worker threads that parse and measure model files (never the request loop); one app uses at most half of them " +
+      "(rounded up) at once, its further files wait for its own turn"
+  }),
+  timeout: setting("MODEL_ANALYSIS_TIMEOUT", {
+    ...duration({ min: Duration.millis(1) }),
+    default: DEFAULT_MODEL_ANALYSIS.timeout,
+    defaultText: "20 seconds",
+    meaning: "running time of one analysis, from when its thread starts it; past it the thread is terminated and the part " +
+      "refused (422 `ModelAnalysisTimeout`)"
+  }),
+  maxMemoryMb: setting("MODEL_ANALYSIS_MAX_MEMORY_MB", {
+    ...integer({ min: 16, unit: "MB" }),
+    default: DEFAULT_MODEL_ANALYSIS.maxMemoryMb,
+    defaultText: "512",
+    meaning: "JavaScript heap of each analysis thread; running out is a 422 `ModelAnalysisOutOfMemory`, the process unharmed"
+  }),
+  maxTriangles: setting("MODEL_MAX_TRIANGLES", {
+    ...integer({ min: 1 }),
+    default: DEFAULT_MODEL_ANALYSIS.maxTriangles,
+    defaultText: String(DEFAULT_MODEL_ANALYSIS.maxTriangles),
+    meaning: "triangles of a model after 3MF instancing (vertices at most 3×), counted before allocating; over it a 422 `ModelTooComplex`"
+  }),
+  maxUnpackedBytes: setting("MODEL_MAX_UNPACKED_BYTES", {
+    ...integer({ min: 1, unit: "bytes" }),
+    default: DEFAULT_MODEL_ANALYSIS.maxUnpackedBytes,
+    defaultText: `${DEFAULT_MODEL_ANALYSIS.maxUnpackedBytes} (512 MiB)`,
+    meaning: "bytes a 3MF's parts may unpack to, counted as they are produced (declared sizes are not trusted); over it a 422 `ModelTooLarge`"
+  })
+}
+
+/** MODEL_ANALYSIS_* and MODEL_MAX_*, defaults for what is not set. */
+export const modelAnalysisConfig: Effect.Effect<ModelAnalysisSettings, InvalidConfig> = readSettings(MODEL_ANALYSIS_SETTINGS)
 
 /** What is wrong with the analysis settings, if anything: every number must be positive. */
 export const modelAnalysisProblem = (settings: ModelAnalysisSettings): string | undefined => {

@@ -21,6 +21,7 @@ import type { MeterEvent } from "../domain/Usage.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { Meter } from "../services/Meter.ts"
 import { AuthenticationFailed } from "../services/SecretStore.ts"
+import { trackForShutdown } from "./ShutdownReport.ts"
 import { MeterSqlClient } from "./storage/Storage.ts"
 import { storageFailure } from "./storage/StorageErrors.ts"
 import { Instruments } from "./telemetry/Instruments.ts"
@@ -78,6 +79,9 @@ export const MeterSql = Layer.effect(
     let flushing = 0
     let closed = false
     let outcomes: Array<Outcome> = []
+    /** Meter rows written by this process (a graceful stop reports how many it drained). */
+    let rowsWritten = 0
+    yield* trackForShutdown("meterRowsWritten", () => rowsWritten)
 
     // Both statements are constant strings (one per batch shape), so neither the SQL compiler nor the
     // prepared statement cache builds or hashes the text anew on every flush.
@@ -123,6 +127,7 @@ export const MeterSql = Layer.effect(
         Effect.flatMap((exit) =>
           Effect.sync(() => {
             if (Exit.isSuccess(exit)) {
+              rowsWritten += exit.value.length
               const written = new Set(exit.value.map((row) => row.request_id))
               for (const { done, event } of batch) {
                 Deferred.doneUnsafe(

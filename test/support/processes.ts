@@ -233,6 +233,18 @@ export const startNodeServer = async (
  * exits, for a start that must fail: its exit code and everything it wrote.
  * A start that does not fail is killed after 30 seconds (exit code null).
  */
+/** A process's output as the JSON log lines it must be: a line that is not one JSON object fails the test. */
+export const logLines = (output: string): ReadonlyArray<Record<string, unknown> & { readonly msg?: string; readonly level?: string }> =>
+  output.split("\n").filter((line) => line.trim() !== "").map((line) => {
+    try {
+      const parsed: unknown = JSON.parse(line)
+      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>
+    } catch {
+      // reported below
+    }
+    throw new Error(`not a JSON log line: ${line}`)
+  })
+
 export const failedStart = async (script: string, env: Record<string, string | undefined>) => {
   const port = await freePort()
   return new Promise<{ readonly code: number | null; readonly output: string }>((resolve) => {

@@ -10,6 +10,7 @@ import { createServer } from "node:http"
 import { AdminApi } from "../../api/AdminApi.ts"
 import { PublicApi } from "../../api/PublicApi.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
+import { countingConnections } from "../ShutdownReport.ts"
 import { Instruments } from "../telemetry/Instruments.ts"
 import { requestTelemetry } from "../telemetry/RequestTelemetry.ts"
 import { AdminAuthLive, AdminBadRequestsLive, AdminHandlers } from "./AdminHandlers.ts"
@@ -90,7 +91,8 @@ export { ROUTER_CONFIG }
 export const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* AppConfig
   const telemetry = requestTelemetry({ log: config.requestLog, instruments: yield* Instruments })
+  const server = yield* countingConnections(createServer)
   return HttpRouter.serve(GatewayRoutes(telemetry), { disableLogger: true, routerConfig: ROUTER_CONFIG }).pipe(
-    Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
+    Layer.provide(NodeHttpServer.layer(server, { port: config.port, host: config.host }))
   )
 }))

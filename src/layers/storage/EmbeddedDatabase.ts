@@ -34,29 +34,37 @@ const isAlive = (pid: number) => {
   }
 }
 
-/** Takes the data directory's lock, clearing one left by a process that died. */
-const tryLock = (dataDir: string): boolean => {
+/** Takes the data directory's lock, clearing one left by a process that died; or the live process that holds it. */
+const tryLock = (dataDir: string): { readonly locked: true } | { readonly locked: false; readonly holder: number } => {
   const file = lockPath(dataDir)
   try {
     Fs.writeFileSync(file, String(process.pid), { flag: "wx", mode: 0o600 })
-    return true
+    return { locked: true }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
     const holder = Number(Fs.readFileSync(file, "utf8").trim())
-    if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) return false
+    if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) return { locked: false, holder }
     Fs.rmSync(file, { force: true })
     return tryLock(dataDir)
   }
 }
 
+/**
+ * A server waits a moment for a lock held by another process (one that is
+ * stopping as this one starts), then says who holds it: well within a second.
+ */
+const LOCK_WAIT = Schedule.spaced("200 millis").pipe(Schedule.upTo({ times: 3 }))
+
 const acquireLock = (dataDir: string, waitFor: "wait" | "once") =>
   Effect.acquireRelease(
     Effect.try({
       try: () => tryLock(dataDir),
-      catch: (error) => new DataDirInUse({ message: `cannot lock ${dataDir}: ${String(error)}` })
+      catch: (error) => new DataDirInUse({ message: `DATA_DIR ${dataDir} cannot be locked: ${String(error)}` })
     }).pipe(
-      Effect.flatMap((locked) => locked ? Effect.void : Effect.fail(new DataDirInUse({ message: `${dataDir} is in use by another process` }))),
-      waitFor === "wait" ? Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 150 }) : (self) => self
+      Effect.flatMap((lock) =>
+        lock.locked ? Effect.void : Effect.fail(new DataDirInUse({ message: `DATA_DIR ${dataDir} is in use by process ${lock.holder}` }))
+      ),
+      waitFor === "wait" ? Effect.retry(LOCK_WAIT) : (self) => self
     ),
     () => Effect.sync(() => Fs.rmSync(lockPath(dataDir), { force: true }))
   )

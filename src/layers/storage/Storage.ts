@@ -13,13 +13,18 @@
  * leave in one system call (CoalescedSocket).
  */
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { Context, type Duration, Effect, Layer, Option, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { Migrator, SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
+import type { InvalidConfig } from "../../domain/Errors.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
+import type { StorageUnreachable } from "../StartFailure.ts"
 import { coalescedConnection } from "./CoalescedSocket.ts"
 import { isShared, openEmbedded, socketPath } from "./EmbeddedDatabase.ts"
 import { migrations } from "./migrations.ts"
+import { connectAtStart } from "./PostgresStart.ts"
+import type { DataDirNotPrivate } from "./PrivateDataDir.ts"
 
 /**
  * `serve`: this process owns the embedded database and shares it.
@@ -80,16 +85,26 @@ const tcpAddress = (url: Redacted.Redacted) => {
   }
 }
 
-const postgresClient = (url: Redacted.Redacted) => {
+/** How messages name the server of DATABASE_URL: host and port, never the URL (it may carry a password). */
+const serverName = (url: Redacted.Redacted) => {
+  const address = tcpAddress(url)
+  return address === undefined ? "the server of DATABASE_URL" : `${address.host}:${address.port}`
+}
+
+const postgresClient = (url: Redacted.Redacted, connectTimeout: Duration.Duration) => {
   const address = tcpAddress(url)
   // Over TCP, the writes of one turn of the event loop leave together (CoalescedSocket).
   const transport = address === undefined ? {} : { stream: coalescedConnection(address.host, address.port) }
+  // Pools open connections on demand: a connection of its own, closed after one statement, tells when PostgreSQL answers.
+  const reachable = Effect.scoped(
+    Effect.flatMap(PgClient.make({ ...POSTGRES, ...transport, url, maxConnections: 1 }), (client) => client`SELECT 1`)
+  ).pipe(Effect.provide(Reactivity.layer))
   return Layer.merge(
     PgClient.layer({ ...POSTGRES, ...transport, url, maxConnections: 20, multiplex: true }),
     Layer.effect(MeterSqlClient, PgClient.make({ ...POSTGRES, ...transport, url, maxConnections: METER_CONNECTIONS })).pipe(
       Layer.provide(Reactivity.layer)
     )
-  )
+  ).pipe(Layer.provide(Layer.effectDiscard(connectAtStart(reachable, serverName(url), connectTimeout))))
 }
 
 const sharedWithMeter = Layer.effect(MeterSqlClient, Effect.service(SqlClient.SqlClient))
@@ -102,8 +117,11 @@ const runMigrations = Layer.effectDiscard(
 export const StorageLive = (role: StorageRole) =>
   Layer.unwrap(Effect.gen(function*() {
     const config = yield* AppConfig
-    const client = Option.match(config.databaseUrl, {
-      onSome: postgresClient,
+    const client: Layer.Layer<
+      PgClient.PgClient | SqlClient.SqlClient | MeterSqlClient,
+      SqlError | DataDirNotPrivate | InvalidConfig | StorageUnreachable
+    > = Option.match(config.databaseUrl, {
+      onSome: (url) => postgresClient(url, config.databaseConnectTimeout),
       onNone: () => Layer.provideMerge(sharedWithMeter, embeddedClient(config.dataDir, role))
     })
     return runMigrations.pipe(Layer.provideMerge(client))
