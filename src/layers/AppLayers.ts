@@ -8,10 +8,17 @@ import { AppRateLimitsSql } from "./AppRateLimitsSql.ts"
 import { DownstreamLive } from "./DownstreamHttp.ts"
 import { RateLimitingLive } from "./http/RateLimiting.ts"
 import { MeterSql } from "./MeterSql.ts"
+import { ReadinessChecksLive } from "./Readiness.ts"
 import { SecretStoreSql } from "./SecretStoreSql.ts"
 
 /** What a CLI command needs: the stored services, no connection to Redis. */
 export const ToolServicesLive = Layer.mergeAll(SecretStoreSql, MeterSql, DownstreamLive, AppRateLimitsSql)
 
-/** What a server needs: the stored services and the rate limits of the request path (memory, or Redis with REDIS_URL). */
-export const ServicesLive = Layer.mergeAll(SecretStoreSql, MeterSql, DownstreamLive, RateLimitingLive.pipe(Layer.provideMerge(AppRateLimitsSql)))
+/**
+ * What a server needs: the stored services, the rate limits of the request
+ * path (memory, or Redis with REDIS_URL), and the readiness checks that the
+ * remote engine's client and Redis add themselves to (for `/ready`).
+ */
+export const ServicesLive = Layer.mergeAll(SecretStoreSql, MeterSql, DownstreamLive, RateLimitingLive.pipe(Layer.provideMerge(AppRateLimitsSql))).pipe(
+  Layer.provideMerge(ReadinessChecksLive)
+)

@@ -18,6 +18,9 @@
  * (refused, DNS, reset) 502, too slow (DOWNSTREAM_TIMEOUT_MS) 504, an answer
  * that is not the contract 502. Never a hang, never a 401: an engine that
  * refuses the gateway's ENGINE_TOKEN is a misconfiguration, answered 502.
+ *
+ * The gateway's `/ready` asks the engine's `/ready` the same way
+ * (ReadinessChecks, name `engine`).
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { Context, Effect, Layer, Option, Redacted, References, Schema } from "effect"
@@ -42,7 +45,9 @@ import { InvalidConfig } from "../domain/Errors.ts"
 import { traced } from "../domain/Span.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { Downstream } from "../services/Downstream.ts"
+import { DependencyUnreachable, type ReadinessCheck, ReadinessChecks } from "../services/Readiness.ts"
 import { DownstreamEmbedded, ENGINE_SOURCE } from "./DownstreamEmbedded.ts"
+import { causeInWords } from "./Readiness.ts"
 import { IncomingTraceContext } from "./telemetry/TraceContext.ts"
 
 export interface DownstreamHttpOptions {
@@ -106,6 +111,38 @@ const engineFailure = (response: HttpClientResponse.HttpClientResponse, scope: C
 
 type Method = (input: object) => Effect.Effect<unknown, unknown, EngineCaller>
 
+const unreachable = (cause: string) => new DependencyUnreachable({ cause })
+/** Why the engine says it is not ready: the `reason` of its `/ready` body (ReadinessBody), the only field read. */
+const decodeNotReady = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Struct({ reason: Schema.String })))
+
+/**
+ * The remote engine's readiness: its own `GET /ready` (which checks the
+ * engine's storage), through the calls' client, base URL and token; no
+ * `traceparent` goes with it (see makeDownstreamHttp's tracing note).
+ */
+const engineReadiness = (client: HttpClient.HttpClient, baseUrl: string, token: Option.Option<Redacted.Redacted>): ReadinessCheck => {
+  const request = Option.match(token, {
+    onNone: () => HttpClientRequest.get(`${baseUrl}/ready`),
+    onSome: (value) => HttpClientRequest.bearerToken(HttpClientRequest.get(`${baseUrl}/ready`), Redacted.value(value))
+  })
+  return {
+    name: ENGINE_SOURCE,
+    probe: client.execute(request).pipe(
+      Effect.flatMap((response) => Effect.map(response.text, (text) => ({ status: response.status, text }))),
+      Effect.mapError((error) => unreachable(causeInWords(error, "the request failed"))),
+      Effect.flatMap(({ status, text }) => {
+        if (status === 200) return Effect.void
+        const reason = Option.map(decodeNotReady(text), (body) => body.reason)
+        return Effect.fail(unreachable(Option.match(reason, {
+          onNone: () => `it answers ${status} to GET /ready`,
+          onSome: (why) => `it is not ready (${why})`
+        })))
+      }),
+      Effect.provideService(HttpClient.TracerDisabledWhen, constTrue)
+    )
+  }
+}
+
 /** A Downstream that calls the engine at `options.url` with the HttpClient in context. */
 export const makeDownstreamHttp = (options: DownstreamHttpOptions) =>
   Effect.gen(function*() {
@@ -135,7 +172,12 @@ export const makeDownstreamHttp = (options: DownstreamHttpOptions) =>
         return Effect.succeed(sent)
       })
 
-    const httpClient = (yield* HttpClient.HttpClient).pipe(
+    const baseClient = yield* HttpClient.HttpClient
+    const baseUrl = options.url.replace(/\/+$/, "")
+    const readiness = yield* ReadinessChecks
+    readiness.add(engineReadiness(baseClient, baseUrl, options.token))
+
+    const httpClient = baseClient.pipe(
       HttpClient.mapRequestEffect(withCall),
       HttpClient.transform((response, request) =>
         Effect.flatMap(
@@ -150,7 +192,7 @@ export const makeDownstreamHttp = (options: DownstreamHttpOptions) =>
         )
       )
     )
-    const client = yield* HttpApiClient.makeWith(EngineApi, { httpClient, baseUrl: options.url.replace(/\/+$/, "") })
+    const client = yield* HttpApiClient.makeWith(EngineApi, { httpClient, baseUrl })
     const byGroup = client as unknown as Readonly<Record<string, Readonly<Record<string, Method>>>>
     const timeoutMessage = `The engine did not answer within ${options.timeoutMs} ms`
 

@@ -394,7 +394,7 @@ for (const backend of backends) {
             })
           const get = (path: string) => Effect.promise(() => fetch(`${engine}${path}`).then(async (r) => [r.status, await r.json()]))
           assert.deepStrictEqual(yield* get("/health"), [200, { status: "ok" }])
-          assert.deepStrictEqual(yield* get("/ready"), [200, { status: "ready" }])
+          assert.deepStrictEqual(yield* get("/ready"), [200, { status: "ready", checks: { storage: "ok" } }])
           const app = { "x-engine-app-id": "direct" }
 
           const noApp = yield* call("GET", "/engine/v1/customer")

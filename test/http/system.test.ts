@@ -1,7 +1,7 @@
 /** Liveness, readiness, the derived OpenAPI document, and the admin API switched off. */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { TestApp, TestClient } from "../support/TestApp.ts"
+import { downstreamMode, TestApp, TestClient } from "../support/TestApp.ts"
 
 layer(TestApp("pglite", { adminToken: Option.none() }), { timeout: 60_000, excludeTestServices: true })(
   "System surfaces",
@@ -12,7 +12,9 @@ layer(TestApp("pglite", { adminToken: Option.none() }), { timeout: 60_000, exclu
         const health = yield* client.call("GET", "/health")
         assert.deepStrictEqual([health.status, health.json()], [200, { status: "ok" }])
         const ready = yield* client.call("GET", "/ready")
-        assert.deepStrictEqual([ready.status, ready.json()], [200, { status: "ready" }])
+        // Storage, and the engine when it is remote (DOWNSTREAM_MODE=http); no REDIS_URL here.
+        const checks = downstreamMode === "http" ? { storage: "ok", engine: "ok" } : { storage: "ok" }
+        assert.deepStrictEqual([ready.status, ready.json()], [200, { status: "ready", checks }])
       }))
 
     it.effect("keeps the admin API off when ADMIN_TOKEN is unset, whatever token is sent", () =>

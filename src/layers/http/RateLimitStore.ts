@@ -22,10 +22,15 @@
  * the watchdog, or Redis unreachable at start, is opened again every
  * RECONNECT_INTERVAL_MS. The start waits at most FIRST_CONNECT_WAIT_MS for
  * the first connection, then serves with the fallback.
+ *
+ * With Redis, the server's `/ready` checks it (ReadinessChecks, name
+ * `redis`): a PING on the store's connection.
  */
 import { NodeRedis } from "@effect/platform-node"
 import { Cause, Context, Deferred, Effect, Layer, Option, Redacted, References, type Scope } from "effect"
 import { RateLimiter } from "effect/persistence"
+import { DependencyUnreachable, ReadinessChecks } from "../../services/Readiness.ts"
+import { causeInWords } from "../Readiness.ts"
 
 /** Commands waiting this long with no answer at all mean a hung Redis. */
 export const COMMAND_TIMEOUT_MS = 500
@@ -61,6 +66,7 @@ interface Client {
   readonly isReady: boolean
   readonly isOpen: boolean
   readonly destroy: () => void
+  readonly ping: () => Promise<unknown>
 }
 
 /** The open connection and its store. */
@@ -131,9 +137,21 @@ const failover = (memory: Store, events: StoreEvents) => {
     adaptiveConsume: memory.adaptiveConsume,
     adaptiveFeedback: memory.adaptiveFeedback
   })
+  /** Redis answers a PING on the store's connection (none, or one reconnecting, does not answer). */
+  const ping = (notConnected: () => string) =>
+    Effect.suspend(() => {
+      const open = connection
+      if (open === undefined) return Effect.fail(new DependencyUnreachable({ cause: notConnected() }))
+      if (!open.client.isReady) return Effect.fail(new DependencyUnreachable({ cause: "not connected (reconnecting)" }))
+      return Effect.tryPromise({
+        try: () => open.client.ping(),
+        catch: (error) => new DependencyUnreachable({ cause: causeInWords(error, "PING failed") })
+      }).pipe(Effect.asVoid)
+    })
   return {
     store,
     watchdog,
+    ping,
     set: (next: Connection | undefined) => {
       connection = next === undefined ? undefined : { ...next, waiting: { count: 0, progressAt: 0 } }
     }
@@ -174,18 +192,22 @@ export const makeRateLimiterStore = (
     const routed = failover(memory, events)
     // One warning for a series of failed attempts, not one a second.
     let failing = false
+    // Why the last attempt to connect failed, for `/ready`.
+    let connectFailure = "not connected"
     // Settled by the first connection or the first failure to connect, whichever comes first.
     const settled = yield* Deferred.make<void>()
     const onOpen = (next: Connection | undefined) => {
       routed.set(next)
       if (next === undefined) return
       failing = false
+      connectFailure = "not connected"
       Deferred.doneUnsafe(settled, Effect.void)
     }
     const attempt = connectOnce(url, onOpen, events).pipe(
       Effect.catchCause((cause) =>
         Effect.suspend(() => {
           if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+          connectFailure = `not connected (${causeInWords(Cause.squash(cause), "cannot connect")})`
           if (failing) return Effect.void
           failing = true
           return Effect.logWarning("rate limits: cannot connect to Redis (REDIS_URL); each instance counts in its own memory", cause)
@@ -195,6 +217,8 @@ export const makeRateLimiterStore = (
     )
     yield* Effect.forkScoped(Effect.forever(Effect.andThen(attempt, Effect.sleep(RECONNECT_INTERVAL_MS))))
     yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(WATCHDOG_INTERVAL_MS), routed.watchdog)))
+    const readiness = yield* ReadinessChecks
+    readiness.add({ name: "redis", probe: routed.ping(() => connectFailure) })
     // The start waits for the first connection a little, so the first calls are counted in Redis.
     yield* Deferred.await(settled).pipe(Effect.timeoutOption(FIRST_CONNECT_WAIT_MS))
     return routed.store

@@ -9,23 +9,29 @@ import { type HttpMethod, HttpRouter, type HttpServerRequest, HttpServerResponse
 import { SqlClient } from "effect/sql"
 import { METHODS } from "node:http"
 import { NotFound } from "../../domain/Errors.ts"
+import { ReadinessChecks } from "../../services/Readiness.ts"
+import { checkReadiness, storageCheck } from "../Readiness.ts"
 import { errorResponse } from "./ErrorResponses.ts"
 import { GATEWAY_ROUTES, HEALTH_PATH, READY_PATH, type RouteTable } from "./RouteTable.ts"
 
 const health = HttpRouter.add("GET", HEALTH_PATH, HttpServerResponse.jsonUnsafe({ status: "ok" }))
 
-const ready = HttpRouter.add(
-  "GET",
-  READY_PATH,
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return yield* sql`SELECT 1`.pipe(
-      Effect.timeout("2 seconds"),
-      Effect.as(HttpServerResponse.jsonUnsafe({ status: "ready" })),
-      Effect.catch(() => Effect.succeed(HttpServerResponse.jsonUnsafe({ status: "unavailable", reason: "storage unreachable" }, { status: 503 })))
+/**
+ * Readiness: storage's check and those the server's layers added (the remote
+ * engine, Redis), all at once; 503 naming what does not answer. The checks
+ * are read per request, so a layer built after the routes still counts.
+ */
+const ready = Layer.unwrap(Effect.gen(function*() {
+  const storage = storageCheck(yield* SqlClient.SqlClient)
+  const others = yield* ReadinessChecks
+  return HttpRouter.add(
+    "GET",
+    READY_PATH,
+    Effect.suspend(() => checkReadiness([storage, ...others.all()])).pipe(
+      Effect.map(({ body, status }) => HttpServerResponse.jsonUnsafe(body, { status }))
     )
-  })
-)
+  )
+}))
 
 /**
  * What a request no route takes answers: the path (never its query string)

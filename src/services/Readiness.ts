@@ -1,0 +1,49 @@
+/**
+ * Readiness: whether the dependencies a process needs answer, for `GET /ready`.
+ *
+ * Storage is checked wherever `/ready` is served (gateway and engine). The
+ * other dependencies are checked where they are configured, by the layer
+ * that owns them: the remote engine's client (DOWNSTREAM_URL) and the rate
+ * limits' Redis (REDIS_URL) each add their check to ReadinessChecks when
+ * they are built. A composition without ReadinessChecksLive (src/layers/Readiness.ts)
+ * has the default, which keeps no checks: its `/ready` checks storage only.
+ */
+import { Context, type Effect, Schema } from "effect"
+
+/** A dependency that did not answer: `cause` is a few words (`connection refused`), never a URL or a secret. */
+export class DependencyUnreachable extends Schema.TaggedError<DependencyUnreachable>()("DependencyUnreachable", {
+  cause: Schema.String
+}) {}
+
+export interface ReadinessCheck {
+  /** What `/ready` calls the dependency: `storage`, `engine`, `redis`. */
+  readonly name: string
+  /** Succeeds when the dependency answers. `/ready` bounds it in time. */
+  readonly probe: Effect.Effect<void, DependencyUnreachable>
+}
+
+export interface ReadinessChecksShape {
+  /** Adds the check of a dependency (replacing one of the same name). */
+  readonly add: (check: ReadinessCheck) => void
+  /** The checks added so far, by name. */
+  readonly all: () => ReadonlyArray<ReadinessCheck>
+}
+
+/** The default keeps nothing: a layer built outside a server (the CLI, a test's stub) has nobody to report to. */
+const NO_CHECKS: ReadinessChecksShape = { add: () => {}, all: () => [] }
+
+export const ReadinessChecks = Context.Reference<ReadinessChecksShape>("mfg/services/ReadinessChecks", {
+  defaultValue: () => NO_CHECKS
+})
+
+/**
+ * The body of `GET /ready`: 200 `{status: "ready", checks}`, or 503
+ * `{status: "unavailable", reason: "<names> unreachable", checks}`, `checks`
+ * naming every dependency checked with `ok` or `unreachable: <cause>`.
+ */
+export const ReadinessBody = Schema.Struct({
+  status: Schema.Literals(["ready", "unavailable"]),
+  reason: Schema.optional(Schema.String),
+  checks: Schema.Record(Schema.String, Schema.String)
+})
+export type ReadinessBody = typeof ReadinessBody.Type
