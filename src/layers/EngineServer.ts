@@ -31,6 +31,7 @@ import { ENGINE_SOURCE } from "./DownstreamEmbedded.ts"
 import { handleEveryEndpoint } from "./http/EveryEndpoint.ts"
 import { ROUTER_CONFIG } from "./http/Server.ts"
 import { SystemRoutes } from "./http/SystemRoutes.ts"
+import { countingConnections } from "./ShutdownReport.ts"
 
 /** A request id or app id the caller may choose: printable, bounded. */
 const PRINTABLE_ID = /^[\x21-\x7e]{1,128}$/
@@ -143,13 +144,14 @@ export const isLoopbackHost = (host: string) => host === "localhost" || host ===
 export const EngineServerLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* AppConfig
   if (!isLoopbackHost(config.host) && Option.isNone(config.engineToken)) {
-    return yield* new InvalidConfig({
-      message: `ENGINE_TOKEN must be set when the engine listens on HOST=${config.host}, an address other than loopback: ` +
+    return yield* InvalidConfig.about(
+      "ENGINE_TOKEN",
+      `ENGINE_TOKEN must be set when the engine listens on HOST=${config.host}, an address other than loopback: ` +
         "without it, anyone who reaches the port could act as any app"
-    })
+    )
   }
   return HttpRouter.serve(EngineRoutes, { disableLogger: true, routerConfig: ROUTER_CONFIG }).pipe(
     Layer.provide(Engine.layer),
-    Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
+    Layer.provide(NodeHttpServer.layer(yield* countingConnections(createServer), { port: config.port, host: config.host }))
   )
 }))
