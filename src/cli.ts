@@ -1,12 +1,16 @@
 /**
  * Operator commands: Incoming Secrets, metering totals, per-app rate limits
- * and demo data.
+ * and demo data; and `serve-fixtures`, the example model files for the
+ * docs' walkthrough (src/cli/serveFixtures.ts).
  * Output is JSON on stdout. On the embedded store a command uses a running
- * server's database (over its socket in DATA_DIR) or opens DATA_DIR itself.
+ * server's database (over its socket in DATA_DIR) or opens DATA_DIR itself;
+ * only the commands that read or write records open storage, so that
+ * `serve-fixtures` and `--help` never hold DATA_DIR.
  */
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Effect, Layer, Option, Result } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import { serveFixtures } from "./cli/serveFixtures.ts"
 import { NotFound, ServiceUnavailable } from "./domain/Errors.ts"
 import { appRateLimitView, parseRateLimit, RateLimitText } from "./domain/RateLimit.ts"
 import { IsoDateParam, rangeEnd, rangeStart } from "./domain/Resource.ts"
@@ -153,14 +157,20 @@ const seed = Command.make(
   })
 ).pipe(Command.withDescription("Load demo records for an app"))
 
-const cli = Command.make("cli").pipe(
-  Command.withDescription("Operate the manufacturing engine public API"),
-  Command.withSubcommands([secret, usage, rateLimit, seed])
-)
-
 const Services = ToolServicesLive.pipe(
   Layer.provideMerge(StorageLive("tool")),
   Layer.provideMerge(AppConfig.layer)
+)
+
+const cli = Command.make("cli").pipe(
+  Command.withDescription("Operate the manufacturing engine public API"),
+  Command.withSubcommands([
+    Command.provide(secret, Services),
+    Command.provide(usage, Services),
+    Command.provide(rateLimit, Services),
+    Command.provide(seed, Services),
+    serveFixtures
+  ])
 )
 
 /** An operator's mistake (unknown id) or an outage: one line on stderr, exit code 1. */
@@ -182,7 +192,7 @@ const reportDataDirNotPrivate = (error: DataDirNotPrivate) =>
 cli.pipe(
   Command.run({ version: "1.0.0" }),
   Effect.catchIf((error) => error instanceof NotFound || error instanceof ServiceUnavailable, reportFailure),
-  Effect.provide(Layer.mergeAll(Services, NodeServices.layer)),
+  Effect.provide(NodeServices.layer),
   Effect.catchIf((error) => error instanceof DataDirNotPrivate, reportDataDirNotPrivate),
   NodeRuntime.runMain({ disableErrorReporting: false })
 )
