@@ -18,8 +18,9 @@ const Main = EngineServerLive.pipe(
   Layer.provideMerge(StorageLive("serve")),
   // The model file services as AppConfig read them at start (an invalid value stopped the start, naming it).
   Layer.provide(ModelServicesLive),
-  Layer.provide(AppConfig.layer),
-  Layer.provide(telemetryFor("mfg-engine"))
+  // The configuration is read first: an invalid variable, the telemetry's included, stops the start naming every one.
+  Layer.provide(telemetryFor("mfg-engine")),
+  Layer.provide(AppConfig.layer)
 )
 
 runService(Main)

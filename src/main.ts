@@ -16,8 +16,9 @@ const Main = HttpServerLive.pipe(
   Layer.provideMerge(StorageLive("serve")),
   // The model file services as AppConfig read them at start (an invalid value stopped the start, naming it).
   Layer.provide(ModelServicesLive),
-  Layer.provide(AppConfig.layer),
-  Layer.provide(TelemetryLive)
+  // The configuration is read first: an invalid variable, the telemetry's included, stops the start naming every one.
+  Layer.provide(TelemetryLive),
+  Layer.provide(AppConfig.layer)
 )
 
 runService(Main)

@@ -35,7 +35,8 @@ export const MODEL_FETCH_SETTINGS = {
     default: DEFAULT_MODEL_FETCH.allowPrivate,
     defaultText: "false",
     meaning: "let the engine download model files from loopback, private and other special-purpose addresses " +
-      "(refused by default: SSRF, see [Model downloads](#model-downloads)); tests and closed networks only"
+      "(refused by default: SSRF, see [Model downloads](#model-downloads)); tests, closed networks, and the integration walkthrough " +
+      "on your own machine (`cli serve-fixtures`) only"
   }),
   maxBytes: setting("MODEL_FETCH_MAX_BYTES", {
     ...integer({ min: 1, unit: "bytes" }),

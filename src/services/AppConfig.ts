@@ -11,7 +11,7 @@ import type { IpRange } from "../domain/IpAllowList.ts"
 import { modelAnalysisConfig, type ModelAnalysisSettings, modelFetchConfig, type ModelFetchSettings } from "../domain/ModelSettings.ts"
 import type { RateLimitPolicy } from "../domain/RateLimit.ts"
 import { readSettings } from "../domain/Setting.ts"
-import { SERVER_SETTINGS } from "./Settings.ts"
+import { SERVER_SETTINGS, TELEMETRY_SETTINGS } from "./Settings.ts"
 
 export { DEFAULT_DOWNSTREAM_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, parseCorsOrigins, RELEASE_1_0_0 } from "./Settings.ts"
 
@@ -52,14 +52,15 @@ export interface AppConfigShape {
 
 /** Every group read before any problem is reported, so that one start names every invalid variable. */
 export const loadAppConfig: Effect.Effect<AppConfigShape, InvalidConfig> = Effect.all(
-  [readSettings(SERVER_SETTINGS), modelFetchConfig, modelAnalysisConfig],
+  // The telemetry's own variables are checked here too (the telemetry layer reads them again), so that one start names them all.
+  [readSettings(SERVER_SETTINGS), modelFetchConfig, modelAnalysisConfig, readSettings(TELEMETRY_SETTINGS)],
   { mode: "result" }
 ).pipe(
-  Effect.flatMap(([server, modelFetch, modelAnalysis]) => {
-    if (Result.isSuccess(server) && Result.isSuccess(modelFetch) && Result.isSuccess(modelAnalysis)) {
+  Effect.flatMap(([server, modelFetch, modelAnalysis, telemetry]) => {
+    if (Result.isSuccess(server) && Result.isSuccess(modelFetch) && Result.isSuccess(modelAnalysis) && Result.isSuccess(telemetry)) {
       return Effect.succeed({ ...server.success, modelFetch: modelFetch.success, modelAnalysis: modelAnalysis.success })
     }
-    const failures = [server, modelFetch, modelAnalysis] as ReadonlyArray<Result.Result<unknown, InvalidConfig>>
+    const failures = [server, modelFetch, modelAnalysis, telemetry] as ReadonlyArray<Result.Result<unknown, InvalidConfig>>
     const problems = failures.flatMap((each) => Result.isFailure(each) ? each.failure.problems ?? [] : [])
     return Effect.fail(InvalidConfig.of(problems))
   })

@@ -4,7 +4,8 @@
  * the HTTP semantic conventions, app and secret ids, the client's trace
  * continued (header, or MCP `_meta`), child spans for the secret check, the
  * meter, the engine call and a model download; the request, authentication,
- * meter flush and downstream error metrics; never a secret.
+ * meter flush, downstream call and error, rate limit, SQL pool and model
+ * file metrics; never a secret.
  */
 import * as Fs from "node:fs"
 import * as Http from "node:http"
@@ -43,6 +44,7 @@ interface MetricData {
   readonly unit?: string
   readonly histogram?: { dataPoints: ReadonlyArray<DataPoint> }
   readonly sum?: { dataPoints: ReadonlyArray<DataPoint> }
+  readonly gauge?: { dataPoints: ReadonlyArray<DataPoint> }
 }
 
 const valueOf = (attributes: Attributes | undefined, key: string) => {
@@ -56,6 +58,8 @@ const attribute = (span: Span, key: string) => valueOf(span.attributes, key)
 const pointValue = (point: DataPoint) => Number(point.count ?? point.asDouble ?? point.asInt ?? 0)
 
 const MODEL = binaryStl(box(10, 10, 10))
+/** A file no model reader accepts: its analysis fails. */
+const NOT_A_MODEL = "<!DOCTYPE html><html><body>Please sign in</body></html>"
 const QUERY_TOKEN = "sig-0123456789abcdef-query-token"
 const STATE = "vendor=opaque-state"
 
@@ -84,10 +88,13 @@ describe("OpenTelemetry traces and metrics", () => {
         response.writeHead(200, { "content-type": "application/json" }).end("{}")
       })
     })
-    // The model files' host: one STL; anything else is a 404.
+    // The model files' host: one STL, one page that is no model; anything else is a 404.
     files = Http.createServer((request, response) => {
-      if ((request.url ?? "").split("?")[0] === "/models/cube.stl") {
+      const path = (request.url ?? "").split("?")[0]
+      if (path === "/models/cube.stl") {
         response.writeHead(200, { "content-type": "application/octet-stream", "content-length": MODEL.length }).end(Buffer.from(MODEL))
+      } else if (path === "/models/login.stl") {
+        response.writeHead(200, { "content-type": "text/html" }).end(NOT_A_MODEL)
       } else {
         response.writeHead(404).end("not found")
       }
@@ -157,7 +164,9 @@ describe("OpenTelemetry traces and metrics", () => {
         scopeMetrics: Array<{ metrics: Array<MetricData> }>
       }) => r.scopeMetrics.flatMap((s) => s.metrics))
       const found = metrics.filter((metric) => metric.name === name)
-      if (found.length > 0) return found.flatMap((metric) => [...(metric.histogram?.dataPoints ?? []), ...(metric.sum?.dataPoints ?? [])])
+      if (found.length > 0) {
+        return found.flatMap((metric) => [...(metric.histogram?.dataPoints ?? []), ...(metric.sum?.dataPoints ?? []), ...(metric.gauge?.dataPoints ?? [])])
+      }
     }
     return []
   }
@@ -171,14 +180,27 @@ describe("OpenTelemetry traces and metrics", () => {
     return undefined
   }
 
+  /** `name`'s points whose attributes include `where` (an undefined value: the attribute is absent). */
+  const pointsWhere = (name: string, where: Record<string, string | undefined>) =>
+    latestPoints(name).filter((point) =>
+      Object.entries(where).every(([key, value]) => {
+        const found = valueOf(point.attributes, key)
+        return value === undefined ? found === undefined : String(found) === value
+      })
+    )
+
   /** The total of `name`'s points whose attributes include `where`, once it reaches `atLeast` (bounded wait). */
-  const metricTotal = async (name: string, where: Record<string, string>, atLeast: number) => {
-    const total = () =>
-      latestPoints(name)
-        .filter((point) => Object.entries(where).every(([key, value]) => String(valueOf(point.attributes, key)) === value))
-        .reduce((sum, point) => sum + pointValue(point), 0)
+  const metricTotal = async (name: string, where: Record<string, string | undefined>, atLeast: number) => {
+    const total = () => pointsWhere(name, where).reduce((sum, point) => sum + pointValue(point), 0)
     for (let attempt = 0; attempt < 60 && total() < atLeast; attempt++) await new Promise((resolve) => setTimeout(resolve, 250))
     return total()
+  }
+
+  /** The sum of the values a histogram recorded in `name`'s points matching `where`, once it reaches `atLeast` (bounded wait). */
+  const histogramSum = async (name: string, where: Record<string, string | undefined>, atLeast: number) => {
+    const sum = () => pointsWhere(name, where).reduce((total, point) => total + Number((point as { sum?: number }).sum ?? 0), 0)
+    for (let attempt = 0; attempt < 60 && sum() < atLeast; attempt++) await new Promise((resolve) => setTimeout(resolve, 250))
+    return sum()
   }
 
   it("exports the request's span tree, continuing the client's trace, without the secret", async () => {
@@ -229,7 +251,7 @@ describe("OpenTelemetry traces and metrics", () => {
     // The request's log line names the server span.
     expect(logLine((line) => line.traceId === traceId)).toMatchObject({ spanId: server!.spanId, route: "/v1/customer/:id", status: 200 })
   }, 30_000)
-  it("exports request, authentication, meter flush and downstream error metrics; a 401's cause never in the answer", async () => {
+  it("exports request, authentication, meter flush, downstream call and downstream error metrics; a 401's cause never in the answer", async () => {
     const secret = await createSecret("metered")
     expect((await call(secret.value, "GET", "/customer/missing-id")).status).toBe(200)
     expect((await call(secret.value, "GET", "/customer/missing-id")).status).toBe(200)
@@ -253,6 +275,12 @@ describe("OpenTelemetry traces and metrics", () => {
     expect(await metricTotal("auth.failures", { "auth.failure.cause": "malformed" }, 1)).toBeGreaterThanOrEqual(1)
     expect(await metricTotal("downstream.errors", { "error.source": "engine", "http.response.status_code": "404" }, 1))
       .toBeGreaterThanOrEqual(1)
+    // Every Downstream call is timed by operation; a failed one names its source.
+    expect(await metricTotal("downstream.call.duration", { "downstream.operation": "customer.get", "error.source": undefined }, 2))
+      .toBeGreaterThanOrEqual(2)
+    expect(await metricTotal("downstream.call.duration", { "downstream.operation": "customer.replace", "error.source": "engine" }, 1))
+      .toBeGreaterThanOrEqual(1)
+    expect(metricUnit("downstream.call.duration")).toBe("s")
     // Every metered call waited for a flush: at least 3 calls were flushed.
     const flushed = await (async () => {
       for (let attempt = 0; attempt < 60; attempt++) {
@@ -277,7 +305,7 @@ describe("OpenTelemetry traces and metrics", () => {
     expect(Number(flush && attribute(flush, "meter.batch_size"))).toBeGreaterThanOrEqual(1)
   }, 30_000)
 
-  it("traces a model download by host, without the URL's query, and fails the span of a failed one", async () => {
+  it("traces a model download by host, without the URL's query, and fails the span of a failed one; times downloads and analyses by outcome", async () => {
     const secret = await createSecret("downloads")
     const customer = (await call(secret.value, "POST", "/customer", { name: "Acme", email: "buyer@acme.example" })).json()
     const project = (await call(secret.value, "POST", "/project", { customerId: customer.id, name: "Gearbox" })).json()
@@ -298,6 +326,18 @@ describe("OpenTelemetry traces and metrics", () => {
     const failedTrace = "6bf92f3577b34da6a3ce929d0e0e4736"
     const failed = await part(`${filesBase}/models/missing.stl`, failedTrace)
     expect(failed.status, failed.text).toBe(502)
+    const unreadable = await part(`${filesBase}/models/login.stl`, "8bf92f3577b34da6a3ce929d0e0e4736")
+    expect(unreadable.status, unreadable.text).toBe(422)
+
+    // The downloads and analyses, timed by outcome, and the bytes downloaded.
+    expect(await metricTotal("model.download.duration", { "error.type": undefined }, 2)).toBeGreaterThanOrEqual(2)
+    expect(await metricTotal("model.download.duration", { "error.type": "ModelDownloadFailed" }, 1)).toBeGreaterThanOrEqual(1)
+    expect(metricUnit("model.download.duration")).toBe("s")
+    expect(await histogramSum("model.download.size", {}, MODEL.length + NOT_A_MODEL.length)).toBeGreaterThanOrEqual(MODEL.length + NOT_A_MODEL.length)
+    expect(metricUnit("model.download.size")).toBe("By")
+    expect(await metricTotal("model.analysis.duration", { "error.type": undefined }, 1)).toBeGreaterThanOrEqual(1)
+    expect(await metricTotal("model.analysis.duration", { "error.type": "UnreadableModel" }, 1)).toBeGreaterThanOrEqual(1)
+    expect(metricUnit("model.analysis.duration")).toBe("s")
 
     const spans = await spansUntil((all) =>
       [okTrace, failedTrace].every((traceId) => all.some((span) => span.traceId === traceId && span.name === "model download"))
@@ -340,11 +380,39 @@ describe("OpenTelemetry traces and metrics", () => {
     const ancestors = (span: Span | undefined): Array<string> =>
       span?.parentSpanId === undefined ? [] : [span.parentSpanId, ...ancestors(inTrace.find((s) => s.spanId === span.parentSpanId))]
     expect(ancestors(inTrace.find((span) => span.name === "Downstream.call")), tree).toContain(mcp!.spanId)
+    // The tool's Downstream call is timed as a REST call's is.
+    expect(await metricTotal("downstream.call.duration", { "downstream.operation": "ticketModel.list" }, 1)).toBeGreaterThanOrEqual(1)
     // The HTTP server span (its own trace: the header brought none) is linked from the MCP span.
     const server = spans.find((span) => span.kind === 2 && attribute(span, "http.route") === "/v1/mcp" && attribute(span, "secret.id") === secret.id)
     expect(server).toBeDefined()
     expect(mcp!.links?.map((link) => link.spanId)).toContain(server!.spanId)
     // The log line carries the continued trace and the MCP span.
     expect(logLine((line) => line.traceId === traceId)).toMatchObject({ spanId: mcp!.spanId, tool: "list_parts", route: "/v1/mcp" })
+  }, 30_000)
+
+  it("counts the calls refused over an app's rate limit", async () => {
+    const secret = await createSecret("limited")
+    const limit = await fetch(`${base}/api/v1/app/limited/rate-limit`, {
+      method: "PUT",
+      headers: { "x-admin-token": ADMIN_TOKEN, "content-type": "application/json" },
+      body: JSON.stringify({ limit: 1, windowSeconds: 3600 })
+    })
+    expect(limit.status, await limit.text()).toBe(200)
+    expect((await call(secret.value, "GET", "/customer/missing-id")).status).toBe(200)
+    expect((await call(secret.value, "GET", "/customer/missing-id")).status).toBe(429)
+    expect(await metricTotal("rate_limit.refusals", {}, 1)).toBeGreaterThanOrEqual(1)
+  }, 30_000)
+
+  it("exports the SQL pool's connections, its maximum and the statements' wait for a connection", async () => {
+    const secret = await createSecret("pooled")
+    expect((await call(secret.value, "GET", "/customer/missing-id")).status).toBe(200)
+    // The embedded database: the SqlClient's pool of 4 connections to its bridge.
+    const main = { "db.client.connection.pool.name": "main" }
+    expect(await metricTotal("db.client.connection.max", main, 4)).toBe(4)
+    expect(await metricTotal("db.client.connection.open", main, 1)).toBeGreaterThanOrEqual(1)
+    expect(await metricTotal("db.client.connection.open", main, 1)).toBeLessThanOrEqual(4)
+    expect(await metricTotal("db.client.connection.wait_time", main, 1)).toBeGreaterThanOrEqual(1)
+    expect(metricUnit("db.client.connection.wait_time")).toBe("s")
+    expect(metricUnit("db.client.connection.open")).toBe("{connection}")
   }, 30_000)
 })

@@ -26,7 +26,8 @@
  * ModelTooLarge); a file that cannot be read is one without a type
  * (unreadable). The threads run at a lower scheduling priority (nice +10
  * where the platform allows), so a busy pool yields the CPU to the request
- * loop.
+ * loop. Each analysis is timed, by outcome, in `model.analysis.duration`
+ * (ModelMetrics.ts).
  *
  * The pool belongs to a scope: `modelAnalyserLayer(options)` and
  * `ModelAnalyserLive` end its threads with the layer. The default reference
@@ -42,6 +43,7 @@ import { DEFAULT_MODEL_ANALYSIS, modelAnalysisConfig, modelAnalysisProblem, type
 import type { AnalysisOutcome, AnalysisTask } from "./analysisWorker.ts"
 import type { AnalysisLimits } from "./limits.ts"
 import { type AnalysedGeometry, ModelError } from "./mesh.ts"
+import { measuredAnalysis } from "./ModelMetrics.ts"
 
 /** The analyser's options (MODEL_ANALYSIS_*, MODEL_MAX_*, src/domain/ModelSettings.ts). */
 export type ModelAnalyserOptions = ModelAnalysisSettings
@@ -176,7 +178,7 @@ const makeAnalyser = (options: ModelAnalyserOptions): Analyser => {
 
   return {
     analyse: (bytes, fileName, appId) =>
-      forApp(appId, run(bytes, fileName)).pipe(
+      measuredAnalysis(forApp(appId, run(bytes, fileName))).pipe(
         Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.type": error.type ?? "UnreadableModel" })),
         Effect.withSpan("geometry analyse", { attributes: { "model.bytes": bytes.length, "app.id": appId } }, { captureStackTrace: false })
       ),

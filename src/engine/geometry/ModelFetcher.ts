@@ -28,6 +28,7 @@ import { DEFAULT_MODEL_FETCH, modelFetchConfig, type ModelFetchSettings } from "
 import { isFetchable } from "../../domain/SpecialAddresses.ts"
 import type { EngineError } from "../EngineError.ts"
 import { download, fetchError, MODEL_FETCHER_SOURCE } from "./modelDownload.ts"
+import { measuredDownload } from "./ModelMetrics.ts"
 
 export { MODEL_FETCHER_SOURCE }
 
@@ -62,10 +63,10 @@ const isPlaceholder = (options: ModelFetcherOptions, hostname: string) => {
  * The download in its span, `model download`: the host, never the whole URL
  * (its path or query may carry a signature or token); the final status and
  * the size on success; a failure fails the span with the EngineError, whose
- * type is also `error.type`.
+ * type is also `error.type`. Timed and sized in the model metrics (ModelMetrics.ts).
  */
 const tracedDownload = (options: ModelFetcherOptions, url: URL): Effect.Effect<Uint8Array, EngineError> =>
-  download(options, url).pipe(
+  measuredDownload(download(options, url)).pipe(
     Effect.tap(({ bytes, status }) => Effect.annotateCurrentSpan({ "http.response.status_code": status, "model.bytes": bytes.length })),
     Effect.map(({ bytes }) => bytes),
     Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.type": error.type })),

@@ -13,7 +13,7 @@
  * leave in one system call (CoalescedSocket).
  */
 import { PgClient } from "@effect/sql-pg"
-import { Context, type Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Context, type Duration, Effect, Layer, Option, Redacted, References } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { Migrator, SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
@@ -23,6 +23,7 @@ import type { StorageUnreachable } from "../StartFailure.ts"
 import { coalescedConnection } from "./CoalescedSocket.ts"
 import { isShared, openEmbedded, socketPath } from "./EmbeddedDatabase.ts"
 import { migrations } from "./migrations.ts"
+import { observedPool } from "./PoolMetrics.ts"
 import { connectAtStart } from "./PostgresStart.ts"
 import type { DataDirNotPrivate } from "./PrivateDataDir.ts"
 
@@ -57,7 +58,7 @@ const embeddedClient = (dataDir: string, role: StorageRole) =>
       return yield* Effect.die(new Error(`${dataDir} is held by a process that does not share it`))
     }
     const bridge = yield* openEmbedded(dataDir, { share: true, waitForLock: true }).pipe(Effect.orDie)
-    return yield* PgClient.make({ ...EMBEDDED, stream: () => bridge.connect(), maxConnections: 4 })
+    return yield* PgClient.make(yield* observedPool("main", { ...EMBEDDED, stream: () => bridge.connect(), maxConnections: 4 }))
   }))
 
 /** The meter's connections: SqlClient's own on embedded PGlite (one session), a pool of their own on PostgreSQL. */
@@ -98,12 +99,17 @@ const postgresClient = (url: Redacted.Redacted, connectTimeout: Duration.Duratio
   // Pools open connections on demand: a connection of its own, closed after one statement, tells when PostgreSQL answers.
   const reachable = Effect.scoped(
     Effect.flatMap(PgClient.make({ ...POSTGRES, ...transport, url, maxConnections: 1 }), (client) => client`SELECT 1`)
-  ).pipe(Effect.provide(Reactivity.layer))
+  ).pipe(
+    Effect.provide(Reactivity.layer),
+    // Not a statement of the service: no span, so no connection-wait measurement outside the pools.
+    Effect.provideService(References.TracerEnabled, false)
+  )
   return Layer.merge(
-    PgClient.layer({ ...POSTGRES, ...transport, url, maxConnections: 20, multiplex: true }),
-    Layer.effect(MeterSqlClient, PgClient.make({ ...POSTGRES, ...transport, url, maxConnections: METER_CONNECTIONS })).pipe(
-      Layer.provide(Reactivity.layer)
-    )
+    PgClient.layerFrom(Effect.flatMap(observedPool("main", { ...POSTGRES, ...transport, url, maxConnections: 20, multiplex: true }), PgClient.make)),
+    Layer.effect(
+      MeterSqlClient,
+      Effect.flatMap(observedPool("meter", { ...POSTGRES, ...transport, url, maxConnections: METER_CONNECTIONS }), PgClient.make)
+    ).pipe(Layer.provide(Reactivity.layer))
   ).pipe(Layer.provide(Layer.effectDiscard(connectAtStart(reachable, serverName(url), connectTimeout))))
 }
 

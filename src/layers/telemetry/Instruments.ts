@@ -9,9 +9,17 @@
  * | `meter.flush.size` | histogram, calls | none |
  * | `meter.flush.duration` | histogram, s | none |
  * | `downstream.errors` | counter | `error.source`, `http.response.status_code` |
+ * | `downstream.call.duration` | histogram, s | `downstream.operation`; `error.source` when it failed |
+ * | `db.client.connection.open` | gauge, {connection} | `db.client.connection.pool.name` |
+ * | `db.client.connection.max` | gauge, {connection} | `db.client.connection.pool.name` |
+ * | `db.client.connection.wait_time` | histogram, s | `db.client.connection.pool.name` |
  *
  * The request count is the duration histogram's count (per route, method
- * and status), as the OpenTelemetry HTTP conventions do.
+ * and status), as the OpenTelemetry HTTP conventions do. The downstream call
+ * duration and the connection wait are read from the spans that already
+ * measure them (Telemetry.ts), the pool's connections from its sockets
+ * (storage/PoolMetrics.ts). The rate limits' counters are RateLimiting's,
+ * the model files' the engine's (src/engine/geometry/ModelMetrics.ts).
  *
  * Without an exporter the instruments are no-ops (`Instruments`' default),
  * so the request path does no metric work at all. With one, each series is
@@ -29,6 +37,14 @@ export interface TelemetryInstruments {
   readonly meterFlush: (calls: number, seconds: number) => void
   /** A Downstream call that failed, by the `error.source` it names. */
   readonly downstreamError: (source: string, status: number) => void
+  /** A Downstream call, succeeded (`errorSource` undefined) or failed, and how long it took. */
+  readonly downstreamCall: (operation: string, errorSource: string | undefined, seconds: number) => void
+  /** How long an SQL statement waited for a connection of `pool` (undefined: a pool without a name). */
+  readonly connectionWait: (pool: string | undefined, seconds: number) => void
+  /** The connections `pool` holds open now. */
+  readonly poolConnections: (pool: string, open: number) => void
+  /** The most connections `pool` opens. */
+  readonly poolMax: (pool: string, max: number) => void
 }
 
 const ignore = () => {}
@@ -38,7 +54,11 @@ export const NO_INSTRUMENTS: TelemetryInstruments = {
   request: ignore,
   authFailure: ignore,
   meterFlush: ignore,
-  downstreamError: ignore
+  downstreamError: ignore,
+  downstreamCall: ignore,
+  connectionWait: ignore,
+  poolConnections: ignore,
+  poolMax: ignore
 }
 
 /** The instruments in use: no-ops unless TelemetryLive configured an exporter. */
@@ -52,6 +72,10 @@ const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75,
 const FLUSH_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 /** Calls per flush (group commit): 1 when idle, more under load. */
 const FLUSH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+/** Waiting for a connection, in seconds: none while the pool has one free, a connection's opening when it has not. */
+const CONNECTION_WAIT_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+
+const POOL_NAME = "db.client.connection.pool.name"
 
 /** One Effect Metric per attribute set, made on first use. */
 const seriesOf = <M>(make: (attributes: Record<string, string>) => M) => {
@@ -93,6 +117,32 @@ export const makeInstruments = (context: Context.Context<never>): TelemetryInstr
       attributes
     })
   )
+  const downstreamCalls = seriesOf((attributes) =>
+    Metric.histogram("downstream.call.duration", {
+      description: "Duration of Downstream calls (the engine, embedded or remote), by operation; error.source when one failed",
+      boundaries: DURATION_BUCKETS,
+      attributes: { unit: "s", ...attributes }
+    })
+  )
+  const connectionWaits = seriesOf((attributes) =>
+    Metric.histogram("db.client.connection.wait_time", {
+      description: "Time an SQL statement waited for a connection of its pool (a free one, or one being opened)",
+      boundaries: CONNECTION_WAIT_BUCKETS,
+      attributes: { unit: "s", ...attributes }
+    })
+  )
+  const poolOpen = seriesOf((attributes) =>
+    Metric.gauge("db.client.connection.open", {
+      description: "Connections the SQL pool holds open to the database (its sockets)",
+      attributes: { unit: "{connection}", ...attributes }
+    })
+  )
+  const poolMax = seriesOf((attributes) =>
+    Metric.gauge("db.client.connection.max", {
+      description: "The most connections the SQL pool opens",
+      attributes: { unit: "{connection}", ...attributes }
+    })
+  )
   const flushSize = Metric.histogram("meter.flush.size", {
     description: "Calls written by one meter flush (group commit)",
     boundaries: FLUSH_SIZE_BUCKETS,
@@ -123,6 +173,14 @@ export const makeInstruments = (context: Context.Context<never>): TelemetryInstr
       const code = String(status)
       downstreamErrors(`${source} ${code}`, () => ({ "error.source": source, "http.response.status_code": code }))
         .updateUnsafe(1, context)
-    }
+    },
+    downstreamCall: (operation, errorSource, seconds) =>
+      downstreamCalls(`${operation} ${errorSource ?? ""}`, () => ({
+        "downstream.operation": operation,
+        ...(errorSource === undefined ? {} : { "error.source": errorSource })
+      })).updateUnsafe(seconds, context),
+    connectionWait: (pool, seconds) => connectionWaits(pool ?? "", () => pool === undefined ? {} : { [POOL_NAME]: pool }).updateUnsafe(seconds, context),
+    poolConnections: (pool, open) => poolOpen(pool, () => ({ [POOL_NAME]: pool })).updateUnsafe(open, context),
+    poolMax: (pool, max) => poolMax(pool, () => ({ [POOL_NAME]: pool })).updateUnsafe(max, context)
   }
 }
