@@ -97,7 +97,6 @@ layer(TestApp("pglite", { maxBodyBytes: LIMIT }), { timeout: 60_000, excludeTest
       assert.strictEqual(mcp.status, 413)
       assert.deepStrictEqual(mcp.json(), {
         jsonrpc: "2.0",
-        id: null,
         error: { code: -32600, message: `The request body is larger than ${LIMIT} bytes (MAX_BODY_BYTES)` }
       })
     }))
@@ -189,7 +188,6 @@ layer(TestApp("pglite", { maxBodyBytes: LIMIT }), { timeout: 60_000, excludeTest
         assert.strictEqual(reply.headers.get("content-type"), "application/json")
         assert.deepStrictEqual(yield* Effect.promise(() => reply.json()), {
           jsonrpc: "2.0",
-          id: null,
           error: { code: -32700, message: "The request body nests arrays and objects deeper than 64 levels" }
         })
       }
@@ -208,7 +206,6 @@ layer(TestApp("pglite", { maxBodyBytes: LIMIT }), { timeout: 60_000, excludeTest
       assert.strictEqual(reply.headers.get("content-type"), "application/json")
       assert.deepStrictEqual(reply.json(), {
         jsonrpc: "2.0",
-        id: null,
         error: { code: -32600, message: "JSON-RPC batches are not supported: send one request per HTTP request" }
       })
     }))

@@ -10,21 +10,45 @@
  * else (unparsable body, unknown method or tool), `mcp.http-<verb>` for a
  * request that is not a POST.
  *
+ * Then the protocol, before McpServer sees the request: a batch, a body in
+ * another media type (415), a message without an id (a notification: 202;
+ * a request: 400, -32600, unrun) and a malformed 2026-07-28 `_meta` (400,
+ * -32602) are answered here (McpDirect), a plain 2026-07-28 tools/call is
+ * answered directly (McpDirect), a 2025-11-25 request is served without a
+ * session (McpLegacy), and the rest by McpServer, whose answers are aligned
+ * with the specification where they differ (`alignedAnswer`). A method of a
+ * capability the endpoint does not advertise is -32601 whichever path.
+ *
  * Telemetry: with tracing on, a single MCP request runs in its own server
  * span (`tools/call <tool>` or the method), which continues the trace of
  * `params._meta.traceparent` when the HTTP request has no `traceparent`
  * header (MCP 2026-07-28, "OpenTelemetry trace context"), linked to the HTTP
  * server span; the tool goes to the request log line.
  */
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { Headers, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { CurrentCaller } from "../../api/Authorization.ts"
+import { MCP_PROTOCOLS } from "../../api/mcp/openapi.ts"
 import { READ_ONLY_TOOLS, TOOL_NAMES } from "../../api/mcp/tools.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { traceFromMcpParams } from "../telemetry/TraceContext.ts"
 import { type CallDetails, IncomingSecretGuard } from "./IncomingSecretGuard.ts"
-import { answerToolCall, plainToolCall } from "./McpDirect.ts"
-import { sessionless } from "./McpLegacy.ts"
+import {
+  answerToolCall,
+  capabilityOf,
+  isRequestId,
+  isRpcRequest,
+  malformedMetaAnswer,
+  mediaTypes,
+  methodNotServed,
+  plainError,
+  plainToolCall,
+  rpcError,
+  type RpcRequest,
+  servedCapabilities,
+  withoutIdAnswer
+} from "./McpDirect.ts"
+import { isLegacyRequest, legacy, throughMcpServer } from "./McpLegacy.ts"
 import { McpToolCalls } from "./McpToolCalls.ts"
 
 export const MCP_PATH = "/v1/mcp"
@@ -66,6 +90,8 @@ export const mcpCall = (body: unknown): CallDetails => {
   if (typeof body !== "object" || body === null) return { operation: "mcp.invalid" }
   const { id, method, params } = body as { readonly id?: unknown; readonly method?: unknown; readonly params?: unknown }
   if (typeof method !== "string" || !MCP_METHODS.has(method)) return { operation: "mcp.invalid" }
+  // A request without an id is refused unrun (McpDirect.withoutIdAnswer).
+  if (!method.startsWith("notifications/") && !isRequestId(id)) return { operation: "mcp.invalid" }
   const trace = traceFromMcpParams(params)
   if (method === "tools/call") {
     const name = typeof params === "object" && params !== null ? (params as { readonly name?: unknown }).name : undefined
@@ -141,11 +167,58 @@ export const originAllowed = (request: HttpServerRequest.HttpServerRequest, allo
 const FORBIDDEN = HttpServerResponse.empty({ status: 403 })
 
 /** MCP has had no JSON-RPC batches since 2025-06-18: one message per HTTP request. */
-const BATCH_REFUSED = HttpServerResponse.jsonUnsafe({
-  jsonrpc: "2.0",
-  id: null,
-  error: { code: -32600, message: "JSON-RPC batches are not supported: send one request per HTTP request" }
-}, { status: 400 })
+const BATCH_REFUSED = rpcError(undefined, {
+  code: -32600,
+  message: "JSON-RPC batches are not supported: send one request per HTTP request"
+}, 400)
+
+/**
+ * A body in another media type than JSON's, whichever the revision (McpServer refuses it alike for 2026-07-28;
+ * the request path gives the 415 the standard error body).
+ */
+const UNSUPPORTED_MEDIA_TYPE = HttpServerResponse.empty({ status: 415 })
+
+const MODERN_VERSION = "2026-07-28"
+const SERVED_VERSIONS: ReadonlySet<string> = new Set(MCP_PROTOCOLS.map((protocol) => protocol.protocolVersion))
+
+/** The JSON-RPC message of a JSON body (undefined: none). */
+const messageOf = (response: HttpServerResponse.HttpServerResponse): Record<string, unknown> | undefined => {
+  if (response.body._tag !== "Uint8Array") return undefined
+  try {
+    const message: unknown = JSON.parse(new TextDecoder().decode(response.body.body))
+    return typeof message === "object" && message !== null && !Array.isArray(message) ? message as Record<string, unknown> : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * McpServer's answer to `message` as the specification words it, where
+ * McpServer's own differs: its transport refusals (any status but 200, or a
+ * body that is no request) carry an error of code, message and data only
+ * (no `_tag`), the request's id when it is known and no id otherwise (not
+ * `null`), and a body that is not JSON (-32700) or not a request (-32600) is
+ * a 400 (the transport's answer to a message it cannot accept), not a 200;
+ * `server/discover` advertises the capabilities served (servedCapabilities).
+ */
+const alignedAnswer = (response: HttpServerResponse.HttpServerResponse, message: unknown) => {
+  const request = isRpcRequest(message) ? message : undefined
+  if (request !== undefined && response.status === 200 && request.method !== "server/discover") return response
+  const answer = messageOf(response)
+  if (answer === undefined) return response
+  if (isRecord(answer.error)) {
+    const error = plainError(answer.error)
+    const unreadable = error.code === -32700 || error.code === -32600
+    return rpcError(isRecord(message) ? message.id : undefined, error, unreadable && response.status === 200 ? 400 : response.status)
+  }
+  if (request?.method === "server/discover" && isRecord(answer.result)) {
+    const result = { ...answer.result, capabilities: servedCapabilities(answer.result.capabilities) }
+    return HttpServerResponse.jsonUnsafe({ ...answer, result }, { status: response.status, headers: response.headers })
+  }
+  return response
+}
 
 /** The request without its (validated) Origin header, the body read once and carried over. */
 const withoutOrigin = (request: HttpServerRequest.HttpServerRequest, body: ReadBody | undefined) => {
@@ -166,8 +239,62 @@ export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller }>()(Effe
   // The browser origins allowed besides same-host loopback ones.
   const allowedOrigins = (yield* AppConfig).mcpAllowedOrigins
   const calls = yield* McpToolCalls
-  return (httpEffect) =>
-    Effect.gen(function*() {
+  return (httpEffect) => {
+    // What the endpoint advertises, asked of McpServer's discovery once, when a method of a capability first needs it:
+    // registrations are made before the endpoint serves.
+    let advertised: Readonly<Record<string, unknown>> | undefined
+    const capabilities = (request: HttpServerRequest.HttpServerRequest) =>
+      advertised !== undefined ? Effect.succeed(advertised) : Effect.map(
+        throughMcpServer(request, { id: 0, method: "server/discover", params: {} }, httpEffect),
+        ({ answer }) => {
+          const result = isRecord(answer?.result) ? answer.result : undefined
+          if (result === undefined) return {}
+          advertised = servedCapabilities(result.capabilities)
+          return advertised
+        }
+      )
+
+    /** The answer of `answered` to `request`, but -32601 for a method of a capability not advertised (what McpServer would run there answers nothing). */
+    const servedOnly = <E, R>(
+      answered: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+      request: HttpServerRequest.HttpServerRequest,
+      message: RpcRequest,
+      modern: boolean
+    ) => {
+      const capability = capabilityOf(message.method)
+      if (capability === undefined) return answered
+      return Effect.flatMap(answered, (response) =>
+        // A refusal before the method (a header, the request metadata) stands.
+        response.status !== 200 ? Effect.succeed(response) : Effect.map(
+          capabilities(request),
+          (served) => capability in served ? response : methodNotServed(message.id, message.method, modern)
+        ))
+    }
+
+    /** The answer to an authenticated MCP POST without its Origin (`request`), its body's JSON value `message`. */
+    const answerPost = (request: HttpServerRequest.HttpServerRequest, message: unknown) => {
+      if (Array.isArray(message)) return Effect.succeed(BATCH_REFUSED)
+      if (mediaTypes(request.headers["content-type"])[0] !== "application/json") return Effect.succeed(UNSUPPORTED_MEDIA_TYPE)
+      const version = request.headers["mcp-protocol-version"]
+      // A version not served is McpServer's to refuse (400, -32022), with an id or without.
+      const withoutId = version === undefined || SERVED_VERSIONS.has(version) ? withoutIdAnswer(message) : undefined
+      if (withoutId !== undefined) return Effect.succeed(withoutId)
+      // A plain 2026-07-28 tools/call: the tool call without McpServer's generic path (McpDirect).
+      const plain = plainToolCall(request, message, TOOL_NAMES)
+      const call = plain === undefined ? undefined : calls.byName.get(plain.name)
+      if (plain !== undefined && call !== undefined) return answerToolCall(plain.id, call, plain.args)
+      if (isLegacyRequest(request, message)) return servedOnly(legacy(request, message, httpEffect), request, message, false)
+      const answered = Effect.map(httpEffect, (response) => alignedAnswer(response, message))
+      if (!isRpcRequest(message)) return answered
+      const params = isRecord(message.params) ? message.params : {}
+      const checked = version !== MODERN_VERSION ? answered : Effect.flatMap(
+        malformedMetaAnswer(message.id, params._meta),
+        (malformed) => Option.isSome(malformed) ? Effect.succeed(malformed.value) : answered
+      )
+      return servedOnly(checked, request, message, true)
+    }
+
+    return Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       // The body is read and parsed once, after authentication: for the metered operation,
       // then by the 2025-11-25 handling and the Origin-less copy of the request.
@@ -185,15 +312,11 @@ export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller }>()(Effe
         !originAllowed(request, allowedOrigins)
           ? Effect.succeed(FORBIDDEN)
           : Effect.suspend(() => {
-            if (Array.isArray(body?.json)) return Effect.succeed(BATCH_REFUSED)
-            // A plain 2026-07-28 tools/call: the tool call without McpServer's generic path (McpDirect).
-            const plain = plainToolCall(request, body?.json, TOOL_NAMES)
-            const call = plain === undefined ? undefined : calls.byName.get(plain.name)
-            if (plain !== undefined && call !== undefined) return answerToolCall(plain.id, call, plain.args)
-            if (request.headers["origin"] === undefined) return sessionless(request, body?.json, httpEffect)
-            const forwarded = withoutOrigin(request, body)
-            return Effect.provideService(sessionless(forwarded, body?.json, httpEffect), HttpServerRequest.HttpServerRequest, forwarded)
+            const forwarded = request.headers["origin"] === undefined ? request : withoutOrigin(request, body)
+            const answered = request.method === "POST" ? answerPost(forwarded, body?.json) : httpEffect
+            return forwarded === request ? answered : Effect.provideService(answered, HttpServerRequest.HttpServerRequest, forwarded)
           })
       )
     })
+  }
 }))

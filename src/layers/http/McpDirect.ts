@@ -1,18 +1,26 @@
 /**
- * A plain MCP 2026-07-28 `tools/call`, answered without McpServer.
+ * What the MCP endpoint answers without McpServer.
  *
- * McpServer's generic path (the JSON-RPC message and its `_meta` decoded
- * with Schemas, the tool's result decoded again and encoded, a fiber per
- * request in RpcServer) cost about as much CPU as the whole REST call of the
- * same operation. A request that McpServer would plainly accept, in exactly
- * the form the Streamable HTTP transport sends it, is answered here with the
- * same tool call (McpToolCalls) and the same JSON-RPC answer, byte for byte
- * in content; anything else (another method or protocol, an unexpected
- * header, field or `_meta` entry) goes to McpServer, which validates and
- * answers it as before.
+ * A plain MCP 2026-07-28 `tools/call`. McpServer's generic path (the
+ * JSON-RPC message and its `_meta` decoded with Schemas, the tool's result
+ * decoded again and encoded, a fiber per request in RpcServer) cost about as
+ * much CPU as the whole REST call of the same operation. A request that
+ * McpServer would plainly accept, in exactly the form the Streamable HTTP
+ * transport sends it, is answered here with the same tool call
+ * (McpToolCalls) and the same JSON-RPC answer, byte for byte in content;
+ * anything else (another method or protocol, an unexpected header, field or
+ * `_meta` entry) goes to McpServer, which validates and answers it.
+ *
+ * The protocol's own answers, which McpServer gives otherwise than the
+ * specification (McpAuth gives them before McpServer sees the request):
+ * a notification is accepted (202, no body); a request without an id is
+ * refused unrun (400, -32600); a 2026-07-28 `_meta` McpServer's own Schema
+ * does not take is refused like a missing one (400, -32602); a method of a
+ * capability the endpoint does not advertise is -32601. And the
+ * capabilities the endpoint advertises (`servedCapabilities`).
  */
-import { Effect } from "effect"
-import type { McpSchema } from "effect/ai"
+import { Effect, Option } from "effect"
+import { McpProtocol, type McpSchema } from "effect/ai"
 import type { HttpServerRequest } from "effect/http"
 import { HttpServerResponse } from "effect/http"
 import type { CurrentCaller } from "../../api/Authorization.ts"
@@ -21,7 +29,8 @@ import type { CurrentCaller } from "../../api/Authorization.ts"
 export const SERVER_INFO = {
   name: "mfg-public-api",
   version: "1.0.0",
-  description: "Quotes, tickets and parts of the manufacturing quoting and production engine: 9 tools, each one REST operation of /v1."
+  description: "Quotes, tickets and parts of the manufacturing quoting and production engine: 9 tools, each one REST operation of /v1; " +
+    "resources listing the reference data and the app's customers and projects; a quoting prompt."
 } as const
 
 const VERSION = "2026-07-28"
@@ -38,10 +47,24 @@ type Json = Readonly<Record<string, unknown>>
 const isObject = (value: unknown): value is Json =>
   typeof value === "object" && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype
 
+/** A JSON-RPC request id as MCP has it: a string or a number (never null). */
+export const isRequestId = (id: unknown): id is string | number => typeof id === "string" || (typeof id === "number" && Number.isFinite(id))
+
+/** A JSON-RPC request as MCP has it: version 2.0, an id and a method. */
+export interface RpcRequest {
+  readonly jsonrpc: "2.0"
+  readonly id: string | number
+  readonly method: string
+  readonly params?: unknown
+}
+
+export const isRpcRequest = (message: unknown): message is RpcRequest =>
+  isObject(message) && message.jsonrpc === "2.0" && isRequestId(message.id) && typeof message.method === "string"
+
 const onlyKeys = (value: Json, allowed: ReadonlySet<string>) => Object.keys(value).every((key) => allowed.has(key))
 
 /** The media types of a Content-Type or Accept header, without parameters, lower case. */
-const mediaTypes = (header: string | undefined) => header === undefined ? [] : header.split(",").map((part) => part.split(";")[0]!.trim().toLowerCase())
+export const mediaTypes = (header: string | undefined) => header === undefined ? [] : header.split(",").map((part) => part.split(";")[0]!.trim().toLowerCase())
 
 /** Client capabilities in their plain form: objects of objects, `listChanged` flags the only other values. */
 const plainCapabilities = (value: unknown, depth = 0): boolean =>
@@ -109,3 +132,106 @@ export const answerToolCall = (
   call: (args: unknown) => Effect.Effect<McpSchema.CallToolResult, never, CurrentCaller>,
   args: unknown
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, CurrentCaller> => Effect.map(call(args), (result) => answer(id, result))
+
+/** A JSON-RPC error object: a code and a message, and data when there is more to say. */
+export interface RpcErrorObject {
+  readonly code: number
+  readonly message: string
+  readonly data?: unknown
+}
+
+/** A JSON-RPC error: with the request's id when it is known, and no id otherwise (MCP ids are never null). */
+export const rpcError = (id: unknown, error: RpcErrorObject, status: number) =>
+  HttpServerResponse.jsonUnsafe({ jsonrpc: "2.0", ...(isRequestId(id) ? { id } : {}), error }, { status })
+
+/** An error object as the specification has it: code, message and data only (McpServer's transport errors add a `_tag`). */
+export const plainError = (error: Readonly<Record<string, unknown>>): RpcErrorObject => {
+  const { code, data, message } = error
+  return {
+    code: typeof code === "number" ? code : -32603,
+    message: typeof message === "string" ? message : "Internal error",
+    ...(data === undefined ? {} : { data })
+  }
+}
+
+/** A notification: accepted, with no body (nothing here acts on one; there is no session to update). */
+const NOTIFICATION_ACCEPTED = HttpServerResponse.empty({ status: 202 })
+
+/**
+ * A request without an id cannot be answered, so it is refused unrun: 400
+ * (the transport's answer to a message it cannot accept) with -32600 and no
+ * id, as the message had none. McpServer would accept it (202) and run it.
+ */
+const REQUEST_WITHOUT_ID = rpcError(undefined, {
+  code: -32600,
+  message: "Invalid Request: a request needs an id (a string or a number); only notifications/* are sent without one"
+}, 400)
+
+/**
+ * The answer to a JSON-RPC message without an id (undefined when it has
+ * one): a notification (`notifications/*`) is accepted, anything else refused.
+ */
+export const withoutIdAnswer = (message: unknown): HttpServerResponse.HttpServerResponse | undefined => {
+  if (!isObject(message) || "id" in message) return undefined
+  const notification = message.jsonrpc === "2.0" && typeof message.method === "string" && message.method.startsWith("notifications/")
+  return notification ? NOTIFICATION_ACCEPTED : REQUEST_WITHOUT_ID
+}
+
+/**
+ * The 2026-07-28 request metadata of a request McpServer will decode: a
+ * `_meta` its own Schema does not take (`clientInfo: 5`, an unknown log
+ * level) is malformed as a missing one is, 400 with -32602 ("A request
+ * missing any required field is malformed ... the response status MUST be
+ * 400"); McpServer would answer 200. A missing or non-object `_meta` is
+ * McpServer's to refuse (it does, 400), and so is a version it does not serve.
+ */
+export const malformedMetaAnswer = (id: unknown, meta: unknown): Effect.Effect<Option.Option<HttpServerResponse.HttpServerResponse>> =>
+  !isObject(meta) ? Effect.succeedNone : McpProtocol.v2026_07_28.runtime.profileFromRequestMetadata(meta).pipe(
+    Effect.as(Option.none()),
+    Effect.catch((error) => Effect.succeedSome(rpcError(id, { code: -32602, message: `Invalid request metadata: ${messageOf(error)}` }, 400)))
+  )
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error)).replace(/\s+/g, " ").trim()
+
+/** The capability each method of a capability belongs to (tools are always served). */
+const CAPABILITY_OF: Readonly<Record<string, string>> = {
+  "resources/list": "resources",
+  "resources/read": "resources",
+  "resources/templates/list": "resources",
+  "resources/subscribe": "resources",
+  "resources/unsubscribe": "resources",
+  "prompts/list": "prompts",
+  "prompts/get": "prompts",
+  "completion/complete": "completions"
+}
+
+/** The capability `method` needs, when it is one the endpoint may not advertise. */
+export const capabilityOf = (method: string): string | undefined => CAPABILITY_OF[method]
+
+/**
+ * The answer to a method of a capability the endpoint does not advertise:
+ * -32601, as for any method not served; HTTP 404 in 2026-07-28 (its
+ * transport says so), 200 in 2025-11-25 (there a 404 means "session not
+ * found").
+ */
+export const methodNotServed = (id: unknown, method: string, modern: boolean) =>
+  rpcError(id, { code: -32601, message: `Method not found: ${method}` }, modern ? 404 : 200)
+
+/**
+ * The capabilities the endpoint advertises, from those McpServer's
+ * discovery derives from what is registered: tools, resources and prompts
+ * (and extensions) as registered, with no list-change notifications and no
+ * resource subscriptions (what is registered is fixed once started, and
+ * nothing is pushed); no `completions` and no `logging`, which McpServer
+ * advertises whatever is registered, while no completion is registered and
+ * nothing is logged to a client.
+ */
+export const servedCapabilities = (advertised: unknown): Json => {
+  const capabilities = isObject(advertised) ? advertised : {}
+  return {
+    ...(isObject(capabilities.tools) ? { tools: { listChanged: false } } : {}),
+    ...(isObject(capabilities.resources) ? { resources: { subscribe: false, listChanged: false } } : {}),
+    ...(isObject(capabilities.prompts) ? { prompts: { listChanged: false } } : {}),
+    ...(isObject(capabilities.extensions) ? { extensions: capabilities.extensions } : {})
+  }
+}

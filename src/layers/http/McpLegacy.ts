@@ -4,22 +4,25 @@
  * effect/ai's McpServer serves 2025-11-25 with a server-side session per
  * `initialize` (an in-memory `Mcp-Session-Id`), which a gateway with several
  * instances, or one that restarts, cannot honour. This endpoint is stateless
- * for every revision, so a 2025-11-25 request (no session header; version
- * header absent or `2025-11-25`) is served by the same McpServer as a
- * 2026-07-28 request:
+ * for every revision, so a 2025-11-25 request (`isLegacyRequest`) is served
+ * by the same McpServer as a 2026-07-28 request:
  *
  * - `initialize` answers from `server/discover` (server info, instructions,
- *   the tools capability) with protocol version 2025-11-25 and no session id;
- * - notifications are acknowledged (202); `ping` and `logging/setLevel`
- *   answer `{}` (the tools send no log messages);
+ *   the capabilities served) with protocol version 2025-11-25 and no
+ *   session id;
+ * - `ping` and `logging/setLevel` answer `{}` (the tools send no log
+ *   messages); notifications are McpAuth's (202);
  * - any other request is sent to McpServer as the equivalent 2026-07-28
  *   request (request metadata and routing headers added), and its result is
  *   projected back to the 2025-11-25 shape: no `resultType` or cache hints,
  *   no non-object `outputSchema` or `structuredContent` (the text content
- *   still carries the JSON).
+ *   still carries the JSON); its errors answer HTTP 200, as 2025-11-25
+ *   reads a 404 as "session not found".
  */
 import { Effect } from "effect"
+import { McpProtocol } from "effect/ai"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
+import { isRpcRequest, methodNotServed, plainError, rpcError, type RpcRequest, servedCapabilities } from "./McpDirect.ts"
 
 export const LEGACY_VERSION = "2025-11-25"
 const MODERN_VERSION = "2026-07-28"
@@ -67,97 +70,115 @@ const projectResult = (method: string, result: Json): Json => {
   return rest
 }
 
-/** Is this POST a 2025-11-25 client's request, to be served without a session? */
-const isLegacy = (request: HttpServerRequest.HttpServerRequest, body: Json): boolean => {
+/**
+ * Is this POST (its JSON body `body`) a 2025-11-25 client's request, to be
+ * served without a session? No session header, no 2026-07-28 request
+ * metadata, and the version header absent or 2025-11-25; an `initialize`
+ * whatever version header it carries but 2026-07-28's (the version is
+ * negotiated in its body), so that McpServer never opens a session.
+ */
+export const isLegacyRequest = (request: HttpServerRequest.HttpServerRequest, body: unknown): body is RpcRequest => {
+  if (!isRpcRequest(body)) return false
   if (request.headers["mcp-session-id"] !== undefined) return false
   const version = request.headers["mcp-protocol-version"]
-  if (version !== undefined && version !== LEGACY_VERSION) return false
+  if (version === MODERN_VERSION) return false
+  if (version !== undefined && version !== LEGACY_VERSION && body.method !== "initialize") return false
   const meta = isObject(body.params) && isObject(body.params._meta) ? body.params._meta : undefined
   return meta === undefined || !(VERSION_META in meta)
 }
 
-/**
- * Runs `httpEffect` (the McpServer route) for `request`, serving a
- * 2025-11-25 request without a session; anything else passes unchanged.
- * `body` is the request's JSON body as McpAuth already parsed it
- * (`undefined`: not a POST, or not JSON), so that it is parsed once.
- */
-export const sessionless = <E, R>(
-  request: HttpServerRequest.HttpServerRequest,
-  body: unknown,
-  httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
-  if (
-    request.method !== "POST" || !isObject(body) || body.jsonrpc !== "2.0" || typeof body.method !== "string" ||
-    !isLegacy(request, body)
-  ) {
-    return httpEffect
-  }
-  return legacy(request, body, body.method, httpEffect)
-}
+/** The request methods of 2025-11-25, as McpServer's protocol adapter has them. */
+const LEGACY_METHODS: ReadonlyMap<string, unknown> = McpProtocol.v2025_11_25.clientRpcs.requests
 
-/** A 2025-11-25 request (`body`, a JSON-RPC message of `method`), served without a session. */
-const legacy = <E, R>(
+/** The parameter each method names its target with, mirrored in `Mcp-Name` (2026-07-28). */
+const NAME_PARAMETER: Readonly<Record<string, string>> = { "tools/call": "name", "prompts/get": "name", "resources/read": "uri" }
+
+/**
+ * Runs one request through McpServer (`httpEffect`) as a 2026-07-28 client
+ * sends it: the transport's headers, and request metadata with the version
+ * and no client capabilities added to the request's own `_meta`. Answers
+ * McpServer's response and its JSON-RPC message (undefined: none to read).
+ */
+export const throughMcpServer = <E, R>(
   request: HttpServerRequest.HttpServerRequest,
-  body: Json,
-  method: string,
+  message: { readonly id: string | number; readonly method: string; readonly params: Json },
+  httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+) =>
+  Effect.gen(function*() {
+    const { id, method, params } = message
+    const nameParameter = NAME_PARAMETER[method]
+    const name = nameParameter === undefined ? undefined : params[nameParameter]
+    const headers: Record<string, string> = {
+      ...request.headers,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": MODERN_VERSION,
+      "mcp-method": method,
+      ...(typeof name === "string" ? { "mcp-name": name } : {})
+    }
+    delete headers["content-length"]
+    const meta = isObject(params._meta) ? params._meta : {}
+    const rewritten = HttpServerRequest.fromWeb(
+      new Request(new URL(request.url, "http://mcp.local"), {
+        method: "POST",
+        headers,
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id,
+          method,
+          params: { ...params, _meta: { ...meta, [VERSION_META]: MODERN_VERSION, [CAPABILITIES_META]: {} } }
+        })
+      })
+    )
+    const response = yield* Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, rewritten)
+    const answer = response.body._tag === "Uint8Array" ? responseMessage(new TextDecoder().decode(response.body.body)) : undefined
+    return { response, answer }
+  })
+
+/**
+ * Serves a 2025-11-25 request (`isLegacyRequest`) without a session, through
+ * the McpServer route `httpEffect`.
+ *
+ * Every JSON-RPC error answers HTTP 200: in 2025-11-25 a 404 tells the
+ * client its session is gone, and the other statuses belong to the
+ * transport (the version header, the body), which McpAuth has checked.
+ */
+export const legacy = <E, R>(
+  request: HttpServerRequest.HttpServerRequest,
+  body: RpcRequest,
   httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
   Effect.gen(function*() {
-    const id = body.id
-    if (id === undefined) return HttpServerResponse.empty({ status: 202 })
+    const { id, method } = body
+    // A 2026-07-28 method (server/discover, subscriptions/listen) is none of this revision's.
+    if (!LEGACY_METHODS.has(method) || method.startsWith("notifications/")) return methodNotServed(id, method, false)
     // Nothing to keep a level in without a session, and the tools log nothing: accepted.
     if (method === "ping" || method === "logging/setLevel") return rpcResult(id, {})
-
-    /** The same request, as 2026-07-28, through McpServer. */
-    const modern = (modernMethod: string, params: Json) =>
-      Effect.gen(function*() {
-        const name = modernMethod === "tools/call" || modernMethod === "prompts/get" ? params.name : modernMethod === "resources/read" ? params.uri : undefined
-        const headers: Record<string, string> = {
-          ...request.headers,
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": MODERN_VERSION,
-          "mcp-method": modernMethod,
-          ...(typeof name === "string" ? { "mcp-name": name } : {})
-        }
-        delete headers["content-length"]
-        const meta = isObject(params._meta) ? params._meta : {}
-        const rewritten = HttpServerRequest.fromWeb(
-          new Request(new URL(request.url, "http://mcp.local"), {
-            method: "POST",
-            headers,
-            body: JSON.stringify({
-              jsonrpc: "2.0",
-              id,
-              method: modernMethod,
-              params: { ...params, _meta: { ...meta, [VERSION_META]: MODERN_VERSION, [CAPABILITIES_META]: {} } }
-            })
-          })
-        )
-        const response = yield* Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, rewritten)
-        const answer = response.body._tag === "Uint8Array" ? responseMessage(new TextDecoder().decode(response.body.body)) : undefined
-        return { response, answer }
-      })
+    const params = isObject(body.params) ? body.params : {}
+    const nameParameter = NAME_PARAMETER[method]
+    if (nameParameter !== undefined && typeof params[nameParameter] !== "string") {
+      return rpcError(id, { code: -32602, message: `Invalid params: "${nameParameter}" must be a string` }, 200)
+    }
 
     if (method === "initialize") {
-      const { answer, response } = yield* modern("server/discover", {})
+      const { answer, response } = yield* throughMcpServer(request, { id, method: "server/discover", params: {} }, httpEffect)
       const discovered = answer !== undefined && isObject(answer.result) ? answer.result : undefined
       if (discovered === undefined) return response
       const meta = isObject(discovered._meta) ? discovered._meta : {}
       return rpcResult(id, {
         protocolVersion: LEGACY_VERSION,
-        // No session: nothing can be pushed later, so no list-change notifications.
-        capabilities: { logging: {}, tools: { listChanged: false } },
+        // logging/setLevel is answered (above), so logging is a capability here.
+        capabilities: { logging: {}, ...servedCapabilities(discovered.capabilities) },
         serverInfo: meta["io.modelcontextprotocol/serverInfo"],
         ...(typeof discovered.instructions === "string" ? { instructions: discovered.instructions } : {})
       })
     }
 
-    const { answer, response } = yield* modern(method, isObject(body.params) ? body.params : {})
+    const { answer, response } = yield* throughMcpServer(request, { id, method, params }, httpEffect)
     if (answer === undefined) return response
     if (isObject(answer.result)) {
       return HttpServerResponse.jsonUnsafe({ ...answer, result: projectResult(method, answer.result) }, { status: response.status })
     }
+    if (isObject(answer.error)) return rpcError(id, plainError(answer.error), 200)
     return HttpServerResponse.jsonUnsafe(answer, { status: response.status })
   })

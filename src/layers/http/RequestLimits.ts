@@ -68,7 +68,8 @@ const refusalResponse = (request: HttpServerRequest.HttpServerRequest, refusal: 
   const close = refusal.status === 413 ? { connection: "close" } : undefined
   if (request.url === MCP_PATH || request.url.startsWith(`${MCP_PATH}?`)) {
     return HttpServerResponse.jsonUnsafe(
-      { jsonrpc: "2.0", id: null, error: { code: refusal.rpcCode, message: refusal.message } },
+      // Refused before the body is read: the request's id is unknown, so the answer has none (MCP's error id is optional).
+      { jsonrpc: "2.0", error: { code: refusal.rpcCode, message: refusal.message } },
       { status: refusal.status, ...(close === undefined ? {} : { headers: close }) }
     )
   }
