@@ -1,5 +1,6 @@
 /**
- * Demo records for one app, for the README walkthrough: customers,
+ * Demo records for one app, for the README walkthrough: customers and an
+ * open project for two of them,
  * suppliers, users, materials, machine groups and machines with locations,
  * reel groups with reels loaded on the FDM printers, and a catalogue whose
  * models are analysed here (their files are generated, so the demo needs no
@@ -12,6 +13,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { DEFAULT_PAGE_SIZE } from "../domain/Resource.ts"
+import { Project } from "../domain/resources/orders.ts"
 import type { Mesh } from "./geometry/mesh.ts"
 import { analyseModelSync } from "./geometry/model.ts"
 import { binaryStl, box, cubeWithHole, sphere } from "./geometry/writers.ts"
@@ -40,6 +42,12 @@ const CUSTOMERS = [
     externalReference: "demo-globex",
     address: { city: "Eindhoven", country: "NL" }
   }
+]
+
+/** An open order per demo customer, so that an agent can quote into it without creating one (no MCP tool creates projects). */
+const PROJECTS = [
+  { externalReference: "demo-acme-retrofit", customer: "demo-acme", name: "Gripper retrofit" },
+  { externalReference: "demo-northwind-spares", customer: "demo-northwind", name: "Airframe spares" }
 ]
 
 const SUPPLIERS = [
@@ -207,7 +215,8 @@ export const seedDemoData = (appId: string) =>
     const ensure = Effect.fnUntraced(function*(
       resource: string,
       wanted: ReadonlyArray<StoredRecord & { externalReference: string }>,
-      newId?: () => Effect.Effect<string, SqlError>
+      newId?: () => Effect.Effect<string, SqlError>,
+      numberPrefix?: string
     ) {
       const existing = yield* records.list(resource, appId, {
         equals: [{ field: "externalReference", values: wanted.map((record) => record.externalReference) }],
@@ -219,7 +228,7 @@ export const seedDemoData = (appId: string) =>
       let added = 0
       for (const record of wanted) {
         if (byReference.has(record.externalReference)) continue
-        const options = newId === undefined ? undefined : { id: yield* newId() }
+        const options = { ...(newId === undefined ? {} : { id: yield* newId() }), ...(numberPrefix === undefined ? {} : { numberPrefix }) }
         byReference.set(record.externalReference, yield* records.insert(resource, appId, record, options))
         added++
       }
@@ -227,6 +236,12 @@ export const seedDemoData = (appId: string) =>
     })
 
     const customers = yield* ensure("customer", CUSTOMERS)
+    const projects = yield* ensure(
+      "project",
+      PROJECTS.map(({ customer, ...project }) => ({ ...project, customerId: String(customers.byReference.get(customer)!.id) })),
+      undefined,
+      Project.storage.numberPrefix
+    )
     const suppliers = yield* ensure("supplier", SUPPLIERS)
     const users = yield* ensure("user", USERS)
     const materials = yield* ensure("material", MATERIALS)
@@ -286,6 +301,7 @@ export const seedDemoData = (appId: string) =>
 
     const summary = {
       customers,
+      projects,
       suppliers,
       users,
       materials,

@@ -20,6 +20,7 @@ for (const backend of backends) {
         const first = yield* seedDemoData(appId)
         assert.deepStrictEqual(first.added, {
           customers: 3,
+          projects: 2,
           suppliers: 2,
           users: 2,
           materials: 5,
@@ -37,6 +38,11 @@ for (const backend of backends) {
         const { value } = yield* client.createSecret(appId)
         const call = (method: string, path: string, body?: unknown) =>
           Effect.map(client.call(method, `/v1${path}`, { secret: value, body }), (reply) => ok(reply, `${method} ${path}`))
+
+        // Two customers have an open project, numbered as any project of the app.
+        const projects = (yield* call("GET", "/project")) as Array<any>
+        assert.sameMembers(projects.map((project) => project.name), ["Gripper retrofit", "Airframe spares"])
+        assert.isTrue(projects.every((project) => /^P-\d{6}$/.test(project.number)), JSON.stringify(projects))
 
         // Reel groups have numeric ids; the printers hold the reels loaded on them.
         const groups = (yield* call("GET", "/reel-group")) as Array<any>

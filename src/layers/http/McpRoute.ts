@@ -1,21 +1,27 @@
 /**
  * POST /v1/mcp: the MCP endpoint (Streamable HTTP), served by effect/ai's
- * McpServer for MCP 2026-07-28 (stateless) and 2025-11-25 clients.
+ * McpServer for MCP 2026-07-28 (stateless) and 2025-11-25 clients: the 9
+ * tools, the resources of reference data and the app's records
+ * (McpResources), and the `quote_a_part` prompt (McpPrompts).
  *
  * Every request to /v1/mcp, whatever its HTTP method, goes through the same
  * request path as a REST call (McpAuth): the Incoming Secret, the one 401,
  * metering before the handler (operation `mcp.<tool name>` for tools/call,
- * `mcp.<method>` otherwise). The tools call Downstream exactly as the REST
- * handlers do. A plain 2026-07-28 `tools/call` is answered by McpAuth
+ * `mcp.<method>` otherwise). The tools and the resources call Downstream
+ * exactly as the REST handlers do. A plain 2026-07-28 `tools/call` is answered by McpAuth
  * itself, with the same tool call (McpDirect); McpServer answers the rest.
  */
 import { Effect, Layer } from "effect"
 import { type McpSchema, McpServer } from "effect/ai"
 import type { CurrentCaller } from "../../api/Authorization.ts"
 import { MCP_PROTOCOLS } from "../../api/mcp/openapi.ts"
+import { MCP_RESOURCES } from "../../api/mcp/resources.ts"
 import { McpToolkit } from "../../api/mcp/tools.ts"
 import { MCP_PATH, McpAuth } from "./McpAuth.ts"
+import { LIST_TTL, McpCacheHints } from "./McpCacheHints.ts"
 import { SERVER_INFO } from "./McpDirect.ts"
+import { PromptRegistrations } from "./McpPrompts.ts"
+import { ResourceRegistrations } from "./McpResources.ts"
 import { McpToolCalls } from "./McpToolCalls.ts"
 
 /**
@@ -41,16 +47,28 @@ const ToolRegistrations = Layer.effectDiscard(Effect.gen(function*() {
   }
 })) as Layer.Layer<never, never, McpServer.McpServer | McpServer.McpRequest<"Requires", CurrentCaller> | McpToolCalls>
 
-/** Cache hints of discovery and tools/list: the tool list is the same for every app and changes only on deploy. */
-const CACHE = { ttl: "5 minutes", cacheScope: "private" } as const
+/**
+ * McpServer's own hints (it takes `private` ones only): McpCacheHints makes
+ * the lists and discovery `public`, as they are the same for every app, and
+ * gives each resource read its resource's hint.
+ */
+const CACHE = { ttl: LIST_TTL, cacheScope: "private" } as const
+
+/** What `server/discover` (and 2025-11-25 `initialize`) tells an agent first: where the ids come from, and the prompt. */
+const INSTRUCTIONS = "Quotes, tickets and parts of a manufacturing quoting engine. Each tool is one operation of the public " +
+  `REST API v1 (same input fields, same answer). The resources (${MCP_RESOURCES.map((resource) => resource.uri).join(", ")}; ` +
+  "their templates filter and page them) list the ids the tools take: read them, never guess an id. To quote a part, get " +
+  "the prompt quote_a_part: create_ticket, create_part, list_parts until the part has a price, then create_ticket_quote, " +
+  "which sends the quote."
 
 /** The MCP routes; McpAuth authenticates, meters and validates the Origin of every request before McpServer sees it. */
 export const McpRoutes = McpServer.layerHttp({
   ...SERVER_INFO,
-  instructions: "Each tool is one operation of the public REST API v1 (same input fields, same answer). " +
-    "Quoting flow: create_ticket, create_part, list_parts, create_ticket_quote, send_ticket_to_production.",
+  instructions: INSTRUCTIONS,
   path: MCP_PATH,
   protocols: [...MCP_PROTOCOLS],
-  cacheHints: { discover: CACHE, tools: CACHE },
-  registrations: ToolRegistrations
-}).pipe(Layer.provide(McpAuth.layer), Layer.provide(McpToolCalls.layer))
+  // Stateless: nothing is ever pushed, so subscriptions/listen is not served (-32601) rather than a stream that stays silent.
+  allowSubscriptions: false,
+  cacheHints: { discover: CACHE, tools: CACHE, resources: CACHE, resourceTemplates: CACHE, prompts: CACHE },
+  registrations: Layer.mergeAll(ToolRegistrations, ResourceRegistrations, PromptRegistrations)
+}).pipe(Layer.provide(McpCacheHints), Layer.provide(McpAuth.layer), Layer.provide(McpToolCalls.layer))

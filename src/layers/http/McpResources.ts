@@ -1,0 +1,169 @@
+/**
+ * The MCP resources (src/api/mcp/resources.ts) registered with McpServer:
+ * each `mfg://<name>` as a resource (the first page) and as a template
+ * (`mfg://<name>{?<filters>,limit,offset}`), read through the REST list's
+ * Downstream operation for the caller's app, as the REST handler calls it.
+ *
+ * The templates are registered with McpServer's `addResourceTemplate`, not
+ * `registerResource`: the latter's templates are path segments (`{id}`),
+ * while these are RFC 6570 form-style queries (`{?technologyId}`). The
+ * template's router path is the bare URI, which matches it with any query;
+ * the query is then read here, strictly: a parameter the template does not
+ * name, or a value the REST list's query Schema refuses, is invalid params
+ * (-32602) naming it.
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+import { McpSchema, McpServer } from "effect/ai"
+import { CurrentCaller } from "../../api/Authorization.ts"
+import { badRequestOf } from "../../api/BadRequests.ts"
+import { MCP_RESOURCES, type McpResourceSpec, PAGING_PARAMETERS, RESOURCE_MIME_TYPE } from "../../api/mcp/resources.ts"
+import { endpointNamed, type OperationInput, type Page } from "../../api/Operations.ts"
+import type { DownstreamError } from "../../domain/Errors.ts"
+import { DEFAULT_PAGE_SIZE } from "../../domain/Resource.ts"
+import { traced } from "../../domain/Span.ts"
+import { Downstream } from "../../services/Downstream.ts"
+import { Instruments } from "../telemetry/Instruments.ts"
+import { CurrentRequestFacts } from "../telemetry/RequestTelemetry.ts"
+
+type Json = Readonly<Record<string, unknown>>
+
+/** A read's outcome as McpServer takes it; the caller is a request service (McpAuth provides it). */
+type Read = Effect.Effect<McpSchema.ReadResourceResult, McpSchema.InvalidParams | McpSchema.InternalError, CurrentCaller>
+
+const notFound = (uri: string) => new McpSchema.InvalidParams({ message: "Resource not found", data: { uri } })
+
+/** The query of `uri`, a read of `spec`: each parameter's values, or undefined when the URI is not the resource's. */
+const queryOf = (spec: McpResourceSpec, uri: string): URLSearchParams | undefined => {
+  if (uri === spec.uri) return new URLSearchParams()
+  if (!uri.startsWith(`${spec.uri}?`) || uri.includes("#")) return undefined
+  return new URLSearchParams(uri.slice(spec.uri.length + 1))
+}
+
+/** The URI of the page after `offset`, the same query otherwise. */
+const nextUri = (spec: McpResourceSpec, query: URLSearchParams, offset: number) => {
+  const next = new URLSearchParams(query)
+  next.set("offset", String(offset))
+  return `${spec.uri}?${next.toString()}`
+}
+
+/** A read that failed downstream (engine or storage): an internal error, with the REST error's status and type. */
+const downstreamFailure = (uri: string, error: DownstreamError) =>
+  new McpSchema.InternalError({ message: error.message, data: { uri, code: error.code, type: error.type } })
+
+/** Registers every resource and its template; their reads need the caller (a request service). */
+export const ResourceRegistrations = Layer.effectDiscard(Effect.gen(function*() {
+  const server = yield* McpServer.McpServer
+  const downstream = yield* Downstream
+  const instruments = yield* Instruments
+  const colourList = endpointNamed("colour.list")
+  if (colourList === undefined) return yield* Effect.die("MCP resources: colour.list is not an operation of the contract")
+  const listColours = downstream.call(colourList)
+
+  /** A failed Downstream call: on its span, in the `downstream.errors` metric and the request's log line, as for a tool. */
+  const noteFailure = (error: DownstreamError) =>
+    Effect.withFiber((fiber) => {
+      instruments.downstreamError(error.source, error.status)
+      const facts = fiber.getRef(CurrentRequestFacts)
+      if (facts !== undefined) facts.errorSource = error.source
+      return Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })
+    })
+
+  /** Runs an operation for the caller's app, as the REST handler does, with the same telemetry. */
+  const run = <A>(operation: string, uri: string, call: (scope: { appId: string; requestId: string }) => Effect.Effect<A, DownstreamError>) =>
+    Effect.gen(function*() {
+      const caller = yield* CurrentCaller
+      return yield* call({ appId: caller.appId, requestId: caller.requestId }).pipe(
+        Effect.tapError(noteFailure),
+        Effect.mapError((error) => downstreamFailure(uri, error)),
+        traced("Downstream.call", { attributes: { "downstream.operation": operation } })
+      )
+    })
+
+  /** The colour records of a page's materials, in the order each lists them. */
+  const withColours = (uri: string, materials: ReadonlyArray<Json>) =>
+    Effect.gen(function*() {
+      const ids = [...new Set(materials.flatMap((material) => (material.colourIds as ReadonlyArray<string> | undefined) ?? []))]
+      if (ids.length === 0) return materials.map((material) => ({ ...material, colours: [] }))
+      const page = (yield* run("colour.list", uri, (scope) =>
+        listColours({ query: { ids, limit: Math.max(ids.length, 1) } } as OperationInput<typeof colourList>, scope))) as Page<Json>
+      const byId = new Map(page.items.map((colour) => [colour.id as string, colour]))
+      return materials.map((material) => ({
+        ...material,
+        colours: ((material.colourIds as ReadonlyArray<string> | undefined) ?? []).flatMap((id) =>
+          byId.get(id) ?? []
+        )
+      }))
+    })
+
+  const readerOf = (spec: McpResourceSpec) => {
+    const list = downstream.call(spec.endpoint as unknown as NonNullable<ReturnType<typeof endpointNamed>>)
+    const parameters: ReadonlySet<string> = new Set([...spec.filters, ...PAGING_PARAMETERS])
+    const accepted = [...parameters].map((name) => `"${name}"`).join(", ")
+    // The REST list's own query Schema, as the HttpApi decodes a query string (a repeated parameter is an array).
+    const decodeQuery = Schema.decodeUnknownEffect(
+      Schema.toCodecArrayFromSingle(spec.endpoint.query as Schema.Top) as unknown as Schema.Codec<Readonly<Record<string, unknown>>, unknown>
+    )
+    const encodeContent = Schema.encodeUnknownEffect(spec.content)
+
+    return (uri: string): Read =>
+      Effect.gen(function*() {
+        const query = queryOf(spec, uri)
+        if (query === undefined) return yield* notFound(uri)
+        const unexpected = [...query.keys()].find((key) => !parameters.has(key))
+        if (unexpected !== undefined) {
+          return yield* new McpSchema.InvalidParams({
+            message: `Unknown query parameter "${unexpected}": ${spec.uriTemplate} takes ${accepted}`,
+            data: { uri }
+          })
+        }
+        const raw: Record<string, string | Array<string>> = {}
+        for (const key of new Set(query.keys())) {
+          const values = query.getAll(key)
+          raw[key] = values.length === 1 ? values[0]! : values
+        }
+        const decoded = yield* decodeQuery(raw, { errors: "all", onExcessProperty: "error" }).pipe(
+          Effect.mapError((error) => {
+            const problem = badRequestOf([{ kind: "Query", issue: error.issue }])
+            return new McpSchema.InvalidParams({ message: problem.message, data: { uri, errors: problem.errors ?? [] } })
+          })
+        )
+        const page = (yield* run(spec.operation, uri, (scope) => list({ query: decoded } as OperationInput<typeof list>, scope))) as Page<Json>
+        const items = spec.withColours ? yield* withColours(uri, page.items) : page.items
+        const offset = (decoded as { readonly offset?: number }).offset ?? 0
+        const limit = (decoded as { readonly limit?: number }).limit ?? DEFAULT_PAGE_SIZE
+        const after = offset + page.items.length
+        const content = {
+          items,
+          total: page.total,
+          offset,
+          limit,
+          ...(after < page.total && page.items.length > 0 ? { next: nextUri(spec, query, after) } : {})
+        }
+        const json = yield* encodeContent(content).pipe(
+          Effect.mapError(() => new McpSchema.InternalError({ message: `The engine's answer to ${spec.operation} does not match its schema`, data: { uri } }))
+        )
+        return { contents: [{ uri, mimeType: RESOURCE_MIME_TYPE, text: JSON.stringify(json) }] }
+      })
+  }
+
+  for (const spec of MCP_RESOURCES) {
+    const read = readerOf(spec)
+    const annotations = { audience: ["assistant" as const] }
+    const described = { name: spec.name, title: spec.title, description: spec.description, mimeType: RESOURCE_MIME_TYPE, annotations }
+    // No `services`: a read holds what it needs and takes the caller from the request, as the tools do.
+    yield* server.addResource({
+      resource: new McpSchema.Resource({ uri: spec.uri, ...described }),
+      annotations: Context.empty(),
+      handle: read(spec.uri) as unknown as Effect.Effect<McpSchema.ReadResourceResult, McpSchema.InternalError, McpSchema.McpRequestContext>
+    })
+    yield* server.addResourceTemplate({
+      template: new McpSchema.ResourceTemplate({ uriTemplate: spec.uriTemplate, ...described }),
+      annotations: Context.empty(),
+      // The router's path syntax: `::` is a literal colon; the query is left to the read.
+      routerPath: spec.uri.replace(":", "::"),
+      completions: {},
+      handle: (uri) =>
+        read(uri) as unknown as Effect.Effect<McpSchema.ReadResourceResult, McpSchema.InvalidParams | McpSchema.InternalError, McpSchema.McpRequestContext>
+    })
+  }
+})) as Layer.Layer<never, never, McpServer.McpServer | McpServer.McpRequest<"Requires", CurrentCaller> | Downstream>
