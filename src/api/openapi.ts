@@ -326,9 +326,20 @@ const MODEL_SOURCE_FIELDS = Object.keys(MODEL_SOURCES) as ReadonlyArray<keyof ty
  * body with both, or with neither, matches no single branch, as the service
  * refuses it (400 naming the field).
  */
+/** Whether `member` is the Schema's own statement of the rule (MODEL_SOURCE_ONE_OF, carried by the create body's check). */
+const isModelSourceRule = (member: unknown): boolean =>
+  isObject(member) && Array.isArray(member.oneOf) && member.oneOf.length === MODEL_SOURCE_FIELDS.length &&
+  member.oneOf.every((branch, index) => isObject(branch) && Array.isArray(branch.required) && branch.required[0] === MODEL_SOURCE_FIELDS[index])
+
 const withModelSourceChoice = (schema: Json): void => {
   const properties = schema.properties
   if (!isObject(properties) || schema.oneOf !== undefined || !MODEL_SOURCE_FIELDS.every((field) => field in properties)) return
+  // The Schema states the rule itself (under `allOf`): stated once, at the top, with the branches' property schemas.
+  if (Array.isArray(schema.allOf) && schema.allOf.some(isModelSourceRule)) {
+    const rest = schema.allOf.filter((member) => !isModelSourceRule(member))
+    if (rest.length === 0) delete schema.allOf
+    else schema.allOf = rest
+  }
   schema.oneOf = MODEL_SOURCE_FIELDS.map((field) => ({
     title: MODEL_SOURCES[field],
     required: [field],

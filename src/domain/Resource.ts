@@ -13,17 +13,37 @@
  * are accepted and dropped on decoding, so the engine only ever sees the
  * writable fields.
  */
-import { Schema, SchemaGetter } from "effect"
+import { type JsonSchema, Schema, SchemaAST, SchemaGetter } from "effect"
 
 export const DATE_FIELDS = ["createdAt", "updatedAt"] as const
 export type DateField = (typeof DATE_FIELDS)[number]
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/
 
+/**
+ * What generated values (the schema fuzzer's) look like: real calendar days,
+ * with or without a UTC time. The filter's predicate stays the rule.
+ */
+export const ISO_DATE_SAMPLES = {
+  source: "^20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)?$",
+  flags: ""
+}
+
+/**
+ * A date filter's value: an ISO 8601 date (`2026-11-22`, a whole UTC day) or
+ * date-time (`2026-11-22T10:00:00Z`), so its JSON Schema is either format.
+ * The description is on the string itself, where JSON Schema readers look.
+ */
+const isoDate = (description: string) =>
+  Schema.String.annotate({ description, examples: ["2026-11-22", "2026-11-22T10:00:00Z"] }).check(
+    Schema.makeFilter((text: string) => ISO_DATE.test(text) && !Number.isNaN(Date.parse(text)) ? true : "expected an ISO 8601 date or date-time", {
+      toJsonSchema: () => ({ anyOf: [{ format: "date" }, { format: "date-time" }] }),
+      arbitraryConstraint: { patterns: [ISO_DATE_SAMPLES] }
+    })
+  )
+
 /** An ISO 8601 date (`2026-11-22`) or date-time (`2026-11-22T10:00:00Z`). */
-export const IsoDateParam = Schema.String.check(
-  Schema.makeFilter((text: string) => ISO_DATE.test(text) && !Number.isNaN(Date.parse(text)) ? true : "expected an ISO 8601 date or date-time")
-).annotate({ description: "An ISO 8601 date or date-time", examples: ["2026-11-22", "2026-11-22T10:00:00Z"] })
+export const IsoDateParam = isoDate("An ISO 8601 date (2026-11-22) or date-time (2026-11-22T10:00:00Z)")
 
 /** A repeatable query parameter: `?p=a&p=b` or a single `?p=a`. */
 const Repeatable = Schema.ArrayEnsure(Schema.String)
@@ -39,19 +59,42 @@ export const PageOffset = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 const dateQueryFields = <const F extends string>(field: F) =>
   ({
-    [field]: Schema.optional(IsoDateParam.annotate({
-      description: `Records whose ${field} falls on this date (a whole UTC day for a date, that instant for a date-time)`
-    })),
-    [`${field}[from]`]: Schema.optional(IsoDateParam.annotate({ description: `Earliest ${field}, inclusive` })),
-    [`${field}[to]`]: Schema.optional(IsoDateParam.annotate({
-      description: `Latest ${field}, inclusive (a date means the end of that day)`
-    }))
+    [field]: Schema.optional(isoDate(
+      `Only the records whose ${field} falls on this date (a whole UTC day, 2026-11-22) or is this date-time (2026-11-22T10:00:00Z)`
+    )),
+    [`${field}[from]`]: Schema.optional(isoDate(`Earliest ${field}, inclusive: a date (from its 00:00 UTC) or a date-time`)),
+    [`${field}[to]`]: Schema.optional(isoDate(`Latest ${field}, inclusive: a date (to the end of that UTC day) or a date-time`))
   }) as { readonly [K in F | `${F}[from]` | `${F}[to]`]: Schema.optional<typeof IsoDateParam> }
 
 /** `createdAt` and `updatedAt`, each as one date or a `[from]`/`[to]` range: for every list query. */
 export const DateRangeQuery = { ...dateQueryFields("createdAt"), ...dateQueryFields("updatedAt") }
 
-const READ_ONLY = "Read-only: accepted in a PUT body (as read) and ignored."
+const READ_ONLY = "Read-only, set by the engine: the record as read may carry it back, and it is ignored."
+
+/** A timestamp the engine sets, as every record carries it. */
+const timestamp = (description: string) => Schema.String.annotate({ format: "date-time", description, examples: ["2026-11-22T10:00:00.000Z"] })
+const TIMESTAMPS = {
+  createdAt: timestamp("When the engine created the record (UTC)"),
+  updatedAt: timestamp("When the engine last changed the record (UTC)")
+}
+
+/**
+ * The values a filter on `field` takes: the field's own when they are a
+ * fixed set (a state: an unknown one is a 400 naming the filter, not an empty
+ * list), else any string.
+ */
+const filterValues = (schema: { readonly ast: SchemaAST.AST } | undefined): Schema.Top => {
+  const literals = schema === undefined ? undefined : stringLiterals(SchemaAST.toType(schema.ast))
+  return literals === undefined ? Schema.String : Schema.Literals(literals)
+}
+
+/** The strings a schema is one of (an optional field's `undefined` aside), if it is a fixed set of strings. */
+const stringLiterals = (ast: SchemaAST.AST): ReadonlyArray<string> | undefined => {
+  if (ast._tag === "Literal") return typeof ast.literal === "string" ? [ast.literal] : undefined
+  if (ast._tag !== "Union") return undefined
+  const members = ast.types.filter((member) => member._tag !== "Undefined").map(stringLiterals)
+  return members.length > 0 && members.every((member) => member !== undefined) ? members.flat() : undefined
+}
 
 /** Each field optional, and documented as read-only: what a PUT body may carry back from a read. */
 const asReadOnly = <F extends Schema.Struct.Fields>(fields: F) =>
@@ -96,35 +139,55 @@ export const defineResource = <
   readonly storage?: StorageOptions | undefined
   /** Rules across fields; an issue with a `path` names its field in the 400. */
   readonly validate?: ((input: Schema.Struct.Type<Fields>) => Schema.FilterOutput) | undefined
+  /**
+   * What JSON Schema can state of `validate`'s rules (the model source's
+   * `oneOf`): part of every JSON Schema derived from the input (OpenAPI, MCP);
+   * whatever it cannot state is still checked.
+   */
+  readonly validateJsonSchema?: JsonSchema.JsonSchema | undefined
 }) => {
-  const fieldsOnly = Schema.Struct(spec.fields)
-  const validate = spec.validate
-  const checked = validate === undefined ? fieldsOnly : fieldsOnly.check(Schema.makeFilter(validate))
-  const input = checked.annotate({
+  const described = {
     title: `${spec.title} input`,
     description: `The writable fields of a ${spec.title}. A PUT replaces the whole record.`
-  })
+  }
+  // Annotated before the check, so that the title stays the body's own (an annotation after a check is the check's).
+  const fieldsOnly = Schema.Struct(spec.fields).annotate(described)
+  const validateJsonSchema = spec.validateJsonSchema
+  const validate = spec.validate === undefined ? undefined : Schema.makeFilter(
+    spec.validate,
+    // Looser than the check (a JSON Schema states only part of it), hence an approximation.
+    validateJsonSchema === undefined ? undefined : { toJsonSchema: () => [validateJsonSchema, true] as const }
+  )
+  const input = validate === undefined ? fieldsOnly : fieldsOnly.check(validate)
   const record = Schema.Struct({
     id: Schema.String,
     ...spec.fields,
     ...(spec.computed ?? ({} as Computed)),
-    createdAt: Schema.String,
-    updatedAt: Schema.String
+    ...TIMESTAMPS
   }).annotate({ title: spec.title })
   const withId = Schema.Struct({
     id: Schema.optional(Schema.String.annotate({ description: "The record's id, as read: when present it must be the path's" })),
     ...spec.fields
   })
   const replaceInput = acceptingTheRecord(
-    validate === undefined ? withId : withId.check(Schema.makeFilter(validate as (input: typeof withId.Type) => Schema.FilterOutput)),
-    { ...(spec.computed ?? ({} as Computed)), createdAt: Schema.String, updatedAt: Schema.String }
+    validate === undefined ? withId : withId.check(validate as unknown as SchemaAST.Filter<typeof withId.Type>),
+    { ...(spec.computed ?? ({} as Computed)), ...TIMESTAMPS }
   ).annotate({
     title: `${spec.title} replacement`,
     description: `A whole ${spec.title}: its writable fields, every required one present. The record as read is accepted: ` +
       "its `id` must be the path's, and the timestamps and the fields the engine sets are ignored."
   })
+  const fieldSchemas: Readonly<Record<string, { readonly ast: SchemaAST.AST }>> = { ...spec.fields, ...spec.computed }
   const filterFields = Object.fromEntries(
-    spec.filters.map((field) => [field, Schema.optional(Repeatable.annotate({ description: `Filter on ${field}` }))])
+    spec.filters.map((field) => [
+      field,
+      Schema.optional(
+        Schema.ArrayEnsure(filterValues(fieldSchemas[field])).annotate({
+          description: `Only the records whose \`${field}\` is one of these values (repeatable)`
+        })
+      )
+    ])
+    // Typed as strings: the values of a fixed set are strings too.
   ) as { readonly [K in Filter]: Schema.optional<typeof Repeatable> }
   const listQuery = Schema.Struct({
     ids: Schema.optional(Repeatable.annotate({ description: "Only these ids (repeatable)" })),

@@ -3,7 +3,8 @@
  * McpServer, not by the HttpApi, so the HttpApi cannot describe it: its
  * path item is derived here from Schemas of the JSON-RPC messages it takes
  * (tool names from the tool table, protocol versions from McpServer's
- * revisions) and added by the document transform. docs/mcp.md says the rest.
+ * revisions) and added by the document transform. docs/mcp.md says the rest
+ * (the errors' table, the resources and the prompt).
  */
 import { Schema } from "effect"
 import { McpProtocol } from "effect/ai"
@@ -21,7 +22,7 @@ const JsonRpcId = Schema.Union([Schema.String, Schema.Int]).annotate({ descripti
 const Meta = Schema.Record(Schema.String, Schema.Unknown).annotate({
   description: "Per-request metadata: in 2026-07-28, the protocol version and client capabilities; optionally a W3C `traceparent`"
 })
-const ToolName = Schema.Literals(TOOL_SPECS.map((spec) => spec.name)).annotate({ description: "One of the 9 tools (GET the tool list with tools/list)" })
+const ToolName = Schema.Literals(TOOL_SPECS.map((spec) => spec.name)).annotate({ description: "One of the 9 tools (tools/list lists them)" })
 
 const ToolCall = Schema.Struct({
   jsonrpc: Schema.Literal("2.0"),
@@ -42,7 +43,17 @@ const ToolCall = Schema.Struct({
 const OtherRequest = Schema.Struct({
   jsonrpc: Schema.Literal("2.0"),
   id: JsonRpcId,
-  method: Schema.Literals(["server/discover", "tools/list", "initialize", "ping"]),
+  method: Schema.Literals([
+    "server/discover",
+    "initialize",
+    "ping",
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "prompts/list",
+    "prompts/get"
+  ]),
   params: Schema.optional(Schema.Record(Schema.String, Schema.Unknown))
 }).annotate({ title: "MCP request", examples: [{ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }] })
 
@@ -68,10 +79,11 @@ export const McpAnswer = Schema.Union([
   }).annotate({ title: "MCP result" }),
   Schema.Struct({
     jsonrpc: Schema.Literal("2.0"),
-    id: Schema.NullOr(JsonRpcId),
+    id: Schema.optionalKey(JsonRpcId.annotate({ description: "The request's id; absent when it had none or could not be read" })),
     error: Schema.Struct({
       code: Schema.Int.annotate({
-        description: "-32020 header mismatch, -32021 missing header, -32022 unsupported protocol version, -32601 unknown method, -32602 invalid params"
+        description: "-32700 not JSON, -32600 not a JSON-RPC request (or no id), -32020 a header missing or differing from the body, " +
+          "-32022 unsupported protocol version, -32601 unknown method, -32602 invalid params"
       }),
       message: Schema.String,
       data: Schema.optionalKey(Schema.Unknown.annotate({ description: "Details of the error, when the server has any" }))
@@ -107,13 +119,17 @@ export const mcpPathItem = (schemas: Json, security: ReadonlyArray<Json>, unauth
       tags: [MCP_TAG],
       summary: "MCP endpoint (Streamable HTTP, stateless)",
       description: "The 9 MCP tools, each one REST operation of /v1 with the same schemas, errors and metering " +
-        "(`mcp.<tool name>`). The same Incoming Secret and the same 401 as REST. GET and DELETE answer 405; " +
+        "(`mcp.<tool name>`); the reference data and the app's customers and projects as resources (`mfg://…`); the " +
+        "`quote_a_part` prompt. The same Incoming Secret and the same 401 as REST. GET and DELETE answer 405; " +
         "a request with an `Origin` outside `MCP_ALLOWED_ORIGINS` answers 403. See docs/mcp.md.",
       security,
       parameters: [
         header("MCP-Protocol-Version", "The protocol revision (required in 2026-07-28)", versions),
         header("Mcp-Method", "2026-07-28: the body's `method` (a mismatch is -32020)"),
-        header("Mcp-Name", "2026-07-28, tools/call: the tool's name (a mismatch is -32020)")
+        header(
+          "Mcp-Name",
+          "2026-07-28: the tool's name (tools/call), the resource's URI (resources/read) or the prompt's name (prompts/get); a mismatch is -32020"
+        )
       ],
       requestBody: {
         required: true,
@@ -122,23 +138,24 @@ export const mcpPathItem = (schemas: Json, security: ReadonlyArray<Json>, unauth
       },
       responses: {
         "200": {
-          description: "The JSON-RPC answer (also for protocol errors other than an unknown method)",
+          description: "The JSON-RPC answer; also an invalid params error (-32602, e.g. an unknown tool) and, in 2025-11-25, an unknown method (-32601)",
           content: { "application/json": { schema: jsonSchema(McpAnswer, schemas) } }
         },
         "202": { description: "A notification was accepted (no body)" },
         "400": {
-          description:
-            "A JSON-RPC error the request caused: invalid params (-32602), a header mismatch (-32020) or a missing header (-32021), an unsupported protocol version (-32022)",
+          description: "A JSON-RPC error the request caused: not JSON (-32700), not a JSON-RPC request or no id (-32600), a header " +
+            "missing or differing from the body (-32020), an unsupported protocol version (-32022), a missing or malformed `_meta` (-32602)",
           content: { "application/json": { schema: jsonSchema(McpAnswer, schemas) } }
         },
         "401": unauthorized,
         "403": { description: "The request's `Origin` is not allowed" },
         "404": {
-          description: "Unknown method (-32601)",
+          description: "2026-07-28: unknown method (-32601)",
           content: { "application/json": { schema: jsonSchema(McpAnswer, schemas) } }
         },
         "405": { description: "GET and DELETE: there is no stream and no session" },
         "406": { description: "The `Accept` header must allow `application/json` and `text/event-stream`" },
+        "415": { description: "The body is not `application/json`" },
         "503": unavailable
       }
     }

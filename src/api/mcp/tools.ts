@@ -8,9 +8,16 @@
  * endpoint's success Schema. The tool calls the same Downstream operation
  * (`<group>.<endpoint>`), so `structuredContent` is the REST response body.
  *
+ * The body is decoded as the REST endpoint decodes it (its JSON codec), so an
+ * update tool takes the record as read, its read-only fields ignored. Rules
+ * across fields (the model source's `oneOf`) come from the body's decoded
+ * side, where its Schema checks them. What an agent is told differs from the
+ * REST wording only where it must: each id argument says which MCP resource
+ * or tool gives it, and no text names a REST path.
+ *
  * Arguments are validated here, with the endpoint's Schemas, so that invalid
- * arguments come back as a tool error (`isError: true`) naming the field, as
- * the MCP specification asks, and not as a JSON-RPC protocol error.
+ * arguments come back as a tool error (`isError: true`) naming every field at
+ * fault, as the MCP specification asks, and not as a JSON-RPC protocol error.
  */
 import { Effect, Schema, SchemaIssue } from "effect"
 import { Tool, Toolkit } from "effect/ai"
@@ -46,18 +53,30 @@ interface InputPart {
   readonly decode: (input: unknown) => Effect.Effect<unknown, Schema.SchemaError>
 }
 
-/** How one tool maps to its endpoint. */
+/**
+ * How one tool maps to its endpoint, and what the MCP annotations say of it
+ * (hints a client uses to decide whether to ask its user first).
+ */
 export interface McpToolSpec {
   readonly name: string
   readonly title: string
+  /** For the agent: what the tool does and where its arguments come from; no REST path (an agent has only MCP). */
   readonly description: string
-  /** The REST operation, e.g. `POST /v1/ticket/{ticketId}/quote`. */
+  /** The REST operation, e.g. `POST /v1/ticket/{ticketId}/quote` (docs/mcp.md). */
   readonly rest: string
   /** `<group>.<endpoint>`, the Downstream operation of the REST endpoint. */
   readonly operation: string
   readonly endpoint: HttpApiEndpoint.Top
+  /** Changes nothing. */
   readonly readOnly: boolean
+  /** May change or close what exists (not only add): a replace clears omitted fields, a quote supersedes the open one. */
+  readonly destructive: boolean
+  /** The same call again changes nothing more. */
   readonly idempotent: boolean
+  /** Reaches outside the app's records: the engine downloads a model file from the URL given. */
+  readonly openWorld: boolean
+  /** The top-level arguments' descriptions for this tool, over ARGUMENT_SOURCES (the tool's own `id`, its filters). */
+  readonly arguments?: Readonly<Record<string, string>>
   /** The REST endpoint answers an empty 200 for a missing record: the tool answers `null`. */
   readonly nullable?: boolean
 }
@@ -72,96 +91,184 @@ const ticket = (name: string) => endpointOf(TicketGroup, name)
 const ticketModel = (name: string) => endpointOf(TicketModelGroup, name)
 const ticketQuote = (name: string) => endpointOf(TicketQuoteGroup, name)
 
+/** Where an agent finds a ticket's id. */
+const TICKET_ID = "the `id` of a `create_ticket` or `lookup_ticket` result"
+const LIST_TEXT = "Each filter takes one or more values (an array) and filters combine with AND; `createdAt` and `updatedAt` take a date " +
+  "(the whole UTC day) or a date-time, or a range with `[from]` and `[to]`. Oldest first; `limit` (default 100, at most 1000) and `offset` page."
+const RECORD_AS_READ = "as a list or create result answers it, changed where it should change (its read-only fields are accepted and ignored)"
+
 /** The 9 tools, in the order of the architecture page. */
 export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
   {
     name: "list_ticket_quotes",
     title: "List ticket quotes",
-    description: "Lists the app's ticket quotes, filtered like GET /v1/ticket-quote (ids, ticketId, dates, limit, offset).",
+    description: `Lists the app's ticket quotes with their lines, total and state. ${LIST_TEXT} A \`sent\` quote past its \`validUntil\` ` +
+      "reads as `expired`.",
     rest: "GET /v1/ticket-quote",
     ...ticketQuote("list"),
     readOnly: true,
-    idempotent: true
+    destructive: false,
+    idempotent: true,
+    openWorld: false,
+    arguments: {
+      ids: "Only the quotes with these `id`s",
+      ticketId: `Only the quotes of these tickets: ticket ids, each ${TICKET_ID}`,
+      state: "Only the quotes in one of these states"
+    }
   },
   {
     name: "create_ticket_quote",
     title: "Create and send a ticket quote",
-    description:
-      "Prices the ticket's parts and items into a quote, in the ticket's currency unless overridden, and sends it. Same as POST /v1/ticket/{ticketId}/quote.",
+    description: "Prices the ticket's parts and items into a new quote in state `sent` (valid `validDays`, default 30) and moves the " +
+      "ticket to `quoted`. The ticket must be `draft` or `quoted`, with parts or items, every part priced. The ticket's open quote, " +
+      "if any, becomes `superseded` (final). Currency: `currencyId`, else the project's, else EUR.",
     rest: "POST /v1/ticket/{ticketId}/quote",
     ...ticket("quote"),
     readOnly: false,
-    idempotent: false
+    // A newer quote supersedes the ticket's open one, for good.
+    destructive: true,
+    idempotent: false,
+    openWorld: false,
+    arguments: { ticketId: `The ticket to quote: ${TICKET_ID}` }
   },
   {
     name: "update_ticket_quote",
     title: "Replace a ticket quote",
-    description:
-      "Whole-record replacement of a ticket quote: every required field must be present, omitted optional fields are cleared. Same as PUT /v1/ticket-quote/{id}.",
+    description: `Replaces a \`sent\` quote with the arguments: pass the quote ${RECORD_AS_READ}. Omitted optional fields (\`notes\`) ` +
+      "are cleared. `state` `accepted` records the customer's acceptance (the newest sent quote, still valid; the ticket becomes " +
+      "`accepted`), `rejected` the refusal; both are final. While `sent`, a line's `description` and `unitPrice` may change; lines " +
+      "cannot be added, removed or re-pointed, `ticketId` and `currencyId` cannot change.",
     rest: "PUT /v1/ticket-quote/{id}",
     ...ticketQuote("replace"),
     readOnly: false,
-    idempotent: true
+    // Omitted optional fields are cleared, and an accepted or rejected quote is final.
+    destructive: true,
+    idempotent: true,
+    openWorld: false,
+    arguments: {
+      id: "The quote to replace: the `id` of a `create_ticket_quote` or `list_ticket_quotes` result",
+      ticketId: "The quoted ticket's id, as the quote reads it; it cannot change",
+      currencyId: "The quote's currency id, as the quote reads it; it cannot change"
+    }
   },
   {
     name: "lookup_ticket",
     title: "Look up a ticket",
-    description: "Finds the ticket whose id, number or external reference is `identifier`. Answers null when there is none. Same as GET /v1/ticket/lookup.",
+    description: "Finds the ticket whose id, number (T-000042) or external reference is `identifier`, with its state. Answers null when there is none.",
     rest: "GET /v1/ticket/lookup",
     ...ticket("lookup"),
     readOnly: true,
+    destructive: false,
     idempotent: true,
-    nullable: true
+    openWorld: false,
+    nullable: true,
+    arguments: { identifier: "The ticket's id, number (T-000042) or external reference" }
   },
   {
     name: "create_ticket",
     title: "Create a ticket",
-    description: "Creates a ticket in a project (order). Same as POST /v1/ticket.",
+    description: "Creates a ticket in state `draft` in a project (order) of a customer. Answers the ticket with its `id` and number " +
+      "(T-000042): its parts are added with `create_part`, then `create_ticket_quote` quotes it.",
     rest: "POST /v1/ticket",
     ...ticket("create"),
     readOnly: false,
-    idempotent: false
+    destructive: false,
+    idempotent: false,
+    openWorld: false
   },
   {
     name: "send_ticket_to_production",
     title: "Send a ticket to production",
-    description:
-      "The ticket's parts become service jobs, one per technology (and machine group), each with a PPS record per part. Answers the jobs. Same as PUT /v1/ticket/{id}/send-to-production.",
+    description: "Sends an `accepted` ticket (its quote accepted with `update_ticket_quote`) to production: its parts become service " +
+      "jobs, one per technology (and machine group), each with a production record per part. The ticket moves to `in_production` " +
+      "and can no longer change or be cancelled. Answers the jobs.",
     rest: "PUT /v1/ticket/{id}/send-to-production",
     ...ticket("sendToProduction"),
     readOnly: false,
-    idempotent: false
+    // The ticket leaves the states in which it can change or be cancelled; a second call is refused and changes nothing.
+    destructive: true,
+    idempotent: true,
+    openWorld: false,
+    arguments: { id: `The ticket to send, its quote accepted: ${TICKET_ID}` }
   },
   {
     name: "list_parts",
     title: "List parts",
-    description: "Lists the app's parts (ticket models), filtered like GET /v1/ticket-model (ids, ticketId, technologyId, materialId, dates, limit, offset).",
+    description: `Lists the app's parts (ticket models) with their geometry, production times and prices (null until analysed and priced). ${LIST_TEXT}`,
     rest: "GET /v1/ticket-model",
     ...ticketModel("list"),
     readOnly: true,
-    idempotent: true
+    destructive: false,
+    idempotent: true,
+    openWorld: false,
+    arguments: {
+      ids: "Only the parts with these `id`s",
+      ticketId: `Only the parts of these tickets: ticket ids, each ${TICKET_ID}`,
+      technologyId: "Only the parts of these technologies: technology ids from the `mfg://technology` resource",
+      materialId: "Only the parts of these materials: material ids from the `mfg://material{?technologyId}` resource"
+    }
   },
   {
     name: "create_part",
     title: "Create a part",
-    description:
-      "Creates a part (ticket model) in a ticket from a model file URL (`modelEndpoint`) or a catalogue model configuration, with technology, material and quantity. Same as POST /v1/ticket-model.",
+    description: "Adds a part (ticket model) to a `draft` or `quoted` ticket, from exactly one model source: a model file URL " +
+      "(`modelEndpoint`; the engine downloads and analyses the file) or a catalogue model configuration " +
+      "(`catalogueModelConfigurationId`). With the technology, a material of it, the quantity and, optionally, colour, production " +
+      "parameters and post-processing services. Answers the part, analysed and priced. On a `quoted` ticket the open quote " +
+      "becomes `superseded` and the ticket returns to `draft`.",
     rest: "POST /v1/ticket-model",
     ...ticketModel("create"),
     readOnly: false,
-    idempotent: false
+    // On a quoted ticket the open quote is superseded, for good.
+    destructive: true,
+    idempotent: false,
+    openWorld: true,
+    arguments: { ticketId: `The \`draft\` or \`quoted\` ticket the part is for: ${TICKET_ID}` }
   },
   {
     name: "update_part",
     title: "Replace a part",
-    description:
-      "Whole-record replacement of a part (ticket model): every required field must be present, omitted optional fields are cleared. Same as PUT /v1/ticket-model/{id}.",
+    description: `Replaces a part with the arguments: pass the part ${RECORD_AS_READ}. Omitted optional fields are cleared. A new ` +
+      "`modelEndpoint` is downloaded and analysed; the part is priced again. Only while its ticket is `draft` or `quoted` (a " +
+      "`quoted` ticket's open quote becomes `superseded` and the ticket returns to `draft`).",
     rest: "PUT /v1/ticket-model/{id}",
     ...ticketModel("replace"),
     readOnly: false,
-    idempotent: true
+    // Omitted optional fields are cleared; on a quoted ticket the open quote is superseded.
+    destructive: true,
+    idempotent: true,
+    openWorld: true,
+    arguments: {
+      id: "The part to replace: the `id` of a `create_part` or `list_parts` result",
+      ticketId: `The ticket the part is in, as read (a \`draft\` or \`quoted\` one to move it): ${TICKET_ID}`
+    }
   }
 ]
+
+/**
+ * What each id argument refers to and where an agent finds it, by argument
+ * name, at any depth (a quote's `lines[].ticketModelId`): the REST wording
+ * names REST lists, an agent has the MCP resources and tools.
+ */
+const ARGUMENT_SOURCES: Readonly<Record<string, string>> = {
+  ticketId: `The ticket: ${TICKET_ID}`,
+  projectId: "The project (order) the ticket belongs to: the `id` of a project from the `mfg://project{?customerId}` resource " +
+    "(the customers are in `mfg://customer`)",
+  technologyId: "The technology that makes the part: the `id` of a technology from the `mfg://technology` resource",
+  materialId: "A material of the part's technology: the `id` of a material from the `mfg://material{?technologyId}` resource",
+  colourId: "The part's colour: one of the material's colours (its `colours` in the `mfg://material{?technologyId}` resource); " +
+    "any colour of `mfg://colour` when the material lists none",
+  modelEndpoint: "One model source (or else `catalogueModelConfigurationId`): the model file's URL, which the engine downloads " +
+    "and analyses (STL, 3MF or OBJ; a public http(s) URL)",
+  catalogueModelConfigurationId: "The other model source (instead of `modelEndpoint`): the `id` of one of a catalogue model's " +
+    "`configurations`, from the `mfg://catalogue-model` resource, of the part's technology",
+  productionParameterIds: "Production parameters: a field's `name` → the `id` of one of its `values`, for the fields of the part's " +
+    "technology in the `mfg://production-parameter-field{?technologyId}` resource; a field left out takes its default value",
+  serviceIds: "Post-processing services: `id`s from the `mfg://post-processing-service` resource whose `technologyIds` include the part's technology",
+  currencyId: "The quote's currency: the `id` of a currency from the `mfg://currency` resource",
+  ticketModelId: "The part this line prices, as the quote reads it: keep it",
+  itemId: "The ticket item this line prices, as the quote reads it: keep it"
+}
 
 /** The endpoint's Schema for one part of its input, if it has that part. */
 const partSchema = (endpoint: HttpApiEndpoint.Top, part: Part): Schema.Top | undefined => {
@@ -171,11 +278,18 @@ const partSchema = (endpoint: HttpApiEndpoint.Top, part: Part): Schema.Top | und
   return json?.schemas[0]
 }
 
-/** A JSON codec of the decoded type: what the HttpApi hands the REST handler, as JSON. */
+/** A JSON codec of the decoded type: what the HttpApi hands the REST handler, as JSON (a path or query parameter's typed value). */
 const jsonCodec = (schema: Schema.Top) => Schema.toCodecJson(Schema.toType(schema)) as unknown as Schema.Codec<unknown, unknown>
 
+/** The body's JSON codec, as the HttpApi decodes a REST body: a replace takes the record as read. */
+const wireCodec = (schema: Schema.Top) => Schema.toCodecJson(schema) as unknown as Schema.Codec<unknown, unknown>
+
+/** How the tool decodes one part: the path and query as typed JSON values, the body as the REST endpoint reads it. */
+const codecOf = (part: Part, schema: Schema.Top) => part === "payload" ? wireCodec(schema) : jsonCodec(schema)
+
+/** The JSON Schema of an input codec: objects closed, as the tool's decoding refuses unknown fields at any depth. */
 const jsonSchemaOf = (codec: Schema.Top) => {
-  const document = Schema.toJsonSchemaDocument(codec)
+  const document = Schema.toJsonSchemaDocument(codec, { onExcessProperty: "error" })
   return { schema: document.schema as JsonSchemaObject, definitions: document.definitions as Record<string, unknown> }
 }
 
@@ -183,6 +297,88 @@ const failureOf = (error: BadRequest): ToolFailure =>
   error.errors === undefined
     ? { code: error.code, message: error.message, type: error.type }
     : { code: error.code, message: error.message, type: error.type, errors: error.errors }
+
+type Json = Record<string, unknown>
+const isJson = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * The rules across fields of a part's JSON Schema (the `allOf` its checks
+ * give, e.g. the model source's `oneOf`): of its decoded side too, where a
+ * body that accepts the record as read checks them.
+ */
+const rulesOf = (json: JsonSchemaObject, decoded: JsonSchemaObject): ReadonlyArray<unknown> => [
+  ...(Array.isArray(json.allOf) ? json.allOf : []),
+  ...(Array.isArray(decoded.allOf) ? decoded.allOf : [])
+]
+
+/** A body's properties, the writable ones (its decoded side's) first: what the record as read adds comes last. */
+const writableFirst = (json: JsonSchemaObject, decoded: JsonSchemaObject): ReadonlyArray<readonly [string, unknown]> => {
+  const entries = Object.entries(json.properties ?? {})
+  const writable = new Set(Object.keys(decoded.properties ?? {}))
+  return [...entries.filter(([key]) => writable.has(key)), ...entries.filter(([key]) => !writable.has(key))]
+}
+
+/** Keywords that describe a schema without constraining it: a rule carries the body's own title and description. */
+const ANNOTATION_KEYWORDS = new Set(["title", "description", "examples", "$comment"])
+
+/** Rules as the input schema states them: a single `oneOf` at the top (where clients look for a choice), any other in `allOf`. */
+const placeRules = (rules: ReadonlyArray<unknown>): Record<string, unknown> => {
+  const constraints = rules.flatMap((rule) => {
+    if (!isJson(rule)) return []
+    const kept = Object.entries(rule).filter(([key]) => !ANNOTATION_KEYWORDS.has(key))
+    return kept.length === 0 ? [] : [Object.fromEntries(kept)]
+  })
+  const distinct = [...new Map(constraints.map((rule) => [JSON.stringify(rule), rule])).values()]
+  const choices = distinct.filter((rule) => Object.keys(rule).length === 1 && Array.isArray(rule.oneOf))
+  const choice = choices.length === 1 ? choices[0] : undefined
+  const rest = distinct.filter((rule) => rule !== choice)
+  return { ...(choice === undefined ? {} : { oneOf: choice.oneOf }), ...(rest.length > 0 ? { allOf: rest } : {}) }
+}
+
+/**
+ * An optional field whose value may be null (a read-only field as read):
+ * `anyOf [anyOf [value, null], null]` as the one `anyOf [value, null]`,
+ * its description kept.
+ */
+const flattened = (schema: Json): Json => {
+  const members = Array.isArray(schema.anyOf) ? schema.anyOf : []
+  const isNull = (member: unknown) => isJson(member) && member.type === "null" && Object.keys(member).length === 1
+  const [inner, ...rest] = members
+  if (members.length !== 2 || !rest.every(isNull) || !isJson(inner) || !Array.isArray(inner.anyOf) || !inner.anyOf.some(isNull)) return schema
+  const { anyOf: _, ...outer } = schema
+  return { ...outer, ...inner }
+}
+
+/** A property's schema with `description`: on its value's schema when the property is `anyOf [value, null]` (where the value's own is). */
+const described = (schema: unknown, description: string): Json => {
+  if (!isJson(schema)) return { description }
+  const members = Array.isArray(schema.anyOf) ? schema.anyOf : []
+  const values = members.filter((member) => !(isJson(member) && member.type === "null"))
+  if (values.length === 1 && isJson(values[0])) {
+    return { ...schema, anyOf: members.map((member) => member === values[0] ? { ...(member as Json), description } : member) }
+  }
+  return { ...schema, description }
+}
+
+/** Each property of an object schema's `properties`, with ARGUMENT_SOURCES' description where it names the property. */
+const propertiesWithSources = (properties: Json): Json =>
+  Object.fromEntries(
+    Object.entries(properties).map(([name, property]) => {
+      const inner = withSources(property)
+      const source = ARGUMENT_SOURCES[name]
+      const flat = isJson(inner) ? flattened(inner) : inner
+      return [name, source === undefined ? flat : described(flat, source)]
+    })
+  )
+
+/** `schema` with ARGUMENT_SOURCES' descriptions on the properties they name, at any depth (objects, arrays, `anyOf` members). */
+const withSources = (schema: unknown): unknown => {
+  if (Array.isArray(schema)) return schema.map(withSources)
+  if (!isJson(schema)) return schema
+  return Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [key, key === "properties" && isJson(value) ? propertiesWithSources(value) : withSources(value)])
+  )
+}
 
 /** The argument that is in no part of the tool's input, as the schema's own "unexpected key" issue. */
 const unknownArgument = (key: string): SchemaIssue.Issue => new SchemaIssue.Pointer([key], new SchemaIssue.UnexpectedKey(Schema.Unknown.ast))
@@ -193,16 +389,19 @@ export const deriveTool = (spec: McpToolSpec) => {
   const properties: Record<string, unknown> = {}
   const required: Array<string> = []
   const defs: Record<string, unknown> = {}
+  const rules: Array<unknown> = []
   for (const part of ["params", "query", "payload"] as const) {
     const schema = partSchema(spec.endpoint, part)
     if (schema === undefined) continue
-    const codec = jsonCodec(schema)
+    const codec = codecOf(part, schema)
     const { definitions, schema: json } = jsonSchemaOf(codec)
     if (json.type !== "object" || json.properties === undefined) {
       throw new Error(`MCP tool ${spec.name}: the ${part} of ${spec.operation} is not an object`)
     }
+    // The decoded side: what the endpoint's handler receives, with the checks across fields.
+    const decoded = part === "payload" ? jsonSchemaOf(jsonCodec(schema)).schema : json
     const own = new Set<string>()
-    for (const [key, value] of Object.entries(json.properties)) {
+    for (const [key, value] of writableFirst(json, decoded)) {
       // A replace body may carry the record's `id` back as read; the tool takes it once, as the path's.
       const optionalEcho = part === "payload" && key in properties && !(json.required ?? []).includes(key)
       if (optionalEcho) continue
@@ -211,6 +410,7 @@ export const deriveTool = (spec: McpToolSpec) => {
       own.add(key)
     }
     required.push(...(json.required ?? []))
+    rules.push(...rulesOf(json, decoded))
     Object.assign(defs, definitions)
     const decode = Schema.decodeUnknownEffect(codec)
     parts.push({
@@ -219,12 +419,22 @@ export const deriveTool = (spec: McpToolSpec) => {
       decode: (input) => decode(input, { onExcessProperty: "error", errors: "all" })
     })
   }
+  const argumentText = spec.arguments ?? {}
   const inputSchema = {
     type: "object",
-    properties,
+    properties: Object.fromEntries(
+      Object.entries(propertiesWithSources(properties)).map(([name, property]) => {
+        const text = argumentText[name]
+        return [name, text === undefined ? property : described(property, text)]
+      })
+    ),
     ...(required.length > 0 ? { required } : {}),
+    ...placeRules(rules),
     additionalProperties: false,
-    ...(Object.keys(defs).length > 0 ? { $defs: defs } : {})
+    ...(Object.keys(defs).length > 0 ? { $defs: withSources(defs) } : {})
+  }
+  for (const name of Object.keys(argumentText)) {
+    if (!(name in properties)) throw new Error(`MCP tool ${spec.name}: no argument "${name}" to describe`)
   }
 
   const body = [...spec.endpoint.success].find((schema) => !HttpApiSchema.isNoContent(schema.ast))
@@ -266,7 +476,7 @@ export const deriveTool = (spec: McpToolSpec) => {
   const checkAnswer = (answer: unknown): Effect.Effect<unknown, ToolFailure> => decodeAnswer(answer).pipe(Effect.mapError(() => mismatch))
 
   const tool = Tool.dynamic(spec.name, {
-    description: `${spec.description}\n\nREST equivalent: ${spec.rest}.`,
+    description: spec.description,
     parameters: inputSchema,
     success,
     failure: ToolFailure,
@@ -275,9 +485,9 @@ export const deriveTool = (spec: McpToolSpec) => {
     .addDependency(CurrentCaller)
     .annotate(Tool.Title, spec.title)
     .annotate(Tool.Readonly, spec.readOnly)
-    .annotate(Tool.Destructive, false)
+    .annotate(Tool.Destructive, spec.destructive)
     .annotate(Tool.Idempotent, spec.idempotent)
-    .annotate(Tool.OpenWorld, false)
+    .annotate(Tool.OpenWorld, spec.openWorld)
 
   return { spec, tool, inputSchema, success, decodeArguments, checkAnswer }
 }

@@ -11,7 +11,9 @@ import { fileNameRule } from "./modelFileName.ts"
 import { Geometry, ModelEndpoint } from "./modelFiles.ts"
 
 export const ProductionParameterIds = Schema.Record(Schema.String, Schema.String).annotate({
-  description: "Production parameter field name → value id (from GET /production-parameter-field?technologyId=)"
+  description: "Production parameter field `name` → the id of one of that field's `values`, for the production parameter fields of the " +
+    "technology; a field left out takes its default value",
+  examples: [{ layerHeight: "fdm-lh-0.2", infill: "fdm-infill-30" }]
 })
 
 export const CatalogueProject = defineResource({

@@ -1,5 +1,6 @@
 /** Field schemas the resource definitions share. */
 import { Schema } from "effect"
+import { ISO_DATE_SAMPLES } from "../Resource.ts"
 
 export const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max))
 export const Name = Schema.NonEmptyString.check(Schema.isMaxLength(200))
@@ -7,10 +8,25 @@ export const Name = Schema.NonEmptyString.check(Schema.isMaxLength(200))
 export const Ref = (what: string) => Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100)).annotate({ description: `The id of a ${what}` })
 export const NonNegative = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
 export const Positive = Schema.Finite.check(Schema.isGreaterThan(0))
-export const Quantity = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "A whole number, at least 1" })
+/** The most pieces of one part or item: far above any order quoted here, so a larger number is a slip, refused at once. */
+export const MAX_QUANTITY = 1_000_000
+export const Quantity = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_QUANTITY })).annotate({
+  description: `How many: a whole number from 1 to ${MAX_QUANTITY}`,
+  examples: [10]
+})
 export const Money = NonNegative.annotate({ description: "An amount in the record's currency" })
+/**
+ * A point in time a client writes: documented as an RFC 3339 date-time
+ * (`format: date-time`), which is what the engine writes and answers; a date
+ * alone is accepted too and means 00:00 UTC of that day.
+ */
 export const IsoDateTime = Schema.String.check(
-  Schema.makeFilter((text: string) => !Number.isNaN(Date.parse(text)) || "expected an ISO 8601 date or date-time")
+  Schema.makeFilter((text: string) => !Number.isNaN(Date.parse(text)) || "expected an ISO 8601 date or date-time", {
+    toJsonSchema: () => ({ format: "date-time" }),
+    arbitraryConstraint: { patterns: [ISO_DATE_SAMPLES] },
+    description: "An ISO 8601 date-time with its offset, e.g. 2026-12-01T17:00:00Z (a date alone, 2026-12-01, is 00:00 UTC)",
+    examples: ["2026-12-01T17:00:00Z"]
+  })
 )
 /** Millimetres along x, y and z. */
 export const Dimensions = Schema.Struct({ x: NonNegative, y: NonNegative, z: NonNegative })

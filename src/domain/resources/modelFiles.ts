@@ -8,15 +8,15 @@ import { NonNegative } from "./fields.ts"
 
 export const ModelEndpoint = Schema.Struct({
   url: Schema.String.check(
-    Schema.isPattern(/^https?:\/\/\S+$/, { message: "an http(s) URL the engine can download" }),
+    Schema.isPattern(/^https?:\/\/\S+$/u, { message: "an http(s) URL the engine can download" }),
     Schema.isMaxLength(4000)
   ).annotate({ description: "An http(s) URL the engine can download", examples: ["https://files.example.com/models/bracket.stl"] }),
   fileName: Schema.optional(
     Schema.String.check(
-      Schema.isPattern(/^[^/\\]+\.(stl|STL|3mf|3MF|obj|OBJ)$/, { message: "a file name ending in .stl, .3mf or .obj" })
+      Schema.isPattern(/^[^/\\]+\.(stl|STL|3mf|3MF|obj|OBJ)$/u, { message: "a file name ending in .stl, .3mf or .obj" })
     ).annotate({ description: "Required when the URL does not end in the file name", examples: ["bracket.stl"] })
   )
-}).annotate({ description: "Where the engine downloads the model file" })
+}).annotate({ description: "Where the engine downloads the model file (STL, 3MF or OBJ): a public http(s) URL" })
 
 /**
  * The one-model-source rule: a part takes its model file from exactly one of
@@ -28,6 +28,21 @@ export const MODEL_SOURCES = {
   modelEndpoint: "From a model file URL",
   catalogueModelConfigurationId: "From a catalogue model configuration"
 } as const
+
+/**
+ * The one-model-source rule in JSON Schema: one branch per source, each
+ * requiring its field. A body with both matches two branches and one with
+ * neither none, so either is refused, as the rule refuses it; a field sent as
+ * `null` is not given (JSON decoding reads it as left out), so it satisfies
+ * no branch.
+ */
+export const MODEL_SOURCE_ONE_OF = {
+  oneOf: (Object.keys(MODEL_SOURCES) as ReadonlyArray<keyof typeof MODEL_SOURCES>).map((field) => ({
+    title: MODEL_SOURCES[field],
+    required: [field],
+    properties: { [field]: { not: { type: "null" } } }
+  }))
+}
 
 export const Geometry = Schema.Struct({
   volume: NonNegative.annotate({ description: "mm³" }),

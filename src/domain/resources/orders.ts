@@ -6,9 +6,9 @@
 import { Schema } from "effect"
 import { acceptingTheRecord, defineResource } from "../Resource.ts"
 import { ProductionParameterIds } from "./catalogue.ts"
-import { IsoDateTime, Money, Name, NonNegative, Positive, Quantity, Ref, Text } from "./fields.ts"
+import { IsoDateTime, MAX_QUANTITY, Money, Name, NonNegative, Positive, Quantity, Ref, Text } from "./fields.ts"
 import { fileNameRule } from "./modelFileName.ts"
-import { Geometry, ModelEndpoint } from "./modelFiles.ts"
+import { Geometry, MODEL_SOURCE_ONE_OF, ModelEndpoint } from "./modelFiles.ts"
 
 export const Project = defineResource({
   name: "project",
@@ -30,8 +30,8 @@ export const Project = defineResource({
 
 /** The documented states of a ticket; moves are made by the workflow operations (docs/workflows-orders.md). */
 export const TicketState = Schema.Literals(["draft", "quoted", "accepted", "in_production", "completed", "cancelled"]).annotate({
-  description: "draft → quoted (a quote is sent) → accepted (its quote is accepted) → in_production → completed; cancelled from draft, quoted or " +
-    "accepted (PUT /ticket/{id}/cancel). Parts and items change only while draft or quoted; a change while quoted returns the ticket to draft."
+  description: "draft → quoted (a quote is sent) → accepted (its quote is accepted) → in_production → completed; cancelled (by cancelling the ticket) " +
+    "from draft, quoted or accepted. Parts and items change only while draft or quoted; a change while quoted returns the ticket to draft."
 })
 
 export const Ticket = defineResource({
@@ -39,11 +39,18 @@ export const Ticket = defineResource({
   path: "/ticket",
   title: "Ticket",
   fields: {
-    projectId: Ref("project"),
-    name: Name,
-    externalReference: Schema.optional(Text(200)),
-    description: Schema.optional(Text(2000)),
-    dueDate: Schema.optional(IsoDateTime)
+    projectId: Ref("project").annotate({ description: "The id of the project (order) the ticket belongs to" }),
+    name: Name.annotate({ description: "What the ticket is for", examples: ["Prototype run"] }),
+    externalReference: Schema.optional(
+      Text(200).annotate({
+        description: "The integrator's own identifier for the ticket: unique among the app's tickets; a lookup finds the ticket by it",
+        examples: ["ERP-4711"]
+      })
+    ),
+    description: Schema.optional(Text(2000).annotate({ examples: ["Ten brackets for the gearbox prototype"] })),
+    dueDate: Schema.optional(IsoDateTime.annotate({
+      description: "When the customer needs the parts: an ISO 8601 date-time (a date alone is 00:00 UTC); service jobs carry it into production"
+    }))
   },
   computed: {
     number: Schema.String.annotate({ description: "The ticket number, numbered per app and kind: the app's first ticket is T-000001; kept on a replace" }),
@@ -87,16 +94,30 @@ export const TicketModel = defineResource({
   path: "/ticket-model",
   title: "Part (ticket model)",
   fields: {
-    ticketId: Ref("ticket"),
-    name: Schema.optional(Text(200)),
+    ticketId: Ref("ticket").annotate({ description: "The id of the ticket the part belongs to" }),
+    name: Schema.optional(Text(200).annotate({ description: "The part's name", examples: ["Gearbox bracket"] })),
     modelEndpoint: Schema.optional(ModelEndpoint),
-    catalogueModelConfigurationId: Schema.optional(Ref("catalogue model configuration")),
-    technologyId: Ref("technology"),
-    materialId: Ref("material"),
-    colourId: Schema.optional(Ref("colour")),
-    quantity: Quantity,
+    catalogueModelConfigurationId: Schema.optional(
+      Ref("catalogue model configuration").annotate({
+        description: "The id of a catalogue model configuration (of the part's technology): the part is made from that catalogue model"
+      })
+    ),
+    technologyId: Ref("technology").annotate({ description: "The id of the technology that makes the part", examples: ["fdm"] }),
+    materialId: Ref("material").annotate({ description: "The id of a material of the part's technology" }),
+    colourId: Schema.optional(
+      Ref("colour").annotate({
+        description: "The id of a colour: one of the material's `colourIds` when it lists them",
+        examples: ["black"]
+      })
+    ),
+    quantity: Quantity.annotate({ description: `How many pieces: a whole number from 1 to ${MAX_QUANTITY}` }),
     productionParameterIds: Schema.optional(ProductionParameterIds),
-    serviceIds: Schema.optional(Schema.Array(Ref("post-processing service")))
+    serviceIds: Schema.optional(
+      Schema.Array(Ref("post-processing service")).annotate({
+        description: "Post-processing services for the part, each one that applies to its technology",
+        examples: [["sanding"]]
+      })
+    )
   },
   computed: {
     fileName: Schema.NullOr(Schema.String),
@@ -107,6 +128,7 @@ export const TicketModel = defineResource({
   },
   filters: ["ticketId", "technologyId", "materialId"],
   storage: { references: { ticketId: "ticket", technologyId: "technology", materialId: "material", colourId: "colour" } },
+  validateJsonSchema: MODEL_SOURCE_ONE_OF,
   validate: (part) => {
     const hasEndpoint = part.modelEndpoint !== undefined
     const hasConfiguration = part.catalogueModelConfigurationId !== undefined
@@ -127,20 +149,22 @@ export const TicketModel = defineResource({
  * `withdrawn` (its ticket cancelled) or `expired` (read after `validUntil`).
  */
 export const QuoteState = Schema.Literals(["sent", "accepted", "rejected", "superseded", "expired", "withdrawn"]).annotate({
-  description: "sent → accepted | rejected (PUT); sent → superseded (a newer quote of the ticket, or its parts or items changed), " +
+  description: "sent → accepted | rejected (by a replacement of the quote); sent → superseded (a newer quote of the ticket, or its parts or items changed), " +
     "withdrawn (the ticket cancelled), expired (after validUntil, as read). Every state but sent is final."
 })
+
+const Notes = Text(4000).annotate({ description: "Free-text notes on the quote", examples: ["Valid with drawing rev B"] })
 
 export const QuoteLine = Schema.Struct({
   description: Text(500),
   ticketModelId: Schema.optional(Schema.String.annotate({ description: "The part (of the quote's ticket) this line prices" })),
   itemId: Schema.optional(Schema.String.annotate({ description: "The item (of the quote's ticket) this line prices" })),
-  quantity: Quantity.annotate({ description: "The part's or item's quantity; a PUT cannot change it" }),
+  quantity: Quantity.annotate({ description: "The part's or item's quantity; a replacement of the quote cannot change it" }),
   unitPrice: Money.annotate({
     description: "In the quote's currency, in its minor unit (0.01 for EUR): the part's or item's EUR unit price at the quote's exchange rate; " +
-      "a PUT may override it while the quote is sent"
+      "a replacement of the quote may override it while the quote is sent"
   }),
-  total: Money.annotate({ description: "Set by the engine: quantity × unitPrice, exactly; a value sent in a PUT is replaced" })
+  total: Money.annotate({ description: "Set by the engine: quantity × unitPrice, exactly; a value sent is replaced" })
 })
 
 export const TicketQuote = defineResource({
@@ -148,12 +172,14 @@ export const TicketQuote = defineResource({
   path: "/ticket-quote",
   title: "Ticket quote",
   fields: {
-    ticketId: Ref("ticket"),
-    currencyId: Ref("currency"),
+    ticketId: Ref("ticket").annotate({ description: "The id of the quoted ticket; it cannot change" }),
+    currencyId: Ref("currency").annotate({ description: "The id of the quote's currency; it cannot change", examples: ["EUR"] }),
     state: QuoteState,
-    validUntil: IsoDateTime,
+    validUntil: IsoDateTime.annotate({
+      description: "The quote can be accepted until this instant (an ISO 8601 date-time); a sent quote read after it is expired"
+    }),
     lines: Schema.Array(QuoteLine),
-    notes: Schema.optional(Text(4000))
+    notes: Schema.optional(Notes)
   },
   computed: {
     number: Schema.String.annotate({ description: "The quote number, numbered per app and kind: the app's first quote is Q-000001; kept on a replace" }),
@@ -168,13 +194,18 @@ export const TicketQuote = defineResource({
 
 /** `POST /ticket/{ticketId}/quote`: optional overrides of the created quote. */
 export const QuoteRequest = Schema.Struct({
-  currencyId: Schema.optional(Ref("currency").annotate({ description: "The quote's currency; default: the project's, else EUR" })),
+  currencyId: Schema.optional(Ref("currency").annotate({ description: "The id of the quote's currency; default: the project's, else EUR", examples: ["USD"] })),
   exchangeRate: Schema.optional(Positive.annotate({
-    description: "Units of the quote's currency per 1 EUR, replacing for this quote the rate GET /currency/{id} answers",
+    description: "Units of the quote's currency per 1 EUR, replacing for this quote the currency's own `exchangeRate`",
     examples: [1.08]
   })),
-  validDays: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 365 }))),
-  notes: Schema.optional(Text(4000))
+  validDays: Schema.optional(
+    Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 365 })).annotate({
+      description: "How many days the quote is valid, 1 to 365 (default 30)",
+      examples: [30]
+    })
+  ),
+  notes: Schema.optional(Notes)
 })
 
 export const ModelVersion = defineResource({
@@ -183,7 +214,7 @@ export const ModelVersion = defineResource({
   title: "Model version",
   fields: {
     ticketModelId: Ref("part"),
-    version: Quantity,
+    version: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "1 for the part's first model file, then 2, 3, …" }),
     fileName: Schema.NullOr(Schema.String),
     modelEndpoint: Schema.NullOr(ModelEndpoint),
     geometry: Schema.NullOr(Geometry)
