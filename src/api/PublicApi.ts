@@ -11,6 +11,7 @@ import { EngineErrorBody } from "../domain/Errors.ts"
 import { IncomingSecretAuth } from "./Authorization.ts"
 import { CatalogueGroup, CatalogueModelGroup } from "./groups/catalogue.ts"
 import { CustomerGroup } from "./groups/customer.ts"
+import { ModelFileGroup } from "./groups/modelFiles.ts"
 import {
   ItemGroup,
   MeetingNoteGroup,
@@ -53,7 +54,7 @@ import { documentTransform } from "./openapi.ts"
 export const PublicContract = HttpApi.make("public-v1")
   .add(AppGroup, BlankGroup, CatalogueModelGroup, CatalogueGroup, ColourGroup, CurrencyGroup, CustomerGroup)
   .add(ItemGroup, MachineGroupGroup, MachinesGroup, MaterialSeriesGroup, MaterialGroup, MeetingNoteGroup)
-  .add(ModelVersionGroup, PpsGroup, TicketModelGroup, ProductionNoteGroup, ProductionParameterFieldGroup, ProjectGroup)
+  .add(ModelFileGroup, ModelVersionGroup, PpsGroup, TicketModelGroup, ProductionNoteGroup, ProductionParameterFieldGroup, ProjectGroup)
   .add(QuotationFormRegionGroup, QuotationFormGroup, TicketQuoteGroup, ReelGroupGroup, ReelsGroup, ReportMetricsGroup)
   .add(ServiceJobGroup, ServiceJobProductionGroup, ServiceGroup, SupplierGroup, TechnologyGroup, TicketGroup, UserGroup)
   .prefix("/v1")

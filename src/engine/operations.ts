@@ -20,6 +20,7 @@ import {
   User
 } from "../domain/resources/reference.ts"
 import { recordHandlers } from "./crud.ts"
+import { modelFileHandlers } from "./modelFiles/handlers.ts"
 import type { EngineHandlers } from "./Operation.ts"
 import { orderHandlers } from "./orders.ts"
 import { currencyHandlers } from "./pricing/exchangeRates.ts"
@@ -37,6 +38,7 @@ export const engineHandlers: EngineHandlers = {
   currency: currencyHandlers,
   customer: recordHandlers(Customer),
   meetingNote: recordHandlers(MeetingNote),
+  modelFile: modelFileHandlers,
   pps: recordHandlers(Pps),
   productionNote: recordHandlers(ProductionNote),
   productionParameterField: recordHandlers(ProductionParameterField),

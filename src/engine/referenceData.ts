@@ -161,6 +161,43 @@ const SERVICES = [
   }
 ]
 
+/** What a technology's manufacturability verdict holds a part's geometry to (docs/geometry.md, "Manufacturability"). */
+export interface ManufacturabilityLimits {
+  /** mm: a wall thinner than this is a warning … */
+  readonly wallWarning: number
+  /** … and thinner than this, blocked. */
+  readonly wallBlocked: number
+  /** The build volume (mm) of a machine that has none of its own, and of the technology when the app has no machine of it. */
+  readonly defaultBuildVolume: { readonly x: number; readonly y: number; readonly z: number }
+  /** Downward faces beyond 45° need support (FDM, SLA). */
+  readonly overhang: boolean
+  /** Closed voids trap powder (SLS, MJF). */
+  readonly enclosedCavities: boolean
+  /** Milled from stock: undercuts, and the stock (the bounding box plus this allowance a side, mm). */
+  readonly stockAllowance?: number
+}
+
+/**
+ * The limits per technology: wall thicknesses after the usual design guides
+ * (FDM: two 0.4 mm perimeters; SLA 0.5 mm supported walls; SLS and MJF
+ * 0.8 mm; CNC 1 mm in metal), default build volumes of a common machine of
+ * each (Prusa MK4, Form 3, EOS P 396, HP Jet Fusion 5200, a 3-axis VMC).
+ */
+export const MANUFACTURABILITY_LIMITS: Readonly<Record<string, ManufacturabilityLimits>> = {
+  fdm: { wallWarning: 0.8, wallBlocked: 0.4, defaultBuildVolume: { x: 250, y: 210, z: 220 }, overhang: true, enclosedCavities: false },
+  sla: { wallWarning: 0.5, wallBlocked: 0.2, defaultBuildVolume: { x: 145, y: 145, z: 185 }, overhang: true, enclosedCavities: false },
+  sls: { wallWarning: 0.8, wallBlocked: 0.5, defaultBuildVolume: { x: 340, y: 340, z: 600 }, overhang: false, enclosedCavities: true },
+  mjf: { wallWarning: 0.8, wallBlocked: 0.5, defaultBuildVolume: { x: 380, y: 284, z: 380 }, overhang: false, enclosedCavities: true },
+  "cnc-milling": {
+    wallWarning: 1,
+    wallBlocked: 0.5,
+    defaultBuildVolume: { x: 600, y: 400, z: 400 },
+    overhang: false,
+    enclosedCavities: false,
+    stockAllowance: 2
+  }
+}
+
 /** Records by resource name. */
 export const REFERENCE_DATA: ReadonlyArray<readonly [resource: string, records: ReadonlyArray<{ readonly id: string }>]> = [
   ["technology", TECHNOLOGIES],

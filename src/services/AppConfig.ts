@@ -26,6 +26,8 @@ export interface AppConfigShape {
   readonly releasedAt: Date
   readonly adminToken: Option.Option<Redacted.Redacted>
   readonly trustedProxies: ReadonlyArray<IpRange>
+  /** The largest uploaded model file, in bytes (MODEL_UPLOAD_MAX_BYTES): 413 above it. */
+  readonly modelUploadMaxBytes: number
   /** The largest request body, in bytes (MAX_BODY_BYTES): 413 above it. */
   readonly maxBodyBytes: number
   /** Extra wait before a meter flush, to gather more calls into one commit (0: flush as soon as the previous one ends). */

@@ -8,6 +8,7 @@ import { Duration, Result } from "effect"
 import { parseIpRange } from "../domain/IpAllowList.ts"
 import { MODEL_ANALYSIS_SETTINGS, MODEL_FETCH_SETTINGS } from "../domain/ModelSettings.ts"
 import { DEFAULT_RATE_LIMIT, parseRateLimit } from "../domain/RateLimit.ts"
+import { DEFAULT_MODEL_UPLOAD_MAX_BYTES } from "../domain/resources/modelFileUpload.ts"
 import { boolean, duration, integer, optionalSetting, secret, secretUrl, setting, type SettingDoc, text, url } from "../domain/Setting.ts"
 
 /** The 1.0.0 release of this interface: secrets issued before it cannot authenticate. */
@@ -133,6 +134,13 @@ export const SERVER_SETTINGS = {
     defaultText: "1048576 (1 MiB)",
     meaning: "largest request body on every surface (REST, MCP, admin API): a larger one is a 413 before it is read whole " +
       "(at once when its `Content-Length` says so, else when the bytes read pass the limit), and its connection is closed"
+  }),
+  modelUploadMaxBytes: setting("MODEL_UPLOAD_MAX_BYTES", {
+    ...integer({ min: 1, max: 1024 * 1024 * 1024, unit: "bytes" }),
+    default: DEFAULT_MODEL_UPLOAD_MAX_BYTES,
+    defaultText: "104857600 (100 MiB)",
+    meaning: "largest model file `POST /v1/model-file` accepts (MAX_BODY_BYTES does not apply to it): a larger one is a 413 " +
+      "(at once when its `Content-Length` says so, else when the bytes read pass the limit), and nothing of it is kept"
   }),
   trustedProxies: setting("TRUSTED_PROXIES", {
     type: "list of CIDRs",

@@ -197,10 +197,18 @@ const mcpTarget = (derived: (typeof McpTools)[number], seed: number): McpTarget 
   }
 }
 
-/** Every REST endpoint of PublicApi and every MCP tool. */
+/** Whether an endpoint's body is not JSON (a model file upload): its own suite covers it (test/http/model-upload.test.ts). */
+const takesRawBody = (endpoint: HttpApiEndpoint.Top) => {
+  const media = endpoint.payload as ReadonlyMap<string, unknown>
+  return media.size > 0 && !media.has("application/json")
+}
+
+/** Every REST endpoint of PublicApi whose body, if any, is JSON, and every MCP tool. */
 export const deriveTargets = (seed: number): ReadonlyArray<Target> => {
   const rest = Object.values(PublicApi.groups).flatMap((group) =>
-    Object.values(group.endpoints).map((endpoint) => restTarget(group.identifier, endpoint as HttpApiEndpoint.Top, seed))
+    Object.values(group.endpoints)
+      .filter((endpoint) => !takesRawBody(endpoint as HttpApiEndpoint.Top))
+      .map((endpoint) => restTarget(group.identifier, endpoint as HttpApiEndpoint.Top, seed))
   )
   return [...rest, ...McpTools.map((derived) => mcpTarget(derived, seed))]
 }

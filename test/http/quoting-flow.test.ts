@@ -108,6 +108,7 @@ for (const backend of backends) {
           description: read.fileName,
           ticketModelId: part.id,
           quantity: 2,
+          manufacturability: "ok",
           unitPrice: read.unitPrice,
           total: read.totalPrice
         }])

@@ -89,6 +89,33 @@ export const ProductionTimes = Schema.Struct({
   services: Schema.Array(ServiceTimes)
 }).annotate({ description: "Times of the last price calculation, in seconds" })
 
+export const ManufacturabilityStatus = Schema.Literals(["ok", "warning", "blocked"]).annotate({
+  description: "ok: nothing found; warning: it can be made, but look (support, thin walls, an open mesh …); blocked: it cannot be made as it is " +
+    "(no machine of its technology holds it, walls thinner than the technology makes). docs/geometry.md, \"Manufacturability\""
+})
+
+export const ManufacturabilityCheck = Schema.Struct({
+  id: Schema.String.annotate({
+    description: "The check: mesh-open-edges, mesh-non-manifold-edges, mesh-inconsistent-normals, mesh-shells, build-volume, wall-thickness, " +
+      "overhang (FDM, SLA), enclosed-cavities (SLS, MJF), cnc-undercuts, cnc-stock-size (CNC milling)",
+    examples: ["build-volume"]
+  }),
+  status: ManufacturabilityStatus,
+  value: Schema.NullOr(Schema.Finite).annotate({ description: "What was measured, in `unit`; null when it could not be measured" }),
+  limit: Schema.NullOr(Schema.Finite).annotate({ description: "The technology's limit the value is held to, in `unit`; null when none applies" }),
+  unit: Schema.String.annotate({ examples: ["mm", "mm²", "edges"] }),
+  message: Schema.String,
+  machineIds: Schema.optional(Schema.Array(Schema.String).annotate({ description: "build-volume: the app's machines of the technology the part fits" }))
+})
+
+export const Manufacturability = Schema.Struct({
+  status: ManufacturabilityStatus.annotate({ description: "The worst of the checks' statuses" }),
+  checks: Schema.Array(ManufacturabilityCheck)
+}).annotate({
+  description: "Design-for-manufacturing checks of the part's model for its technology, from the geometry (measured once with it) and the app's " +
+    "machines as of the part's last write; null until the model is analysed. A blocked part is not quoted unless the quote request says `override`"
+})
+
 export const TicketModel = defineResource({
   name: "ticketModel",
   path: "/ticket-model",
@@ -122,6 +149,8 @@ export const TicketModel = defineResource({
   computed: {
     fileName: Schema.NullOr(Schema.String),
     geometry: Schema.NullOr(Geometry).annotate({ description: "From the model file; null until analysed" }),
+    // Absent on a part stored before manufacturability was judged: it gets its verdict when written or quoted again.
+    manufacturability: Schema.optional(Schema.NullOr(Manufacturability)),
     productionTimes: Schema.NullOr(ProductionTimes),
     unitPrice: Schema.NullOr(Money),
     totalPrice: Schema.NullOr(Money)
@@ -160,6 +189,9 @@ export const QuoteLine = Schema.Struct({
   ticketModelId: Schema.optional(Schema.String.annotate({ description: "The part (of the quote's ticket) this line prices" })),
   itemId: Schema.optional(Schema.String.annotate({ description: "The item (of the quote's ticket) this line prices" })),
   quantity: Quantity.annotate({ description: "The part's or item's quantity; a replacement of the quote cannot change it" }),
+  manufacturability: Schema.optional(ManufacturabilityStatus.annotate({
+    description: "Set by the engine on a part's line: the part's manufacturability status when the quote was made; a value sent is replaced"
+  })),
   unitPrice: Money.annotate({
     description: "In the quote's currency, in its minor unit (0.01 for EUR): the part's or item's EUR unit price at the quote's exchange rate; " +
       "a replacement of the quote may override it while the quote is sent"
@@ -205,7 +237,12 @@ export const QuoteRequest = Schema.Struct({
       examples: [30]
     })
   ),
-  notes: Schema.optional(Notes)
+  notes: Schema.optional(Notes),
+  override: Schema.optional(Schema.Boolean.annotate({
+    description: "true quotes the ticket even when a part's manufacturability is blocked (its line says so); without it such a ticket is a 409 " +
+      "naming the part and the check",
+    examples: [true]
+  }))
 })
 
 export const ModelVersion = defineResource({

@@ -3,7 +3,8 @@
  * (ModelAnalyser.ts; piscina calls the default export with each task). It
  * says when it starts, so the time budget runs from then and not while the
  * task waited for a thread; then parses and measures the file within the
- * triangle and unpacked-size budgets, and answers the geometry or what is
+ * triangle and unpacked-size budgets, with its manufacturability
+ * measurements (dfm/measure.ts), and answers the geometry or what is
  * wrong, as plain data (a ModelError does not cross threads).
  *
  * Loaded by Node itself (type stripping), under `npm start`, the engine's
@@ -12,8 +13,8 @@
  */
 import type { MessagePort } from "node:worker_threads"
 import type { AnalysisLimits } from "./limits.ts"
-import type { AnalysedGeometry, ModelErrorType } from "./mesh.ts"
-import { analyseModelSync, asModelError } from "./modelFile.ts"
+import { type AnalysedGeometry, analyseWithDfm, type ModelErrorType } from "./mesh.ts"
+import { asModelError, parseModel } from "./modelFile.ts"
 
 export interface AnalysisTask {
   readonly bytes: Uint8Array
@@ -31,7 +32,7 @@ export default function analyseTask(task: AnalysisTask): AnalysisOutcome {
   task.started.postMessage(true)
   task.started.close()
   try {
-    return { ok: true, geometry: analyseModelSync(task.bytes, task.fileName, task.limits) }
+    return { ok: true, geometry: analyseWithDfm(parseModel(task.bytes, task.fileName, task.limits)) }
   } catch (thrown) {
     const error = asModelError(thrown)
     return { ok: false, type: error.type ?? "UnreadableModel", reason: error.reason }

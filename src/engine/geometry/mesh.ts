@@ -7,6 +7,7 @@
  */
 // effect/Data, not the whole of effect: the analysis workers load this module, and start faster so.
 import * as Data from "effect/Data"
+import { type DfmMeasurements, measureDfm } from "./dfm/measure.ts"
 import { d2Distribution } from "./shapeDistribution.ts"
 
 /**
@@ -54,6 +55,8 @@ export interface Geometry {
  */
 export interface AnalysedGeometry extends Geometry {
   readonly shapeDistribution: ReadonlyArray<number>
+  /** The manufacturability measurements (dfm/measure.ts); absent on geometry analysed before they existed. */
+  readonly dfm?: DfmMeasurements
 }
 
 /**
@@ -166,6 +169,9 @@ export const analyse = (mesh: Mesh): AnalysedGeometry => {
     shapeDistribution: d2Distribution(p, tris, cumulativeArea)
   }
 }
+
+/** The geometry of a mesh with its manufacturability measurements, as the engine stores it with a part (docs/geometry.md). */
+export const analyseWithDfm = (mesh: Mesh): AnalysedGeometry => ({ ...analyse(mesh), dfm: measureDfm(mesh.positions, mesh.triangles) })
 
 /**
  * Coordinates welded into shared vertices: equal coordinates (bit for bit,

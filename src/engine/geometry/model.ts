@@ -6,10 +6,21 @@
  */
 import { Effect } from "effect"
 import { type AnalysisLimits, DEFAULT_LIMITS } from "./limits.ts"
-import type { AnalysedGeometry, ModelError } from "./mesh.ts"
-import { analyseModelSync, asModelError } from "./modelFile.ts"
+import { type AnalysedGeometry, analyseWithDfm, type ModelError } from "./mesh.ts"
+import { asModelError, parseModel } from "./modelFile.ts"
 
-export { analyseModelSync, type ModelFormat, parseModel } from "./modelFile.ts"
+export { type ModelFormat, parseModel } from "./modelFile.ts"
+
+/**
+ * The geometry of a model file with its manufacturability measurements,
+ * synchronously (throws ModelError), in this thread: what the analysis
+ * threads answer, for trusted files (the seed, tests, benchmarks).
+ */
+export const analyseModelSync = (
+  bytes: Uint8Array,
+  fileName: string | null | undefined,
+  limits: AnalysisLimits = DEFAULT_LIMITS
+): AnalysedGeometry => analyseWithDfm(parseModel(bytes, fileName, limits))
 
 /** The geometry of a model file, or a ModelError saying what is wrong with it. */
 export const analyseModel = (

@@ -17,6 +17,7 @@ import { asRecord, type InputOf, type RecordOf, type StoredFields } from "../cru
 import { EngineError } from "../EngineError.ts"
 import { ModelAnalyser } from "../geometry/ModelAnalyser.ts"
 import { ModelFetcher } from "../geometry/ModelFetcher.ts"
+import { ownModelFileGeometry, ownModelFileId } from "../modelFiles/ownFiles.ts"
 import type { OperationContext, Step } from "../Operation.ts"
 import { GLOBAL_APP, type StoredRecord } from "../RecordRepository.ts"
 import { fileNameOf } from "./common.ts"
@@ -64,6 +65,8 @@ export const sameModel = (a: ModelSource, b: ModelSource) =>
  */
 export const modelGeometry = (endpoint: typeof ModelEndpoint.Type, fileName: string | null, appId: string) =>
   Effect.gen(function*() {
+    const uploaded = ownModelFileId(endpoint.url)
+    if (uploaded !== undefined) return yield* ownModelFileGeometry(uploaded, appId)
     const fetcher = yield* ModelFetcher
     const bytes = yield* fetcher.fetch(endpoint.url)
     if (bytes === undefined) return null

@@ -29,6 +29,7 @@ import { pricePart } from "../pricing/pricePart.ts"
 import { replaceLocked } from "../writes.ts"
 import { checkMaterial, checkParameters, checkServices } from "./eligibility.ts"
 import { getMachiningStrategy, pruneStrategies, setMachiningStrategy } from "./machiningStrategies.ts"
+import { manufacturabilityOf } from "./manufacturability.ts"
 import { addVersion, removeVersions } from "./modelVersions.ts"
 import { findConfiguration, type FoundConfiguration, partModel, sameModel } from "./partModel.ts"
 import { checkOpenForChanges, ticketsChanged } from "./ticketState.ts"
@@ -70,7 +71,8 @@ const checkJobsOf = (context: OperationContext, previous: Part, technologyId: st
  * it is made of eligible (and of its service jobs' technology), a new model's file name and geometry (a replace
  * with the same model keeps them), then the price calculation, on every
  * write: new parameters, quantity, material or services give new production
- * times and prices.
+ * times and prices; and its manufacturability for its technology, on the
+ * app's machines as they are (manufacturability.ts).
  */
 const prepareTicketModel = (context: OperationContext, input: PrepareInput<typeof TicketModel>, previous: Part | undefined): Step<PartFields> =>
   Effect.gen(function*() {
@@ -83,7 +85,8 @@ const prepareTicketModel = (context: OperationContext, input: PrepareInput<typeo
     const model = previous !== undefined && sameModel(previous, input)
       ? { fileName: previous.fileName, geometry: previous.geometry }
       : yield* partModel(context, input, configuration)
-    return yield* pricePart(context, { ...input, ...model })
+    const manufacturability = yield* manufacturabilityOf(context, input.technologyId, model.geometry)
+    return yield* pricePart(context, { ...input, ...model, manufacturability })
   })
 
 /**

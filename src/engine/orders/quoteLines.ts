@@ -4,7 +4,7 @@
  * and rounded to its minor unit, each total exactly quantity × unit price,
  * the quote's total exactly their sum. A PUT of a sent quote may rename a
  * line or override its unit price; it cannot add, drop or re-point a line,
- * or change its quantity.
+ * or change its quantity or a part line's manufacturability status.
  */
 import { Effect } from "effect"
 import { Item, TicketModel } from "../../domain/resources/orders.ts"
@@ -16,6 +16,7 @@ import { fromBase, fromMinor, isWholeMinor, sum, times } from "../pricing/money.
 import type { Quote } from "./quoteState.ts"
 
 export type QuoteLine = Quote["lines"][number]
+type ManufacturabilityStatus = NonNullable<QuoteLine["manufacturability"]>
 
 /** The terms a quote prices in: its currency's minor unit and the rate it converts EUR at. */
 export type QuoteTerms = Pick<CurrencyTerms, "currencyId" | "minorUnits" | "exchangeRate">
@@ -25,14 +26,15 @@ const description = (value: string) => value.slice(0, 500)
 /** A line with its total: quantity × unit price, exactly. */
 const priced = (line: Omit<QuoteLine, "total">, minorUnits: number): QuoteLine => ({ ...line, total: times(line.unitPrice, line.quantity, minorUnits) })
 
-/** The line of a priced part; a part without a price cannot be quoted (409 naming it). */
-export const partLine = (part: RecordOf<typeof TicketModel>, terms: QuoteTerms): Step<QuoteLine> =>
+/** The line of a priced part, with its manufacturability status; a part without a price cannot be quoted (409 naming it). */
+export const partLine = (part: RecordOf<typeof TicketModel>, terms: QuoteTerms, status: ManufacturabilityStatus | undefined): Step<QuoteLine> =>
   part.unitPrice === null
     ? Effect.fail(EngineError.conflict(`part ${part.name ?? part.id} has no price yet`))
     : Effect.succeed(priced({
       description: description(part.name ?? part.fileName ?? part.id),
       ticketModelId: part.id,
       quantity: part.quantity,
+      ...(status === undefined ? {} : { manufacturability: status }),
       unitPrice: fromBase(part.unitPrice, terms.exchangeRate, terms.minorUnits)
     }, terms.minorUnits))
 
@@ -123,7 +125,14 @@ export const reviseLines = (
           `lines.${index}.unitPrice: ${line.unitPrice} is finer than the minor unit of ${quote.currencyId} (${fromMinor(1, minorUnits)})`
         )
       }
-      revised.push(priced({ description: line.description, [what.field]: what.id, quantity: line.quantity, unitPrice: line.unitPrice }, minorUnits))
+      revised.push(priced({
+        description: line.description,
+        [what.field]: what.id,
+        quantity: line.quantity,
+        // The engine's, as the quote was made: a value sent is replaced.
+        ...(original.manufacturability === undefined ? {} : { manufacturability: original.manufacturability }),
+        unitPrice: line.unitPrice
+      }, minorUnits))
     }
     for (const [key, line] of made) {
       if (!seen.has(key)) {

@@ -13,6 +13,7 @@ import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
 import { currencyTerms } from "../pricing/currencies.ts"
 import { BASE_CURRENCY, toMinor } from "../pricing/money.ts"
 import { insertLocked, replaceLocked } from "../writes.ts"
+import { manufacturabilityOf } from "./manufacturability.ts"
 import { itemLine, partLine, type QuoteLine, type QuoteTerms, reviseLines, totalOf } from "./quoteLines.ts"
 import { listQuotes } from "./quoteList.ts"
 import { asRead, closeOpenQuotes, openQuotes, type Quote, quoteLabel } from "./quoteState.ts"
@@ -51,6 +52,25 @@ const termsOf = (
     return { ...terms, exchangeRate: payload.exchangeRate }
   })
 
+type Part = (typeof TicketModel)["record"]["Type"]
+
+/**
+ * A ticket whose part is blocked (it cannot be made as drawn: no machine
+ * holds it, walls too thin) is not quoted without `override: true`: a 409
+ * naming each such part and its blocking checks.
+ */
+const checkManufacturable = (parts: ReadonlyArray<Part>, verdicts: ReadonlyArray<Part["manufacturability"]>): Step<void> => {
+  const blocked = parts.flatMap((part, index) => {
+    const checks = verdicts[index]?.checks.filter((check) => check.status === "blocked") ?? []
+    return checks.length === 0
+      ? []
+      : [`part ${part.name ?? part.id} (${part.id}) is blocked by ${checks.map((check) => `${check.id} (${check.message})`).join(", ")}`]
+  })
+  return blocked.length === 0
+    ? Effect.void
+    : Effect.fail(EngineError.conflict(`${blocked.join("; ")}: it cannot be made as it is; quote with "override": true to quote it anyway`))
+}
+
 /** `POST /ticket/{ticketId}/quote`: a sent quote of the ticket's parts and items; it supersedes the open one, and the ticket is quoted. */
 const createQuote: GroupHandlers<"ticket">["quote"] = (context, { params: { ticketId }, payload }) =>
   Effect.gen(function*() {
@@ -64,8 +84,15 @@ const createQuote: GroupHandlers<"ticket">["quote"] = (context, { params: { tick
       return yield* EngineError.invalid(`${ticketLabel(ticket)} has no parts or items to quote`)
     }
     const terms = yield* termsOf(context, ticket, payload)
+    // A part written before the checks existed has none stored: its verdict is made now.
+    const verdicts = yield* Effect.forEach(parts, (part) =>
+      part.manufacturability !== undefined ? Effect.succeed(part.manufacturability) : manufacturabilityOf(context, part.technologyId, part.geometry))
+    if (payload.override !== true) {
+      yield* checkManufacturable(parts, verdicts)
+    }
     const lines: ReadonlyArray<QuoteLine> = [
-      ...(yield* Effect.forEach(parts, (part) => partLine(part, terms))),
+      ...(yield* Effect.forEach(parts, (part, index) =>
+        partLine(part, terms, verdicts[index]?.status))),
       ...items.map((item) => itemLine(item, terms))
     ]
     const quote: StoredFields<typeof TicketQuote> = {

@@ -22,12 +22,14 @@ import { isPaged, type OperationEndpoint, type OperationInput, operationOf, type
 import { PublicApi } from "../../api/PublicApi.ts"
 import { DownstreamError } from "../../domain/Errors.ts"
 import { traced } from "../../domain/Span.ts"
+import { AppConfig } from "../../services/AppConfig.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { locationTable, type PageQuery, withLocation, withPageHeaders } from "./AnswerHeaders.ts"
 import { currentReads, entityTag, namesTag, notModified, preconditionFailed, unconditional, writtenId } from "./Conditional.ts"
 import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
 import { IdempotentCalls, type WithIdempotencyKey } from "./Idempotency.ts"
 import { mismatchedId, unstorableInput } from "./InputChecks.ts"
+import { isModelFileEndpoint, makeModelFileHandler, modelUploadMaxBytes } from "./ModelFileHandlers.ts"
 import { undeclaredInput } from "./UndeclaredInput.ts"
 
 /** The spec's answer for a missing id: 200 with an empty body, and so no content-type (there is no JSON to parse). */
@@ -165,7 +167,11 @@ export class PublicOperationHandler extends Context.Service<
   static readonly layer = Layer.effect(
     PublicOperationHandler,
     Effect.gen(function*() {
-      return makeForward(yield* Downstream, yield* IdempotentCalls)
+      const downstream = yield* Downstream
+      const forward = makeForward(downstream, yield* IdempotentCalls)
+      const modelFiles = makeModelFileHandler(downstream, modelUploadMaxBytes(yield* AppConfig))
+      return (request: ForwardedRequest) =>
+        isModelFileEndpoint(request.endpoint) ? Effect.flatMap(CurrentCaller, (caller) => modelFiles(request, caller)) : forward(request)
     })
   ).pipe(Layer.provide(IdempotentCalls.layer))
 }

@@ -3,7 +3,8 @@
  * public API, MCP, the admin API) before authentication, as a proxy would:
  *
  * - a path with a malformed percent-encoding (`%ZZ`, `%C0%AF`) is a 400;
- * - a body over MAX_BODY_BYTES is a 413: at once when its Content-Length says
+ * - a body over MAX_BODY_BYTES is a 413 (but a model file upload's, which
+ *   has its own limit, src/layers/http/ModelFileHandlers.ts): at once when its Content-Length says
  *   so, else as soon as the bytes read pass the limit (the connection is then
  *   closed, so the rest is never read);
  * - a JSON body nested deeper than MAX_JSON_DEPTH is a 400: parsing and
@@ -58,6 +59,10 @@ const pathDecodes = (url: string): boolean => {
     return false
   }
 }
+
+const UPLOAD_PATH = "/v1/model-file"
+
+const isUploadPath = (url: string) => url === UPLOAD_PATH || url.startsWith(`${UPLOAD_PATH}?`)
 
 const isJson = (contentType: string | undefined) => contentType === undefined || /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i.test(contentType)
 
@@ -114,6 +119,8 @@ export const requestLimits = (maxBodyBytes: number) => {
       if (!pathDecodes(request.url)) return Effect.succeed(refusalResponse(request, MALFORMED_PATH))
       // No route reads the body of these methods, so there is nothing to bound (and no headers to look at on the hot path).
       if (BODYLESS.has(request.method)) return app
+      // An upload's body streams to storage under its own limit, MODEL_UPLOAD_MAX_BYTES (ModelFileHandlers.ts).
+      if (request.method === "POST" && isUploadPath(request.url)) return app
       const declared = Number(request.headers["content-length"])
       if (declared > maxBodyBytes) return Effect.succeed(refusalResponse(request, tooLarge(maxBodyBytes)))
       const read = Effect.provideService(request.text, HttpIncomingMessage.MaxBodySize, limit)

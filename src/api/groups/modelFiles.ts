@@ -1,0 +1,39 @@
+/** Uploaded model files: a part's or catalogue model's file without a public URL. */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { NotFound } from "../../domain/Errors.ts"
+import { ModelFileQuery, ModelFileRecord, UPLOAD_MEDIA_TYPES } from "../../domain/resources/modelFileUpload.ts"
+import { COMMON_ERRORS, get, IdParam, recordOf, tag } from "../endpoints.ts"
+
+const ModelFile = { name: "modelFile", path: "/model-file", title: "model file", record: ModelFileRecord } as const
+
+/** The file's bytes, in either direction: read as they arrive, never whole before they are stored. */
+const FileBytes = HttpApiSchema.StreamUint8Array({ contentType: UPLOAD_MEDIA_TYPES })
+
+export const ModelFileGroup = HttpApiGroup.make("modelFile")
+  .add(
+    HttpApiEndpoint.post("upload", "/model-file", {
+      query: ModelFileQuery,
+      payload: FileBytes,
+      success: recordOf(ModelFile),
+      error: [...COMMON_ERRORS, NotFound]
+    }).annotate(OpenApi.Summary, "Upload a model file").annotate(
+      OpenApi.Description,
+      "The body is the file itself (STL, 3MF or OBJ), sent as `model/stl`, `model/3mf`, `model/obj` or `application/octet-stream`; " +
+        "the file name is `fileName`, else the `filename` of `Content-Disposition`, else `model.<format>` of a `model/*` type " +
+        "(`application/octet-stream` without a name is a 400). Another content type is a 415. A body over MODEL_UPLOAD_MAX_BYTES " +
+        "(100 MiB unless configured) is a 413, at once when `Content-Length` says so, else when the bytes read pass it. " +
+        "Files are stored once per app and content: uploading the same bytes again answers the first upload's record, 200 both " +
+        "times (its `createdAt` tells). Give the answer's `url` and `fileName` as a part's `modelEndpoint`: the engine reads the " +
+        "file from its own storage (analysed once per file), never over the network."
+    ),
+    get(ModelFile),
+    HttpApiEndpoint.get("content", "/model-file/:id/content", {
+      params: IdParam,
+      success: FileBytes,
+      error: [...COMMON_ERRORS, NotFound]
+    }).annotate(OpenApi.Summary, "Read a model file's bytes").annotate(
+      OpenApi.Description,
+      "The bytes as uploaded, with the content type of the file's format and its `Content-Length`. A missing id (or another app's) is a 404."
+    )
+  )
+  .annotateMerge(tag("Model file", "Model files uploaded to the service, for parts and catalogue models whose file has no public URL."))

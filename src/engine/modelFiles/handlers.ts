@@ -1,0 +1,48 @@
+/**
+ * The engine's operations on uploaded model files (src/api/groups/modelFiles.ts):
+ * store one, read its record, stream its bytes. A record's `url` is the
+ * content's path under /v1; the gateway, which knows the host it was called
+ * on, makes it absolute.
+ */
+import { Effect, Stream } from "effect"
+import { SqlClient } from "effect/sql"
+import { formatOf, modelFileContentPath, type ModelFileRecord } from "../../domain/resources/modelFileUpload.ts"
+import { EngineError } from "../EngineError.ts"
+import type { GroupHandlers } from "../Operation.ts"
+import { findModelFile, modelFileContent, type StoredModelFile, storeModelFile } from "./store.ts"
+
+const asRecord = (file: StoredModelFile): ModelFileRecord => ({
+  id: file.id,
+  fileName: file.fileName,
+  sha256: file.sha256,
+  size: file.size,
+  url: `/v1${modelFileContentPath(file.id)}`,
+  createdAt: file.createdAt
+})
+
+const interrupted = EngineError.modelFile({ status: 400, type: "UploadInterrupted", message: "The model file's body did not arrive whole" })
+
+export const modelFileHandlers: GroupHandlers<"modelFile"> = {
+  upload: (context, { payload, query }) =>
+    Effect.gen(function*() {
+      const fileName = query.fileName
+      if (fileName === undefined || formatOf(fileName) === undefined) {
+        return yield* EngineError.invalid("fileName: a file name ending in .stl, .3mf or .obj is required")
+      }
+      const { file } = yield* storeModelFile(context.appId, fileName, payload).pipe(
+        Effect.catchTags({
+          UploadInterrupted: () => Effect.fail(interrupted),
+          EmptyUpload: () => Effect.fail(EngineError.invalid("The model file is empty"))
+        })
+      )
+      return asRecord(file)
+    }),
+  get: (context, { params }) => Effect.map(findModelFile(context.appId, params.id), (file) => file === undefined ? null : asRecord(file)),
+  content: (context, { params }) =>
+    Effect.gen(function*() {
+      const file = yield* findModelFile(context.appId, params.id)
+      if (file === undefined) return yield* EngineError.notFound("model file", params.id)
+      const sql = yield* SqlClient.SqlClient
+      return modelFileContent(sql, file.id) as Stream.Stream<Uint8Array, unknown>
+    })
+}

@@ -1,0 +1,109 @@
+/**
+ * Manufacturability through HTTP: a part's model is analysed with its DFM
+ * measurements and the part answers its verdict for its technology; a ticket
+ * with a blocked part (a 400 mm bar, which no FDM build volume holds) is not
+ * quoted (409 naming the part and the check) unless the request says
+ * `override: true`, and the quote's line then carries the part's status.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Duration, Effect, Layer } from "effect"
+import { modelFetcherLayer } from "../../src/engine/geometry/ModelFetcher.ts"
+import { binaryStl, box } from "../../src/engine/geometry/writers.ts"
+import { backends } from "../support/backends.ts"
+import { FileHost, FileHostLive } from "../support/fileHost.ts"
+import { appWithTicket, ok } from "../support/http.ts"
+import { TestApp } from "../support/TestApp.ts"
+
+const FILES: Readonly<Record<string, Uint8Array>> = {
+  "/models/cube.stl": binaryStl(box(10, 10, 10)),
+  "/models/bar.stl": binaryStl(box(400, 20, 20))
+}
+
+const fetcher = modelFetcherLayer({ allowPrivate: true, maxBytes: 1 << 20, timeout: Duration.seconds(5), maxRedirects: 0, placeholderHosts: [] })
+
+interface Check {
+  readonly id: string
+  readonly status: string
+  readonly value: number | null
+  readonly limit: number | null
+  readonly message: string
+}
+const checkOf = (part: { manufacturability: { checks: ReadonlyArray<Check> } }, id: string) => {
+  const found = part.manufacturability.checks.find((check) => check.id === id)
+  assert.isDefined(found, `${id} in ${JSON.stringify(part.manufacturability)}`)
+  return found!
+}
+
+for (const backend of backends) {
+  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostLive(FILES)), { timeout: 60_000, excludeTestServices: true })(
+    `Manufacturability over HTTP (${backend})`,
+    (it) => {
+      const setup = Effect.gen(function*() {
+        const host = yield* FileHost
+        const { call, ticket } = yield* appWithTicket("dfm")
+        const material = ok(yield* call("POST", "/material", { name: "PLA", technologyId: "fdm" }), "material")
+        const part = (name: string, file: string) =>
+          call("POST", "/ticket-model", {
+            ticketId: ticket.id,
+            name,
+            modelEndpoint: { url: `${host.url}/models/${file}` },
+            technologyId: "fdm",
+            materialId: material.id,
+            quantity: 2
+          })
+        return { call, part, ticket }
+      })
+
+      it.effect("a cube is ok for FDM, every check said, on the part as created and as read", () =>
+        Effect.gen(function*() {
+          const { call, part } = yield* setup
+          const created = ok(yield* part("Cube", "cube.stl"), "create")
+          assert.strictEqual(created.manufacturability.status, "ok", JSON.stringify(created.manufacturability))
+          assert.deepStrictEqual(
+            created.manufacturability.checks.map((check: Check) => check.id),
+            ["mesh-open-edges", "mesh-non-manifold-edges", "mesh-inconsistent-normals", "mesh-shells", "build-volume", "wall-thickness", "overhang"]
+          )
+          assert.strictEqual(checkOf(created, "wall-thickness").value, 10)
+          assert.include(checkOf(created, "build-volume").message, "default build volume")
+          assert.deepStrictEqual(ok(yield* call("GET", `/ticket-model/${created.id}`), "get").manufacturability, created.manufacturability)
+          // The measurements stay inside: the API's geometry is the documented five fields.
+          assert.deepStrictEqual(Object.keys(created.geometry).sort(), ["boundingBox", "surfaceArea", "triangleCount", "volume", "watertight"])
+        }))
+
+      it.effect("a 400 mm bar fits no FDM machine: its ticket is a 409 naming the part and build-volume, and quoted with override", () =>
+        Effect.gen(function*() {
+          const { call, part, ticket } = yield* setup
+          ok(yield* part("Cube", "cube.stl"), "cube")
+          const bar = ok(yield* part("Long bar", "bar.stl"), "bar")
+          assert.strictEqual(bar.manufacturability.status, "blocked")
+          const fit = checkOf(bar, "build-volume")
+          assert.strictEqual(fit.status, "blocked")
+          assert.strictEqual(fit.value, 400)
+
+          const refused = yield* call("POST", `/ticket/${ticket.id}/quote`, {})
+          assert.strictEqual(refused.status, 409, refused.text)
+          assert.include(refused.json().message, `part Long bar (${bar.id}) is blocked by build-volume`)
+          assert.include(refused.json().message, "override")
+
+          const quote = ok(yield* call("POST", `/ticket/${ticket.id}/quote`, { override: true }), "quote with override")
+          const statuses = Object.fromEntries(
+            quote.lines.map((line: { ticketModelId: string; manufacturability: string }) => [line.ticketModelId, line.manufacturability])
+          )
+          assert.strictEqual(statuses[bar.id], "blocked")
+          assert.strictEqual(Object.values(statuses).filter((status) => status === "ok").length, 1)
+          // A revision of the sent quote keeps the engine's statuses, whatever it sends.
+          const revised = ok(
+            yield* call("PUT", `/ticket-quote/${quote.id}`, {
+              ...quote,
+              lines: quote.lines.map((line: Record<string, unknown>) => ({ ...line, manufacturability: "ok" }))
+            }),
+            "revise"
+          )
+          assert.deepStrictEqual(
+            revised.lines.map((line: { manufacturability: string }) => line.manufacturability),
+            quote.lines.map((line: { manufacturability: string }) => line.manufacturability)
+          )
+        }))
+    }
+  )
+}
