@@ -212,6 +212,10 @@ for (const backend of backends) {
 
         const text = yield* upload(client.baseUrl, ownerSecret, CUBE, "?fileName=a.stl", { "content-type": "text/plain" })
         assert.strictEqual(text.status, 415)
+        assert.strictEqual(
+          text.json().message,
+          "Unsupported content-type: text/plain; send the body as model/stl, model/3mf, model/obj, application/octet-stream"
+        )
         const unnamed = yield* upload(client.baseUrl, ownerSecret, CUBE, "", { "content-type": "application/octet-stream" })
         assert.strictEqual(unnamed.status, 400)
         const mismatch = yield* upload(client.baseUrl, ownerSecret, CUBE, "?fileName=a.obj")

@@ -27,6 +27,7 @@ import type { HttpServerRequest } from "effect/http"
 import { HttpServerResponse } from "effect/http"
 import { CurrentCaller } from "../../api/Authorization.ts"
 import { ServiceUnavailable } from "../../domain/Errors.ts"
+import { UPLOAD_MEDIA_TYPES } from "../../domain/resources/modelFileUpload.ts"
 import { traced } from "../../domain/Span.ts"
 import { timeOrderedUuid } from "../../domain/TimeOrderedId.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
@@ -97,14 +98,18 @@ const inCallSpan = <A, E, R>(
     }, NO_STACK))
   })
 
+/** What a body sent to `url` may be: a model file upload takes the file's own types, every other operation JSON. */
+const acceptedMediaTypes = (url: string) => url.split("?")[0] === "/v1/model-file" ? UPLOAD_MEDIA_TYPES.join(", ") : "application/json"
+
 /**
  * The HttpApi answers a body in a media type it does not read with a plain
- * text 415 of its own; every error of the API has the standard body.
+ * text 415 of its own; every error of the API has the standard body. A 415
+ * that already has it (a model file upload's, naming the model types) stays.
  */
 const standardBody = (response: HttpServerResponse.HttpServerResponse, request: HttpServerRequest.HttpServerRequest) =>
-  response.status !== 415 ? response : errorResponse({
+  response.status !== 415 || response.headers["content-type"]?.startsWith("application/json") === true ? response : errorResponse({
     code: 415,
-    message: `Unsupported content-type: ${request.headers["content-type"] ?? "none"}; send the body as application/json`,
+    message: `Unsupported content-type: ${request.headers["content-type"] ?? "none"}; send the body as ${acceptedMediaTypes(request.url)}`,
     type: "UnsupportedMediaType"
   })
 
