@@ -36,16 +36,24 @@ export interface Server {
   readonly pid: number
   /** The last few kilobytes the process wrote (stdout and stderr). */
   readonly output: () => string
-  /** CPU time (user + system, all threads) the process has used so far, in seconds (Linux only). */
+  /**
+   * CPU time (user + system, all threads) the process and its child
+   * processes (embedded PGlite's database process) have used so far, in
+   * seconds (Linux only).
+   */
   readonly cpuSeconds: () => number | undefined
-  /** Peak resident set size in MiB (VmHWM), while the process runs (Linux only). */
+  /**
+   * Peak resident set size in MiB (VmHWM), while the process runs, of the
+   * process and its child processes: the sum of each one's peak, so at least
+   * the peak of the whole (Linux only).
+   */
   readonly peakRssMiB: () => number | undefined
-  /** Resident set size right now in MiB (VmRSS; Linux only). */
+  /** Resident set size right now in MiB (VmRSS) of the process and its child processes (Linux only). */
   readonly rssMiB: () => number | undefined
   /**
-   * Starts the peak (VmHWM) again from the current RSS, so that peakRssMiB
-   * covers what follows (Linux 4.0+, `/proc/<pid>/clear_refs`); false when
-   * the kernel does not allow it.
+   * Starts the peak (VmHWM) of the process and its child processes again
+   * from their current RSS, so that peakRssMiB covers what follows (Linux
+   * 4.0+, `/proc/<pid>/clear_refs`); false when the kernel does not allow it.
    */
   readonly resetPeakRss: () => boolean
   readonly stop: () => Promise<void>
@@ -87,6 +95,39 @@ const readStatusMiB = (pid: number, field: "VmHWM" | "VmRSS"): number | undefine
   } catch {
     return undefined
   }
+}
+
+/**
+ * `pid` and every process under it (Linux: each thread's `children` file).
+ * The service on embedded PGlite runs its database in a child process, whose
+ * memory and CPU are the service's as much as its own are.
+ */
+const processTree = (pid: number): ReadonlyArray<number> => {
+  const tree = [pid]
+  for (let index = 0; index < tree.length; index++) {
+    let threads: Array<string>
+    try {
+      threads = readdirSync(`/proc/${tree[index]}/task`)
+    } catch {
+      continue
+    }
+    for (const thread of threads) {
+      try {
+        const children = readFileSync(`/proc/${tree[index]}/task/${thread}/children`, "utf8").trim()
+        if (children !== "") tree.push(...children.split(/\s+/).map(Number))
+      } catch {
+        // The thread or the process ended meanwhile.
+      }
+    }
+  }
+  return tree
+}
+
+/** The sum of `read` over the process tree of `pid`; undefined when `pid` itself gives nothing. */
+const sumOverTree = (pid: number, read: (pid: number) => number | undefined): number | undefined => {
+  const [root, ...descendants] = processTree(pid)
+  const own = read(root!)
+  return own === undefined ? undefined : descendants.reduce((sum, child) => sum + (read(child) ?? 0), own)
 }
 
 const resetPeakRss = (pid: number): boolean => {
@@ -193,10 +234,10 @@ export const startServer = async (spec: ServerSpec): Promise<Server> => {
     baseUrl,
     pid,
     output: () => output,
-    cpuSeconds: () => (exited(child) ? undefined : readCpuSeconds(pid)),
-    peakRssMiB: () => (exited(child) ? undefined : readStatusMiB(pid, "VmHWM")),
-    rssMiB: () => (exited(child) ? undefined : readStatusMiB(pid, "VmRSS")),
-    resetPeakRss: () => !exited(child) && resetPeakRss(pid),
+    cpuSeconds: () => (exited(child) ? undefined : sumOverTree(pid, readCpuSeconds)),
+    peakRssMiB: () => (exited(child) ? undefined : sumOverTree(pid, (one) => readStatusMiB(one, "VmHWM"))),
+    rssMiB: () => (exited(child) ? undefined : sumOverTree(pid, (one) => readStatusMiB(one, "VmRSS"))),
+    resetPeakRss: () => !exited(child) && processTree(pid).every(resetPeakRss),
     stop: () => {
       stopped ??= (async () => {
         if (!exited(child)) {

@@ -5,7 +5,10 @@
  * For each storage (PostgreSQL when TEST_DATABASE_URL is set, embedded PGlite
  * always) the service runs as a child process under concurrent load and is
  * killed with SIGKILL mid-load; every 2xx response's `x-request-id` must then
- * be a row of `meter_event`.
+ * be a row of `meter_event`. On PGlite the database runs in a process of the
+ * service's own, which must then close PGlite and exit by itself; and a new
+ * server started at once on the same DATA_DIR must wait for it, then start
+ * with every row there.
  */
 import { PGlite } from "@electric-sql/pglite"
 import { type ChildProcess, execFile, spawn } from "node:child_process"
@@ -179,7 +182,8 @@ interface LoadResult {
   readonly elapsedMs: number
 }
 
-const loadThenKill = async (server: Server, fixture: Fixture): Promise<LoadResult> => {
+/** `beforeKill` runs just before the SIGKILL. */
+const loadThenKill = async (server: Server, fixture: Fixture, beforeKill: () => void = () => {}): Promise<LoadResult> => {
   const url = `${server.baseUrl}/v1/customer/${fixture.customerId}`
   const headers = { authorization: fixture.secret }
   const okIds: Array<string> = []
@@ -195,6 +199,7 @@ const loadThenKill = async (server: Server, fixture: Fixture): Promise<LoadResul
     if (killedAtMs !== undefined) return
     killedAtMs = Date.now() - startedAt
     okBeforeKill = okIds.length
+    beforeKill()
     server.child.kill("SIGKILL")
   }
   const killTimer = setTimeout(kill, KILL_AFTER_MS)
@@ -249,6 +254,8 @@ interface MeterRows {
 
 interface Storage {
   readonly env: Readonly<Record<string, string>>
+  /** Once the service is dead: waits for what it left running to end by itself (PGlite's database process). */
+  readonly afterKill: () => Promise<void>
   /** The app's rows of `meter_event`; called once the child is dead. */
   readonly meterRows: () => Promise<MeterRows>
   readonly cleanup: () => Promise<void>
@@ -272,6 +279,7 @@ const postgresStorage = async (adminUrl: string): Promise<Storage> => {
   const databaseUrl = url.toString()
   return {
     env: { DATABASE_URL: databaseUrl },
+    afterKill: () => Promise.resolve(),
     meterRows: () =>
       withPgClient(databaseUrl, async (client) => {
         const rows = await client.query<{ request_id: string }>(
@@ -308,12 +316,60 @@ const cliUsage = (dataDir: string): Promise<{ total: number }> =>
     )
   })
 
-const pgliteStorage = async (): Promise<Storage> => {
+/** The processes named in DATA_DIR/owner.lock: the one with PGlite open and the server it serves, if any. */
+const lockHolder = (dataDir: string): { readonly database: number; readonly server: number | undefined } | undefined => {
+  let text: string
+  try {
+    text = Fs.readFileSync(Path.join(dataDir, "owner.lock"), "utf8")
+  } catch {
+    return undefined
+  }
+  const [database, server] = text.trim().split(/\s+/).map(Number)
+  return database === undefined || !(database > 0) ? undefined : { database, server: server !== undefined && server > 0 ? server : undefined }
+}
+
+/** Whether `pid` runs (a zombie, exited but not yet reaped, does not). */
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return false
+  }
+  try {
+    const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.charAt(stat.lastIndexOf(")") + 2) !== "Z"
+  } catch {
+    return false
+  }
+}
+
+/** How long PGlite's database process may take to close once its server is gone: a checkpoint, seconds at most. */
+const DATABASE_CLOSE_MS = 20_000
+
+const waitUntilGone = async (pid: number, ms: number) => {
+  const deadline = Date.now() + ms
+  while (isAlive(pid) && Date.now() < deadline) await sleep(50)
+  return !isAlive(pid)
+}
+
+interface PgliteStorage extends Storage {
+  readonly dataDir: string
+}
+
+const pgliteStorage = async (): Promise<PgliteStorage> => {
   const dataDir = await Fs.promises.mkdtemp(Path.join(Os.tmpdir(), "sigkill-pglite-"))
   return {
+    dataDir,
     env: { DATA_DIR: dataDir },
+    afterKill: async () => {
+      // The database process of the killed server: it closes PGlite on its own and releases the lock.
+      const holder = lockHolder(dataDir)
+      if (holder === undefined) return
+      expect(await waitUntilGone(holder.database, DATABASE_CLOSE_MS), `database process ${holder.database} still runs`).toBe(true)
+      expect(lockHolder(dataDir), "owner.lock left behind: PGlite was not closed").toBeUndefined()
+    },
     meterRows: async () => {
-      // The killed server left owner.lock with its pid; PGlite itself is opened here directly.
+      // No process has DATA_DIR open any more; PGlite itself is opened here directly.
       const db = await PGlite.create({ dataDir: Path.join(dataDir, "pgdata") })
       let requestIds: Set<string>
       try {
@@ -325,7 +381,7 @@ const pgliteStorage = async (): Promise<Storage> => {
       } finally {
         await db.close()
       }
-      // The service's own view: the CLI clears the dead pid's lock, opens DATA_DIR and counts.
+      // The service's own view: the CLI opens DATA_DIR and counts.
       const usage = await cliUsage(dataDir)
       expect(usage.total, "cli usage total vs rows read directly").toBe(requestIds.size)
       return { requestIds }
@@ -357,6 +413,7 @@ const killSuite = (makeStorage: () => Promise<Storage>) => () => {
     const live = server!
     const load = await loadThenKill(live, fixture!)
     const exit = await Promise.race([live.exited, sleep(5_000).then(() => undefined)])
+    await storage!.afterKill()
     const rows = await storage!.meterRows()
 
     const okIds = [fixture!.createRequestId, ...load.okIds]
@@ -397,3 +454,91 @@ describe.skipIf(TEST_DATABASE_URL === undefined || TEST_DATABASE_URL === "")(
 )
 
 describe("SIGKILL under load: embedded PGlite", killSuite(pgliteStorage))
+
+// ---------------------------------------------------------------------------
+// The drill: SIGKILL, then a new server at once on the same DATA_DIR
+
+/** The embedded database processes running for `dataDir` (their command line names it). */
+const databaseProcesses = (dataDir: string): ReadonlyArray<number> =>
+  Fs.readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).flatMap((entry) => {
+    try {
+      const args = Fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0")
+      return args.some((arg) => arg.endsWith("embeddedDatabaseProcess.ts")) && args.includes(dataDir) && isAlive(Number(entry))
+        ? [Number(entry)]
+        : []
+    } catch {
+      return []
+    }
+  })
+
+const waitFor = async (condition: () => boolean, ms: number) => {
+  const deadline = Date.now() + ms
+  while (!condition() && Date.now() < deadline) await sleep(50)
+  return condition()
+}
+
+describe("SIGKILL, then a new server at once on the same DATA_DIR: embedded PGlite", () => {
+  let storage: PgliteStorage | undefined
+  const servers: Array<Server> = []
+  let held: number | undefined
+
+  afterAll(async () => {
+    if (held !== undefined && isAlive(held)) process.kill(held, "SIGCONT")
+    for (const server of servers) await stopServer(server)
+    await storage?.cleanup()
+  }, 30_000)
+
+  it("starts once the killed server's database process has closed, with every 2xx in meter_event", async () => {
+    storage = await pgliteStorage()
+    const dataDir = storage.dataDir
+    const first = await startServer(storage.env)
+    servers.push(first)
+    const fixture = await createFixture(first)
+    const holder = lockHolder(dataDir)
+    expect(holder?.server, "owner.lock names the server").toBe(first.child.pid)
+    const oldDatabase = holder!.database
+
+    // The old database process is held still (SIGSTOP) as its server dies, so the new server finds DATA_DIR
+    // open by a process that is closing: it must wait for it, neither failing nor opening DATA_DIR beside it.
+    const load = await loadThenKill(first, fixture, () => {
+      held = oldDatabase
+      process.kill(oldDatabase, "SIGSTOP")
+    })
+    await first.exited
+    let outcome: "starting" | "listening" | "failed" = "starting"
+    const starting = startServer(storage.env)
+    starting.then(() => (outcome = "listening"), () => (outcome = "failed"))
+
+    const newDatabase = () => databaseProcesses(dataDir).find((pid) => pid !== oldDatabase)
+    expect(await waitFor(() => newDatabase() !== undefined || outcome !== "starting", STARTUP_TIMEOUT_MS)).toBe(true)
+    // Well past the 0.6 s a live server's lock is waited for.
+    await sleep(2_000)
+    expect(outcome, "the new server did not wait for the old database process").toBe("starting")
+    expect(lockHolder(dataDir)?.database, "the lock changed hands while the old database process had DATA_DIR open").toBe(oldDatabase)
+
+    process.kill(oldDatabase, "SIGCONT")
+    held = undefined
+    const second = await starting
+    servers.push(second)
+    expect(await waitUntilGone(oldDatabase, DATABASE_CLOSE_MS), "the old database process still runs").toBe(true)
+    expect(lockHolder(dataDir)?.server).toBe(second.child.pid)
+
+    // The new server serves the same records; then a graceful stop.
+    const after = await fetch(`${second.baseUrl}/v1/customer/${fixture.customerId}`, { headers: { authorization: fixture.secret } })
+    expect(after.status).toBe(200)
+    const afterId = after.headers.get("x-request-id")!
+    second.child.kill("SIGTERM")
+    expect(await second.exited).toEqual({ code: 0, signal: null })
+    expect(databaseProcesses(dataDir), "a database process outlived its server's graceful stop").toEqual([])
+
+    const rows = await storage.meterRows()
+    const okIds = [fixture.createRequestId, ...load.okIds, afterId]
+    const missing = okIds.filter((id) => !rows.requestIds.has(id))
+    console.log(
+      `sigkill drill ${JSON.stringify({ ok: okIds.length, okBeforeKill: load.okBeforeKill, meterRows: rows.requestIds.size, missing: missing.length })}`
+    )
+    expect(load.okBeforeKill).toBeGreaterThanOrEqual(MIN_OK_RESPONSES)
+    expect(load.otherStatuses).toEqual({})
+    expect(missing, "2xx responses missing from meter_event").toEqual([])
+  }, 120_000)
+})

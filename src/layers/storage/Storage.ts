@@ -17,10 +17,12 @@ import { Context, type Duration, Effect, Layer, Option, Redacted, References } f
 import { Reactivity } from "effect/reactivity"
 import { Migrator, SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
+import * as Net from "node:net"
 import type { InvalidConfig } from "../../domain/Errors.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import type { StorageUnreachable } from "../StartFailure.ts"
-import { coalescedConnection } from "./CoalescedSocket.ts"
+import { coalescedConnection, coalesceWrites } from "./CoalescedSocket.ts"
+import { runEmbeddedDatabase } from "./EmbeddedChild.ts"
 import { isShared, openEmbedded, socketPath } from "./EmbeddedDatabase.ts"
 import { migrations } from "./migrations.ts"
 import { observedPool } from "./PoolMetrics.ts"
@@ -28,14 +30,21 @@ import { connectAtStart } from "./PostgresStart.ts"
 import type { DataDirNotPrivate } from "./PrivateDataDir.ts"
 
 /**
- * `serve`: this process owns the embedded database and shares it.
+ * `serve`: this process runs the embedded database (in a process of its own,
+ * which shares it) for as long as it serves.
  * `tool`: a short-lived command; it uses a running server's database if there
  * is one, or opens the data directory itself.
  */
 export type StorageRole = "serve" | "tool"
 
-/** PGlite behind the bridge needs unnamed statements: named ones would collide across connections of its one session. */
-const EMBEDDED = { prepare: false, username: "postgres", database: "postgres" } as const
+/**
+ * Statements are prepared under a name, as on PostgreSQL: PGlite then skips
+ * parsing and planning them again, most of its work for a read. Connections
+ * share PGlite's one session, so names must not collide: @effect/sql-pg puts
+ * a random namespace per connection in them, and the bridge closes a
+ * connection's statements when it goes away (PgliteBridge.ts).
+ */
+const EMBEDDED = { username: "postgres", database: "postgres" } as const
 
 const embeddedClient = (dataDir: string, role: StorageRole) =>
   PgClient.layerFrom(Effect.gen(function*() {
@@ -57,8 +66,11 @@ const embeddedClient = (dataDir: string, role: StorageRole) =>
       }
       return yield* Effect.die(new Error(`${dataDir} is held by a process that does not share it`))
     }
-    const bridge = yield* openEmbedded(dataDir, { share: true, waitForLock: true }).pipe(Effect.orDie)
-    return yield* PgClient.make(yield* observedPool("main", { ...EMBEDDED, stream: () => bridge.connect(), maxConnections: 4 }))
+    // PGlite runs in a process of its own (EmbeddedChild.ts), closed after this pool: the meter's last rows are in.
+    yield* runEmbeddedDatabase(dataDir).pipe(Effect.orDie)
+    const connect = () => coalesceWrites(Net.connect({ path: socketPath(dataDir) }))
+    // Pipelined: the statements of concurrent calls reach PGlite as one batch, one socket write and one reply.
+    return yield* PgClient.make(yield* observedPool("main", { ...EMBEDDED, stream: connect, maxConnections: 4, multiplex: true }))
   }))
 
 /** The meter's connections: SqlClient's own on embedded PGlite (one session), a pool of their own on PostgreSQL. */
