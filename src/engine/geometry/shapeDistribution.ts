@@ -17,6 +17,7 @@
  * shape draws other points and differs by the sampling noise only (about
  * 0.01 in the distance below).
  */
+import { seededRandom } from "./seededRandom.ts"
 
 /** Histogram bins over [0, DISTRIBUTION_RANGE) mean distances; the last bin also holds anything farther. */
 export const DISTRIBUTION_BINS = 32
@@ -27,18 +28,6 @@ export const SAMPLE_PAIRS = 4096
 const SEED = 0x2f6b_a3d1
 /** Stored fractions are rounded to this many decimals (sampling noise is far larger). */
 const DECIMALS = 5
-
-/** mulberry32: a small, fast 32-bit generator; plenty for 16,384 draws of a signature. */
-const seededRandom = (seed: number) => {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** Running sums of the triangles' doubled areas (`cumulative[t]` includes triangle t). */
 export const cumulativeAreas = (positions: Float64Array, triangles: Uint32Array): Float64Array => {

@@ -23,7 +23,7 @@ import { DEFAULT_PAGE_SIZE } from "../../domain/Resource.ts"
 import { traced } from "../../domain/Span.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { Instruments } from "../telemetry/Instruments.ts"
-import { CurrentRequestFacts } from "../telemetry/RequestTelemetry.ts"
+import { noteDownstreamFailure } from "./McpToolCalls.ts"
 
 type Json = Readonly<Record<string, unknown>>
 
@@ -59,14 +59,7 @@ export const ResourceRegistrations = Layer.effectDiscard(Effect.gen(function*() 
   if (colourList === undefined) return yield* Effect.die("MCP resources: colour.list is not an operation of the contract")
   const listColours = downstream.call(colourList)
 
-  /** A failed Downstream call: on its span, in the `downstream.errors` metric and the request's log line, as for a tool. */
-  const noteFailure = (error: DownstreamError) =>
-    Effect.withFiber((fiber) => {
-      instruments.downstreamError(error.source, error.status)
-      const facts = fiber.getRef(CurrentRequestFacts)
-      if (facts !== undefined) facts.errorSource = error.source
-      return Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })
-    })
+  const noteFailure = (error: DownstreamError) => noteDownstreamFailure(instruments, error)
 
   /** Runs an operation for the caller's app, as the REST handler does, with the same telemetry. */
   const run = <A>(operation: string, uri: string, call: (scope: { appId: string; requestId: string }) => Effect.Effect<A, DownstreamError>) =>

@@ -14,7 +14,7 @@ import { endpointNamed, isPaged, type OperationInput, type Page } from "../../ap
 import type { DownstreamError } from "../../domain/Errors.ts"
 import { traced } from "../../domain/Span.ts"
 import { Downstream } from "../../services/Downstream.ts"
-import { Instruments } from "../telemetry/Instruments.ts"
+import { Instruments, type TelemetryInstruments } from "../telemetry/Instruments.ts"
 import { CurrentRequestFacts } from "../telemetry/RequestTelemetry.ts"
 import { unstorableInput } from "./InputChecks.ts"
 
@@ -60,6 +60,15 @@ const callFor = (derived: DerivedTool, handler: ToolHandler) => {
     ) as Effect.Effect<McpSchema.CallToolResult, never, CurrentCaller>
 }
 
+/** A failed Downstream call of an MCP request: on its span, in the `downstream.errors` metric and the request's log line. */
+export const noteDownstreamFailure = (instruments: TelemetryInstruments, error: DownstreamError) =>
+  Effect.withFiber((fiber) => {
+    instruments.downstreamError(error.source, error.status)
+    const facts = fiber.getRef(CurrentRequestFacts)
+    if (facts !== undefined) facts.errorSource = error.source
+    return Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })
+  })
+
 export class McpToolCalls extends Context.Service<McpToolCalls, {
   /** Each tool's handler, by tool name (what effect/ai's toolkit registration takes). */
   readonly handlers: Readonly<Record<string, ToolHandler>>
@@ -71,14 +80,7 @@ export class McpToolCalls extends Context.Service<McpToolCalls, {
     Effect.gen(function*() {
       const downstream = yield* Downstream
       const instruments = yield* Instruments
-      /** A failed Downstream call: on its span, in the `downstream.errors` metric and the request's log line. */
-      const noteFailure = (error: DownstreamError) =>
-        Effect.withFiber((fiber) => {
-          instruments.downstreamError(error.source, error.status)
-          const facts = fiber.getRef(CurrentRequestFacts)
-          if (facts !== undefined) facts.errorSource = error.source
-          return Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })
-        })
+      const noteFailure = (error: DownstreamError) => noteDownstreamFailure(instruments, error)
       const handlers: Record<string, ToolHandler> = {}
       const byName = new Map<string, (args: unknown) => Effect.Effect<McpSchema.CallToolResult, never, CurrentCaller>>()
       for (const derived of McpTools) {

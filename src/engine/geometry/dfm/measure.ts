@@ -23,6 +23,7 @@
  * The rays run on a BVH (bvh.ts): a 1,000,000-triangle mesh in well under
  * a second.
  */
+import { seededRandom } from "../seededRandom.ts"
 import { buildBvh, facesAlong, RayCaster } from "./bvh.ts"
 import { topologyOf } from "./topology.ts"
 
@@ -58,18 +59,6 @@ export interface DfmMeasurements {
 }
 
 const round = (value: number) => Math.round(value * 10 ** DECIMALS) / 10 ** DECIMALS
-
-/** mulberry32, seeded: the same mesh always gives the same sample. */
-const seededRandom = (seed: number) => {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const firstAbove = (cumulative: Float64Array, target: number): number => {
   let low = 0, high = cumulative.length - 1
