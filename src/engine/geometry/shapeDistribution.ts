@@ -17,7 +17,7 @@
  * shape draws other points and differs by the sampling noise only (about
  * 0.01 in the distance below).
  */
-import { seededRandom } from "./seededRandom.ts"
+import { seededRandom, triangleAt } from "./sampling.ts"
 
 /** Histogram bins over [0, DISTRIBUTION_RANGE) mean distances; the last bin also holds anything farther. */
 export const DISTRIBUTION_BINS = 32
@@ -43,17 +43,6 @@ export const cumulativeAreas = (positions: Float64Array, triangles: Uint32Array)
     cumulative[t] = sum
   }
   return cumulative
-}
-
-/** The first triangle whose running sum exceeds `target` (zero-area triangles are never chosen). */
-const triangleAt = (cumulative: Float64Array, target: number): number => {
-  let low = 0, high = cumulative.length - 1
-  while (low < high) {
-    const middle = (low + high) >>> 1
-    if (cumulative[middle]! > target) high = middle
-    else low = middle + 1
-  }
-  return low
 }
 
 /**

@@ -23,7 +23,7 @@
  * The rays run on a BVH (bvh.ts): a 1,000,000-triangle mesh in well under
  * a second.
  */
-import { seededRandom } from "../seededRandom.ts"
+import { seededRandom, triangleAt } from "../sampling.ts"
 import { buildBvh, facesAlong, RayCaster } from "./bvh.ts"
 import { topologyOf } from "./topology.ts"
 
@@ -59,16 +59,6 @@ export interface DfmMeasurements {
 }
 
 const round = (value: number) => Math.round(value * 10 ** DECIMALS) / 10 ** DECIMALS
-
-const firstAbove = (cumulative: Float64Array, target: number): number => {
-  let low = 0, high = cumulative.length - 1
-  while (low < high) {
-    const middle = (low + high) >>> 1
-    if (cumulative[middle]! > target) high = middle
-    else low = middle + 1
-  }
-  return low
-}
 
 /** A direction in no plane of the axes, so a nesting ray never runs along an axis-aligned face or edge. */
 const NESTING_RAY = (() => {
@@ -165,7 +155,7 @@ export const measureDfm = (positions: Float64Array, triangles: Uint32Array): Dfm
   const samples = area2 > 0 && Number.isFinite(area2) ? SAMPLE_POINTS : 0
   const random = seededRandom(SEED)
   for (let sample = 0; sample < samples; sample++) {
-    const t = firstAbove(cumulative, random() * area2)
+    const t = triangleAt(cumulative, random() * area2)
     let u = random(), v = random()
     if (u + v > 1) {
       u = 1 - u
