@@ -12,12 +12,14 @@ import { ModelServicesLive } from "./layers/ModelServices.ts"
 import { runService } from "./layers/ServiceMain.ts"
 import { StorageLive } from "./layers/storage/Storage.ts"
 import { telemetryFor } from "./layers/Telemetry.ts"
+import { WebhookSenderLive } from "./layers/Webhooks.ts"
 import { AppConfig } from "./services/AppConfig.ts"
 
 const Main = EngineServerLive.pipe(
   Layer.provideMerge(StorageLive("serve")),
   // The model file services as AppConfig read them at start (an invalid value stopped the start, naming it).
   Layer.provide(ModelServicesLive),
+  Layer.provide(WebhookSenderLive),
   // The configuration is read first: an invalid variable, the telemetry's included, stops the start naming every one.
   Layer.provide(telemetryFor("mfg-engine")),
   Layer.provide(AppConfig.layer)

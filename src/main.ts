@@ -9,6 +9,7 @@ import { ModelServicesLive } from "./layers/ModelServices.ts"
 import { runService } from "./layers/ServiceMain.ts"
 import { StorageLive } from "./layers/storage/Storage.ts"
 import { TelemetryLive } from "./layers/Telemetry.ts"
+import { WebhookSenderLive } from "./layers/Webhooks.ts"
 import { AppConfig } from "./services/AppConfig.ts"
 
 const Main = HttpServerLive.pipe(
@@ -16,6 +17,7 @@ const Main = HttpServerLive.pipe(
   Layer.provideMerge(StorageLive("serve")),
   // The model file services as AppConfig read them at start (an invalid value stopped the start, naming it).
   Layer.provide(ModelServicesLive),
+  Layer.provide(WebhookSenderLive),
   // The configuration is read first: an invalid variable, the telemetry's included, stops the start naming every one.
   Layer.provide(TelemetryLive),
   Layer.provide(AppConfig.layer)

@@ -47,6 +47,7 @@ import {
   TechnologyGroup,
   UserGroup
 } from "./groups/reference.ts"
+import { EventGroup, WebhookDeliveryGroup, WebhookEndpointGroup } from "./groups/webhooks.ts"
 import { withIdempotencyKey } from "./IdempotencyKey.ts"
 import { withMcpEndpoint } from "./mcp/openapi.ts"
 import { documentTransform } from "./openapi.ts"
@@ -57,6 +58,7 @@ export const PublicContract = HttpApi.make("public-v1")
   .add(ModelFileGroup, ModelVersionGroup, PpsGroup, TicketModelGroup, ProductionNoteGroup, ProductionParameterFieldGroup, ProjectGroup)
   .add(QuotationFormRegionGroup, QuotationFormGroup, TicketQuoteGroup, ReelGroupGroup, ReelsGroup, ReportMetricsGroup)
   .add(ServiceJobGroup, ServiceJobProductionGroup, ServiceGroup, SupplierGroup, TechnologyGroup, TicketGroup, UserGroup)
+  .add(WebhookEndpointGroup, EventGroup, WebhookDeliveryGroup)
   .prefix("/v1")
   // A misspelt filter or field is a 400 naming it, not silently ignored; every problem of a request is named at once.
   .annotate(HttpApi.QueryParseOptions, { onExcessProperty: "error", errors: "all" })

@@ -11,6 +11,7 @@ import { PublicContract } from "../api/PublicApi.ts"
 import { traced } from "../domain/Span.ts"
 import { isOutage } from "../domain/StorageOutage.ts"
 import { EngineError } from "./EngineError.ts"
+import { WebhookSender } from "./events/sender.ts"
 import { ModelAnalyser } from "./geometry/ModelAnalyser.ts"
 import { ModelFetcher } from "./geometry/ModelFetcher.ts"
 import type { EngineHandlers, OperationContext, Step } from "./Operation.ts"
@@ -73,6 +74,7 @@ export class Engine extends Context.Service<Engine, {
         const sql = yield* SqlClient.SqlClient
         const fetcher = yield* ModelFetcher
         const analyser = yield* ModelAnalyser
+        const sender = yield* WebhookSender
         return Engine.of({
           run: <E extends OperationEndpoint>(endpoint: E, context: OperationContext, input: OperationInput<E>) => {
             const operation = operationOf(endpoint)
@@ -85,6 +87,7 @@ export class Engine extends Context.Service<Engine, {
               Effect.provideService(SqlClient.SqlClient, sql),
               Effect.provideService(ModelFetcher, fetcher),
               Effect.provideService(ModelAnalyser, analyser),
+              Effect.provideService(WebhookSender, sender),
               traced(`engine ${operation}`, { attributes: { "app.id": context.appId } })
             )
           }

@@ -20,6 +20,7 @@ import {
   User
 } from "../domain/resources/reference.ts"
 import { recordHandlers } from "./crud.ts"
+import { webhookHandlers } from "./events/handlers.ts"
 import { modelFileHandlers } from "./modelFiles/handlers.ts"
 import type { EngineHandlers } from "./Operation.ts"
 import { orderHandlers } from "./orders.ts"
@@ -30,6 +31,7 @@ const { sendToProduction, ...production } = productionHandlers
 
 export const engineHandlers: EngineHandlers = {
   ...orderHandlers,
+  ...webhookHandlers,
   ...production,
   ticket: { ...orderHandlers.ticket, sendToProduction },
   blank: recordHandlers(Blank),

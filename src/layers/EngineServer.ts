@@ -32,6 +32,7 @@ import { handleEveryEndpoint } from "./http/EveryEndpoint.ts"
 import { ROUTER_CONFIG } from "./http/Server.ts"
 import { SystemRoutes } from "./http/SystemRoutes.ts"
 import { countingConnections } from "./ShutdownReport.ts"
+import { WebhookDeliveryLive } from "./Webhooks.ts"
 
 /** A request id or app id the caller may choose: printable, bounded. */
 const PRINTABLE_ID = /^[\x21-\x7e]{1,128}$/
@@ -152,6 +153,8 @@ export const EngineServerLive = Layer.unwrap(Effect.gen(function*() {
   }
   return HttpRouter.serve(EngineRoutes, { disableLogger: true, routerConfig: ROUTER_CONFIG }).pipe(
     Layer.provide(Engine.layer),
-    Layer.provide(NodeHttpServer.layer(yield* countingConnections(createServer), { port: config.port, host: config.host }))
+    Layer.provide(NodeHttpServer.layer(yield* countingConnections(createServer), { port: config.port, host: config.host })),
+    // The engine's deliveries run where it does.
+    Layer.merge(WebhookDeliveryLive)
   )
 }))

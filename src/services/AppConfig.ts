@@ -11,6 +11,7 @@ import type { IpRange } from "../domain/IpAllowList.ts"
 import { modelAnalysisConfig, type ModelAnalysisSettings, modelFetchConfig, type ModelFetchSettings } from "../domain/ModelSettings.ts"
 import type { RateLimitPolicy } from "../domain/RateLimit.ts"
 import { readSettings } from "../domain/Setting.ts"
+import { webhookConfig, type WebhookSettings } from "../domain/WebhookSettings.ts"
 import { SERVER_SETTINGS, TELEMETRY_SETTINGS } from "./Settings.ts"
 
 export { DEFAULT_DOWNSTREAM_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, parseCorsOrigins, RELEASE_1_0_0 } from "./Settings.ts"
@@ -50,19 +51,29 @@ export interface AppConfigShape {
   readonly rateLimit: RateLimitPolicy | undefined
   /** The rate limits' shared store (REDIS_URL); none: each instance counts in its own memory. */
   readonly redisUrl: Option.Option<Redacted.Redacted>
+  /** Webhook delivery (WEBHOOK_TIMEOUT, CLUSTER_RUNNER_*). */
+  readonly webhooks: WebhookSettings
 }
 
 /** Every group read before any problem is reported, so that one start names every invalid variable. */
 export const loadAppConfig: Effect.Effect<AppConfigShape, InvalidConfig> = Effect.all(
   // The telemetry's own variables are checked here too (the telemetry layer reads them again), so that one start names them all.
-  [readSettings(SERVER_SETTINGS), modelFetchConfig, modelAnalysisConfig, readSettings(TELEMETRY_SETTINGS)],
+  [readSettings(SERVER_SETTINGS), modelFetchConfig, modelAnalysisConfig, webhookConfig, readSettings(TELEMETRY_SETTINGS)],
   { mode: "result" }
 ).pipe(
-  Effect.flatMap(([server, modelFetch, modelAnalysis, telemetry]) => {
-    if (Result.isSuccess(server) && Result.isSuccess(modelFetch) && Result.isSuccess(modelAnalysis) && Result.isSuccess(telemetry)) {
-      return Effect.succeed({ ...server.success, modelFetch: modelFetch.success, modelAnalysis: modelAnalysis.success })
+  Effect.flatMap(([server, modelFetch, modelAnalysis, webhooks, telemetry]) => {
+    if (
+      Result.isSuccess(server) && Result.isSuccess(modelFetch) && Result.isSuccess(modelAnalysis) && Result.isSuccess(webhooks) &&
+      Result.isSuccess(telemetry)
+    ) {
+      return Effect.succeed({
+        ...server.success,
+        modelFetch: modelFetch.success,
+        modelAnalysis: modelAnalysis.success,
+        webhooks: webhooks.success
+      })
     }
-    const failures = [server, modelFetch, modelAnalysis, telemetry] as ReadonlyArray<Result.Result<unknown, InvalidConfig>>
+    const failures = [server, modelFetch, modelAnalysis, webhooks, telemetry] as ReadonlyArray<Result.Result<unknown, InvalidConfig>>
     const problems = failures.flatMap((each) => Result.isFailure(each) ? each.failure.problems ?? [] : [])
     return Effect.fail(InvalidConfig.of(problems))
   })

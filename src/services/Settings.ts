@@ -10,6 +10,7 @@ import { MODEL_ANALYSIS_SETTINGS, MODEL_FETCH_SETTINGS } from "../domain/ModelSe
 import { DEFAULT_RATE_LIMIT, parseRateLimit } from "../domain/RateLimit.ts"
 import { DEFAULT_MODEL_UPLOAD_MAX_BYTES } from "../domain/resources/modelFileUpload.ts"
 import { boolean, duration, integer, optionalSetting, secret, secretUrl, setting, type SettingDoc, text, url } from "../domain/Setting.ts"
+import { WEBHOOK_SETTINGS } from "../domain/WebhookSettings.ts"
 
 /** The 1.0.0 release of this interface: secrets issued before it cannot authenticate. */
 export const RELEASE_1_0_0 = "2026-11-01T00:00:00.000Z"
@@ -230,6 +231,7 @@ export const ALL_SETTINGS: ReadonlyArray<SettingDoc> = [
   ...Object.values(SERVER_SETTINGS),
   ...Object.values(MODEL_FETCH_SETTINGS),
   ...Object.values(MODEL_ANALYSIS_SETTINGS),
+  ...Object.values(WEBHOOK_SETTINGS),
   ...Object.values(TELEMETRY_SETTINGS)
 ]
 

@@ -14,6 +14,7 @@ import { ServicesLive } from "../../src/layers/AppLayers.ts"
 import { type EngineRoutesOptions, EngineRoutesWith } from "../../src/layers/EngineServer.ts"
 import { GatewayRoutes, ROUTER_CONFIG } from "../../src/layers/http/Server.ts"
 import { MeterSqlClient, StorageLive } from "../../src/layers/storage/Storage.ts"
+import { WebhookDeliveryLive, WebhookSenderLive } from "../../src/layers/Webhooks.ts"
 import { AppConfig, type AppConfigShape } from "../../src/services/AppConfig.ts"
 import type { Downstream } from "../../src/services/Downstream.ts"
 import type { Meter } from "../../src/services/Meter.ts"
@@ -112,7 +113,9 @@ const urlOf = Effect.gen(function*() {
 export const EngineOnRandomPort = (options: EngineRoutesOptions = { token: Option.none() }) => {
   const server = HttpRouter.serve(EngineRoutesWith(options), { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provide(Engine.layer),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.merge(WebhookDeliveryLive),
+    Layer.provide(WebhookSenderLive)
   )
   // Only EngineUrl leaves: the engine's HttpServer must not shadow the gateway's.
   return Layer.effect(EngineUrl, urlOf).pipe(Layer.provide(server))
@@ -139,7 +142,7 @@ const gateway = <A, E>(
   clientLayer.pipe(
     Layer.provideMerge(HttpRouter.serve(GatewayRoutes(undefined), { disableLogger: true, disableListenLog: true, routerConfig: ROUTER_CONFIG })),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-    Layer.provideMerge(services),
+    Layer.provideMerge(Layer.provide(services, WebhookSenderLive)),
     Layer.provideMerge(base)
   )
 

@@ -51,7 +51,7 @@ export const shown = (url: URL) => `${url.protocol}//${url.host}${url.pathname}`
 const ALLOW_PRIVATE_HINT = "; set MODEL_FETCH_ALLOW_PRIVATE=true to allow it (tests and closed networks only)"
 
 /** Why a connection to the address is refused: `the host resolves to ::1, a private or reserved address (Loopback Address, RFC 4291)`. */
-class PrivateAddress extends Schema.TaggedError<PrivateAddress>()("PrivateAddress", { address: Schema.String, message: Schema.String }) {
+export class PrivateAddress extends Schema.TaggedError<PrivateAddress>()("PrivateAddress", { address: Schema.String, message: Schema.String }) {
   static of(address: string, why: string) {
     return new PrivateAddress({ address, message: `the host resolves to ${address}, a private or reserved address (${why})${ALLOW_PRIVATE_HINT}` })
   }
@@ -64,7 +64,7 @@ class PrivateAddress extends Schema.TaggedError<PrivateAddress>()("PrivateAddres
  * connection (DNS rebinding). Every address is checked, as the socket may
  * try each of them (autoSelectFamily).
  */
-const guardedLookup: LookupFunction = (hostname, options, callback) => {
+export const guardedLookup: LookupFunction = (hostname, options, callback) => {
   dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error !== null) return callback(error, [])
     for (const entry of addresses) {
@@ -81,8 +81,8 @@ const guardedLookup: LookupFunction = (hostname, options, callback) => {
 // ---------------------------------------------------------------------------
 // The download
 
-/** Why a URL may not be fetched, if it may not. */
-const refusal = (options: DownloadLimits, url: URL): string | undefined => {
+/** Why a URL may not be fetched (or called: webhooks take the same policy), if it may not. */
+export const refusal = (options: Pick<DownloadLimits, "allowPrivate">, url: URL): string | undefined => {
   if (url.protocol !== "http:" && url.protocol !== "https:") return `only http and https URLs are fetched, not ${url.protocol.replace(/:$/, "")}`
   if (url.username !== "" || url.password !== "") return "URLs with credentials are not fetched"
   const host = url.hostname.replace(/^\[|\]$/g, "")
@@ -116,7 +116,7 @@ const requestFailure = (url: URL, error: HttpClientError.HttpClientError) => {
 }
 
 /** An error's message and code: `connect ECONNREFUSED 127.0.0.1:9 (ECONNREFUSED)`. */
-const describeCause = (cause: unknown): string => {
+export const describeCause = (cause: unknown): string => {
   if (!(cause instanceof Error)) return String(cause)
   // A connection that tried several addresses fails with an AggregateError whose own message is empty.
   const message = cause.message !== "" || !(cause instanceof AggregateError)

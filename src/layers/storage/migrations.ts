@@ -8,6 +8,7 @@ import { SqlClient } from "effect/sql"
 import { partShapes } from "./migrations/0005_part_shapes.ts"
 import { appRateLimits } from "./migrations/0011_app_rate_limits.ts"
 import { modelFiles } from "./migrations/0012_model_files.ts"
+import { events } from "./migrations/0013_events.ts"
 
 /**
  * Migration 0008: record numbers counted per app and prefix, and an
@@ -165,5 +166,6 @@ export const migrations = {
     yield* sql`CREATE INDEX idempotency_key_expires ON idempotency_key (expires_at)`
   }),
   "0011_app_rate_limits": appRateLimits,
-  "0012_model_files": modelFiles
+  "0012_model_files": modelFiles,
+  "0013_events": events
 }

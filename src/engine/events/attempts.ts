@@ -1,0 +1,119 @@
+/**
+ * One delivery attempt and what follows from it, as steps the delivery
+ * workflow (delivery.ts) runs as its activities: when the next attempt is
+ * due (RETRY_DELAYS with jitter), and the endpoint disabled once the last
+ * attempt of a delivery has failed (docs/webhooks.md).
+ */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { createHash } from "node:crypto"
+import { WebhookEndpoint } from "../../domain/resources/webhooks.ts"
+import { findRecord } from "../crud.ts"
+import type { Step } from "../Operation.ts"
+import { RecordRepository } from "../RecordRepository.ts"
+import { recordEvent } from "./outbox.ts"
+import { WebhookSender } from "./sender.ts"
+import { abandonDelivery, findDelivery, findEvent, recordAttempt, signingSecrets, type StoredDelivery } from "./store.ts"
+
+const SECOND = 1000
+const MINUTE = 60 * SECOND
+const HOUR = 60 * MINUTE
+
+/**
+ * The waits after each failed attempt: from seconds to a day, about 2.8 days
+ * in all (13 attempts), then the delivery has failed. Each wait is moved by
+ * up to ±20 % (JITTER), so that the retries of many deliveries failed at
+ * once do not arrive together.
+ */
+export const RETRY_DELAYS: ReadonlyArray<number> = [
+  5 * SECOND,
+  30 * SECOND,
+  2 * MINUTE,
+  10 * MINUTE,
+  30 * MINUTE,
+  HOUR,
+  2 * HOUR,
+  4 * HOUR,
+  8 * HOUR,
+  12 * HOUR,
+  16 * HOUR,
+  24 * HOUR
+]
+export const MAX_ATTEMPTS = RETRY_DELAYS.length + 1
+const JITTER = 0.2
+
+/**
+ * The wait after failed attempt `attempt` (1-based) of the delivery. The
+ * jitter is drawn from the delivery's id and the attempt, not at random, so
+ * that the workflow computes the same wait when it replays.
+ */
+export const retryDelay = (deliveryId: string, attempt: number): number => {
+  const base = RETRY_DELAYS[Math.min(attempt, RETRY_DELAYS.length) - 1]!
+  const draw = createHash("sha256").update(`${deliveryId}:${attempt}`).digest().readUInt32BE(0) / 0xffffffff
+  return Math.round(base * (1 - JITTER + 2 * JITTER * draw))
+}
+
+export type AttemptVerdict = "succeeded" | "retry" | "failed" | "abandoned"
+
+const endpointOf = (delivery: StoredDelivery) => findRecord(WebhookEndpoint, delivery.appId, delivery.endpointId)
+
+/**
+ * Attempt `attempt` of the delivery: the event signed and POSTed to its
+ * endpoint, the attempt recorded with where the delivery stands after it. A
+ * delivery no longer pending (ended meanwhile), or whose endpoint is gone or
+ * disabled, is not attempted: `abandoned`.
+ */
+export const attemptDelivery = (deliveryId: string, attempt: number): Step<AttemptVerdict> =>
+  Effect.gen(function*() {
+    const delivery = yield* findDelivery(deliveryId)
+    if (delivery === undefined || delivery.status !== "pending") return "abandoned"
+    const endpoint = yield* endpointOf(delivery)
+    const event = yield* findEvent(delivery.eventId)
+    if (endpoint === undefined || endpoint.enabled === false || event === undefined) {
+      yield* abandonDelivery(deliveryId)
+      return "abandoned"
+    }
+    const sender = yield* WebhookSender
+    const outcome = yield* sender.send({
+      endpointId: endpoint.id,
+      url: endpoint.url,
+      eventId: event.id,
+      body: JSON.stringify(event),
+      secrets: yield* signingSecrets(endpoint.id)
+    })
+    const { succeeded: _succeeded, ...recorded } = outcome
+    const verdict: AttemptVerdict = outcome.succeeded ? "succeeded" : attempt >= MAX_ATTEMPTS ? "failed" : "retry"
+    const nextAttemptAt = verdict === "retry" ? new Date(Date.now() + retryDelay(deliveryId, attempt)) : null
+    yield* recordAttempt(deliveryId, recorded, { status: verdict === "retry" ? "pending" : verdict, nextAttemptAt })
+    return verdict
+  })
+
+/**
+ * After a delivery's last attempt failed: its endpoint is disabled, with the
+ * reason, and `endpoint.disabled` is written, in one transaction. An
+ * endpoint disabled already (by another delivery, or by its app) stays as it
+ * is and nothing is written.
+ */
+export const disableEndpointAfter = (deliveryId: string): Step<void> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const records = yield* RecordRepository
+    const delivery = yield* findDelivery(deliveryId)
+    if (delivery === undefined) return
+    yield* sql.withTransaction(Effect.gen(function*() {
+      const locked = yield* records.lockForRemoval(WebhookEndpoint.name, delivery.appId, delivery.endpointId)
+      if (locked === undefined || locked.enabled === false) return
+      const reason = `delivery ${deliveryId} of event ${delivery.eventId} failed ${MAX_ATTEMPTS} attempts over about 3 days`
+      const { id: _id, createdAt: _createdAt, updatedAt: _updatedAt, ...fields } = locked
+      const disabled = yield* records.replace(WebhookEndpoint.name, delivery.appId, delivery.endpointId, {
+        ...fields,
+        enabled: false,
+        disabledReason: reason
+      })
+      if (disabled === undefined) return
+      yield* recordEvent(delivery.appId, "endpoint.disabled", {
+        object: disabled as typeof WebhookEndpoint.record.Type,
+        reason
+      })
+    }))
+  })

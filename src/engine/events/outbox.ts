@@ -1,0 +1,27 @@
+/**
+ * The outbox: an event is a row written by the step that makes its change,
+ * inside that step's transaction, so a committed change always has its event
+ * and a rolled-back one never does. The relay (relay.ts) turns rows into
+ * deliveries once committed; GET /v1/event reads them as the feed.
+ */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import type { EventData } from "../../domain/events/catalogue.ts"
+import type { EventType } from "../../domain/events/types.ts"
+import { timeOrderedUuid } from "../../domain/TimeOrderedId.ts"
+import type { Step } from "../Operation.ts"
+
+/**
+ * Writes the event `type` of the app with `data`. Call it inside the
+ * transaction of the change (crud.ts's `transactional`, `sql.withTransaction`
+ * or a record hook, which run in their write's transaction): outside one it
+ * would commit on its own, and a failure after it would leave an event of a
+ * change that did not happen.
+ */
+export const recordEvent = <T extends EventType>(appId: string, type: T, data: EventData<T>): Step<string> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => {
+    const id = timeOrderedUuid()
+    return sql`
+      INSERT INTO engine_event (id, app_id, type, created_at, data)
+      VALUES (${id}, ${appId}, ${type}, clock_timestamp(), ${JSON.stringify(data)}::jsonb)`.pipe(Effect.as(id))
+  })

@@ -1,0 +1,79 @@
+/**
+ * The relay: from committed events to running deliveries (docs/webhooks.md).
+ *
+ * It runs as a cluster singleton (one instance at a time among those sharing
+ * the database; another takes it over when that one stops or dies) and, in
+ * a loop:
+ *
+ * 1. takes the events not yet relayed, oldest first, and in one transaction
+ *    makes a delivery for each enabled endpoint of the event's app that
+ *    subscribes to its type, and marks the events relayed;
+ * 2. starts the delivery workflow of each delivery not yet started and marks
+ *    it started. The workflow's id is the delivery's, so a start repeated
+ *    after a crash between the two runs the delivery once.
+ *
+ * It waits POLL_INTERVAL only when a round found nothing to do.
+ */
+import { Duration, Effect, Schedule } from "effect"
+import { Singleton } from "effect/cluster"
+import { SqlClient } from "effect/sql"
+import type { WorkflowEngine } from "effect/workflow"
+import { WebhookEndpoint } from "../../domain/resources/webhooks.ts"
+import { DeliverWebhook } from "./delivery.ts"
+
+/** How often an idle relay looks for new events: the floor of a delivery's latency. */
+export const POLL_INTERVAL = Duration.millis(100)
+/** Events, and deliveries, per round. */
+const BATCH = 500
+
+/** Step 1: the oldest events not relayed yet become deliveries; how many events. */
+export const relayEvents = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  return yield* sql.withTransaction(Effect.gen(function*() {
+    const events = yield* sql<{ id: string }>`
+      SELECT id FROM engine_event WHERE NOT relayed ORDER BY seq LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`
+    if (events.length === 0) return 0
+    const ids = events.map((event) => event.id)
+    yield* sql`
+      INSERT INTO engine_webhook_delivery (id, app_id, endpoint_id, event_id, event_type, status, next_attempt_at, created_at, updated_at)
+      SELECT gen_random_uuid()::text, event.app_id, endpoint.id, event.id, event.type, 'pending', now(), now(), now()
+      FROM engine_event event
+      JOIN engine_record endpoint ON endpoint.resource = ${WebhookEndpoint.name} AND endpoint.app_id = event.app_id
+      WHERE event.id = ANY(${ids}::text[])
+        AND coalesce((endpoint.data->>'enabled')::boolean, true)
+        AND (endpoint.data->'events' ? event.type OR endpoint.data->'events' ? '*')
+      ORDER BY event.seq`
+    yield* sql`UPDATE engine_event SET relayed = true WHERE id = ANY(${ids}::text[])`
+    return events.length
+  }))
+})
+
+/** Step 2: the workflows of the deliveries not started yet; how many. */
+export const startDeliveries = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const deliveries = yield* sql<{ id: string }>`
+    SELECT id FROM engine_webhook_delivery WHERE NOT started ORDER BY created_at LIMIT ${BATCH}`
+  if (deliveries.length === 0) return 0
+  yield* Effect.forEach(deliveries, ({ id }) => DeliverWebhook.execute({ deliveryId: id }, { discard: true }), {
+    concurrency: 32,
+    discard: true
+  })
+  yield* sql`UPDATE engine_webhook_delivery SET started = true WHERE id = ANY(${deliveries.map(({ id }) => id)}::text[])`
+  return deliveries.length
+})
+
+/** One round; a failure (storage down) is logged and the round retried after a pause. */
+const round: Effect.Effect<number, never, SqlClient.SqlClient | WorkflowEngine.WorkflowEngine> = Effect.gen(function*() {
+  const relayed = yield* relayEvents
+  const started = yield* startDeliveries
+  return relayed + started
+}).pipe(
+  Effect.tapError((error) => Effect.logWarning("webhook relay round failed; retrying", { error: String(error) })),
+  Effect.retry(Schedule.spaced("1 second")),
+  Effect.orDie
+)
+
+const relayLoop = Effect.forever(Effect.flatMap(round, (done) => done === 0 ? Effect.sleep(POLL_INTERVAL) : Effect.void))
+
+/** The relay as the cluster's singleton. */
+export const WebhookRelayLive = Singleton.make("webhook-relay", relayLoop)

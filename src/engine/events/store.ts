@@ -1,0 +1,240 @@
+/**
+ * The rows of events and webhooks (migration 0013): the event feed, the
+ * endpoints' signing secrets and the deliveries. The endpoints themselves
+ * are records (`webhookEndpoint`, src/domain/resources/webhooks.ts).
+ */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { randomBytes } from "node:crypto"
+import type { Page } from "../../api/Operations.ts"
+import type { Event } from "../../domain/events/Event.ts"
+import type { EventType } from "../../domain/events/types.ts"
+import { rangeEnd, rangeStart } from "../../domain/Resource.ts"
+import type { DeliveryAttempt, EventQuery, WebhookDelivery, WebhookDeliveryQuery } from "../../domain/resources/webhooks.ts"
+import { timeOrderedUuid } from "../../domain/TimeOrderedId.ts"
+import type { Step } from "../Operation.ts"
+
+/** How long a rotated-out secret still signs (docs/webhooks.md). */
+export const PREVIOUS_SECRET_HOURS = 24
+/** Attempts a delivery keeps (the latest). */
+const KEPT_ATTEMPTS = 50
+
+type Delivery = typeof WebhookDelivery.Type
+type Attempt = typeof DeliveryAttempt.Type
+
+/** A Standard Webhooks secret: `whsec_` and 24 random bytes in base64. */
+const newSecret = () => `whsec_${randomBytes(24).toString("base64")}`
+
+export const addSecret = (endpointId: string): Step<string> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => {
+    const secret = newSecret()
+    return sql`INSERT INTO engine_webhook_secret (endpoint_id, secret, created_at) VALUES (${endpointId}, ${secret}, now())`.pipe(
+      Effect.as(secret)
+    )
+  })
+
+/** A new current secret; the current one signs for PREVIOUS_SECRET_HOURS more, older ones go. In the caller's transaction. */
+export const rotateSecret = (endpointId: string): Step<string> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`DELETE FROM engine_webhook_secret WHERE endpoint_id = ${endpointId} AND expires_at IS NOT NULL`
+    yield* sql`
+      UPDATE engine_webhook_secret SET expires_at = now() + make_interval(hours => ${PREVIOUS_SECRET_HOURS})
+      WHERE endpoint_id = ${endpointId} AND expires_at IS NULL`
+    return yield* addSecret(endpointId)
+  })
+
+/** The secrets that sign a delivery now: the current one first. */
+export const signingSecrets = (endpointId: string): Step<ReadonlyArray<string>> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql<{ secret: string }>`
+        SELECT secret FROM engine_webhook_secret
+        WHERE endpoint_id = ${endpointId} AND (expires_at IS NULL OR expires_at > now())
+        ORDER BY expires_at IS NULL DESC, created_at DESC`,
+      (rows) => rows.map((row) => row.secret)
+    ))
+
+export const removeSecrets = (endpointId: string): Step<void> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.asVoid(sql`DELETE FROM engine_webhook_secret WHERE endpoint_id = ${endpointId}`))
+
+// ---------------------------------------------------------------------------
+// Events
+
+interface EventRow {
+  readonly id: string
+  readonly app_id: string
+  readonly type: EventType
+  readonly created_at: Date | string
+  readonly data: unknown
+  readonly total?: string | number
+}
+
+/** An event as written: its data is what recordEvent took for its type, so the row is the event as typed. */
+export type StoredEvent = Event
+
+const iso = (value: Date | string) => (value instanceof Date ? value : new Date(value)).toISOString()
+
+const toEvent = (row: EventRow): StoredEvent =>
+  ({ id: row.id, type: row.type, createdAt: iso(row.created_at), appId: row.app_id, data: row.data }) as StoredEvent
+
+export const findEvent = (id: string): Step<StoredEvent | undefined> =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      Effect.map(sql<EventRow>`SELECT id, app_id, type, created_at, data FROM engine_event WHERE id = ${id}`, (rows) =>
+        rows[0] === undefined ? undefined : toEvent(rows[0]))
+  )
+
+/** The app's events in the order written, filtered by type and creation date. */
+export const listEvents = (appId: string, query: typeof EventQuery.Type, limit: number, offset: number): Step<Page<StoredEvent>> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const conditions = [sql`app_id = ${appId}`]
+    if (query.type !== undefined) conditions.push(sql`type = ANY(${query.type}::text[])`)
+    const on = query.createdAt
+    const from = query["createdAt[from]"] ?? on
+    const to = query["createdAt[to]"] ?? on
+    if (from !== undefined) conditions.push(sql`created_at >= ${rangeStart(from).toISOString()}::timestamptz`)
+    if (to !== undefined) conditions.push(sql`created_at <= ${rangeEnd(to).toISOString()}::timestamptz`)
+    const rows = yield* sql<EventRow>`
+      SELECT id, app_id, type, created_at, data, count(*) OVER () AS total FROM engine_event WHERE ${sql.and(conditions)}
+      ORDER BY seq LIMIT ${limit} OFFSET ${offset}`
+    if (rows.length > 0) return { items: rows.map(toEvent), total: Number(rows[0]!.total) }
+    const [counted] = yield* sql<{ total: string | number }>`SELECT count(*) AS total FROM engine_event WHERE ${sql.and(conditions)}`
+    return { items: [], total: Number(counted?.total ?? 0) }
+  })
+
+/** An event written already relayed: delivered only where its writer says (a test event). */
+export const insertRelayedEvent = (appId: string, type: EventType, data: unknown): Step<StoredEvent> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => {
+    const id = timeOrderedUuid()
+    return Effect.map(
+      sql<EventRow>`
+        INSERT INTO engine_event (id, app_id, type, created_at, data, relayed)
+        VALUES (${id}, ${appId}, ${type}, clock_timestamp(), ${JSON.stringify(data)}::jsonb, true)
+        RETURNING id, app_id, type, created_at, data`,
+      (rows) => toEvent(rows[0]!)
+    )
+  })
+
+// ---------------------------------------------------------------------------
+// Deliveries
+
+interface DeliveryRow {
+  readonly id: string
+  readonly app_id: string
+  readonly endpoint_id: string
+  readonly event_id: string
+  readonly event_type: EventType
+  readonly status: Delivery["status"]
+  readonly attempts: ReadonlyArray<Attempt>
+  readonly next_attempt_at: Date | string | null
+  readonly created_at: Date | string
+  readonly updated_at: Date | string
+  readonly total?: string | number
+}
+
+export interface StoredDelivery extends Delivery {
+  readonly appId: string
+}
+
+const toDelivery = (row: DeliveryRow): StoredDelivery => ({
+  id: row.id,
+  appId: row.app_id,
+  endpointId: row.endpoint_id,
+  eventId: row.event_id,
+  eventType: row.event_type,
+  status: row.status,
+  attempts: row.attempts,
+  nextAttemptAt: row.next_attempt_at === null ? null : iso(row.next_attempt_at),
+  createdAt: iso(row.created_at),
+  updatedAt: iso(row.updated_at)
+})
+
+/** The delivery as the API answers it (no app id). */
+export const asDelivery = ({ appId: _appId, ...delivery }: StoredDelivery): Delivery => delivery
+
+const DELIVERY_COLUMNS = "id, app_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at, updated_at"
+
+/** A new delivery of the event to the endpoint; `started` when its writer runs it itself (a test). */
+export const insertDelivery = (
+  delivery: { readonly appId: string; readonly endpointId: string; readonly eventId: string; readonly eventType: EventType },
+  started = false
+): Step<StoredDelivery> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql<DeliveryRow>`
+        INSERT INTO engine_webhook_delivery (id, app_id, endpoint_id, event_id, event_type, status, next_attempt_at, started, created_at, updated_at)
+        VALUES (${timeOrderedUuid()}, ${delivery.appId}, ${delivery.endpointId}, ${delivery.eventId}, ${delivery.eventType}, 'pending',
+          now(), ${started}, now(), now())
+        RETURNING ${sql.literal(DELIVERY_COLUMNS)}`,
+      (rows) => toDelivery(rows[0]!)
+    ))
+
+export const findDelivery = (id: string, appId?: string): Step<StoredDelivery | undefined> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql<DeliveryRow>`
+        SELECT ${sql.literal(DELIVERY_COLUMNS)} FROM engine_webhook_delivery
+        WHERE id = ${id} ${appId === undefined ? sql`` : sql`AND app_id = ${appId}`}`,
+      (rows) => rows[0] === undefined ? undefined : toDelivery(rows[0])
+    ))
+
+export const listDeliveries = (appId: string, query: typeof WebhookDeliveryQuery.Type, limit: number, offset: number): Step<Page<Delivery>> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const conditions = [sql`app_id = ${appId}`]
+    if (query.endpointId !== undefined) conditions.push(sql`endpoint_id = ${query.endpointId}`)
+    if (query.eventId !== undefined) conditions.push(sql`event_id = ${query.eventId}`)
+    if (query.status !== undefined) conditions.push(sql`status = ${query.status}`)
+    for (const field of ["createdAt", "updatedAt"] as const) {
+      const column = field === "createdAt" ? "created_at" : "updated_at"
+      const on = query[field]
+      const from = query[`${field}[from]`] ?? on
+      const to = query[`${field}[to]`] ?? on
+      if (from !== undefined) conditions.push(sql`${sql.literal(column)} >= ${rangeStart(from).toISOString()}::timestamptz`)
+      if (to !== undefined) conditions.push(sql`${sql.literal(column)} <= ${rangeEnd(to).toISOString()}::timestamptz`)
+    }
+    const rows = yield* sql<DeliveryRow>`
+      SELECT ${sql.literal(DELIVERY_COLUMNS)}, count(*) OVER () AS total FROM engine_webhook_delivery WHERE ${sql.and(conditions)}
+      ORDER BY created_at, id LIMIT ${limit} OFFSET ${offset}`
+    if (rows.length > 0) return { items: rows.map((row) => asDelivery(toDelivery(row))), total: Number(rows[0]!.total) }
+    const [counted] = yield* sql<{ total: string | number }>`SELECT count(*) AS total FROM engine_webhook_delivery WHERE ${sql.and(conditions)}`
+    return { items: [], total: Number(counted?.total ?? 0) }
+  })
+
+/**
+ * Records an attempt and where the delivery stands after it: `pending` with
+ * the next attempt's time, or final. Only a pending delivery changes (one
+ * ended meanwhile, its endpoint removed, stays as it is).
+ */
+export const recordAttempt = (
+  id: string,
+  attempt: Attempt,
+  after: { readonly status: Delivery["status"]; readonly nextAttemptAt: Date | null }
+): Step<void> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.asVoid(sql`
+      UPDATE engine_webhook_delivery SET
+        attempts = CASE WHEN jsonb_array_length(attempts) >= ${KEPT_ATTEMPTS}
+          THEN (attempts - 0) || jsonb_build_array(${JSON.stringify(attempt)}::jsonb)
+          ELSE attempts || jsonb_build_array(${JSON.stringify(attempt)}::jsonb) END,
+        status = ${after.status},
+        next_attempt_at = ${after.nextAttemptAt === null ? null : after.nextAttemptAt.toISOString()}::timestamptz,
+        updated_at = now()
+      WHERE id = ${id} AND status = 'pending'`))
+
+/** Ends a pending delivery without an attempt (its endpoint was disabled or removed). */
+export const abandonDelivery = (id: string): Step<void> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.asVoid(sql`
+      UPDATE engine_webhook_delivery SET status = 'failed', next_attempt_at = NULL, updated_at = now()
+      WHERE id = ${id} AND status = 'pending'`))
+
+/** Ends every pending delivery to the endpoint (it is being removed). In the caller's transaction. */
+export const abandonDeliveriesTo = (endpointId: string): Step<void> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.asVoid(sql`
+      UPDATE engine_webhook_delivery SET status = 'failed', next_attempt_at = NULL, updated_at = now()
+      WHERE endpoint_id = ${endpointId} AND status = 'pending'`))

@@ -1,0 +1,102 @@
+/**
+ * Webhook delivery, composed where the engine runs (the gateway's embedded
+ * engine, or `npm run engine`): the sender as AppConfig configured it, and
+ * the delivery workflows and the relay on Effect's cluster over the engine's
+ * own database (docs/webhooks.md).
+ *
+ * - PGlite admits one process, so one runner: `SingleRunner`, messages and
+ *   shard locks in the database, no network.
+ * - On PostgreSQL every instance sharing the database is a runner of one
+ *   cluster: its runner listens on CLUSTER_RUNNER_HOST:CLUSTER_RUNNER_PORT
+ *   (a free port by default, registered with the address it got), the shards
+ *   (and with them the workflows) are spread over the runners, and a runner
+ *   that stops or dies has its shards taken over once its locks expire.
+ */
+import { layerClientProtocol } from "@effect/platform-node/NodeClusterSocket"
+import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
+import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
+import { Duration, Effect, Layer, Option } from "effect"
+import {
+  ClusterWorkflowEngine,
+  type MessageStorage,
+  RunnerAddress,
+  RunnerHealth,
+  Runners,
+  type Sharding,
+  ShardingConfig,
+  SingleRunner,
+  SocketRunner,
+  SqlMessageStorage,
+  SqlRunnerStorage
+} from "effect/cluster"
+import { RpcSerialization } from "effect/rpc"
+import { SocketServer } from "effect/socket"
+import type { SqlClient } from "effect/sql"
+import { InvalidConfig } from "../domain/Errors.ts"
+import { DeliverWebhookLive } from "../engine/events/delivery.ts"
+import { WebhookRelayLive } from "../engine/events/relay.ts"
+import { webhookSenderLayer } from "../engine/events/sender.ts"
+import { RecordRepository } from "../engine/RecordRepository.ts"
+import { AppConfig } from "../services/AppConfig.ts"
+
+/** The sender with WEBHOOK_TIMEOUT, and the download policy's MODEL_FETCH_ALLOW_PRIVATE. */
+export const WebhookSenderLive = Layer.unwrap(
+  Effect.map(AppConfig, (config) => webhookSenderLayer({ timeout: config.webhooks.timeout, allowPrivate: config.modelFetch.allowPrivate }))
+)
+
+/**
+ * The cluster's timings: a durable wait or a message for a shard of this
+ * runner is seen within half a second; a dead runner's shards are free 15 s
+ * after its last lock refresh.
+ */
+const SHARDING = {
+  entityMessagePollInterval: Duration.millis(500),
+  shardLockRefreshInterval: Duration.seconds(5),
+  shardLockExpiration: Duration.seconds(15)
+} satisfies Partial<ShardingConfig.ShardingConfig["Service"]>
+
+// Its configuration is SHARDING's, read from no variable of the environment's (a ConfigError cannot arise).
+const embeddedCluster = SingleRunner.layer({ runnerStorage: "sql", shardingConfig: SHARDING }).pipe(
+  Layer.provide(NodeCrypto.layerDigest),
+  Layer.orDie
+)
+
+/** A socket runner on the configured address, or a free port on it, registered as the address it listens on. */
+const postgresCluster = Layer.unwrap(Effect.gen(function*() {
+  const { webhooks } = yield* AppConfig
+  const server = yield* NodeSocketServer.make({ host: webhooks.runnerHost, port: webhooks.runnerPort }).pipe(
+    Effect.mapError((error) =>
+      InvalidConfig.about(
+        "CLUSTER_RUNNER_PORT",
+        `the webhook delivery runner cannot listen on ${webhooks.runnerHost}:${webhooks.runnerPort}: ${String(error.cause ?? error.message)}`
+      )
+    )
+  )
+  const port = server.address._tag === "UnixPathAddress" ? webhooks.runnerPort : server.address.port
+  const config = ShardingConfig.layer({ ...SHARDING, runnerAddress: Option.some(RunnerAddress.make(webhooks.runnerHost, port)) })
+  const runnerHealth = RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(layerClientProtocol))
+  return SocketRunner.layer.pipe(
+    Layer.provide([Layer.succeed(SocketServer.SocketServer, server), layerClientProtocol, runnerHealth]),
+    Layer.provideMerge(SqlMessageStorage.layer.pipe(Layer.provide(NodeCrypto.layerDigest))),
+    Layer.provide(Layer.orDie(SqlRunnerStorage.layer)),
+    Layer.provide(config),
+    Layer.provide(RpcSerialization.layerSchemaBinary())
+  )
+}))
+
+/**
+ * The delivery workflows and the relay, on the cluster the storage calls for.
+ * A runner that cannot listen stops the start as a defect carrying the
+ * InvalidConfig, which the start's report names as it names any other
+ * (src/layers/StartFailure.ts), so the layers above keep their types.
+ */
+export const WebhookDeliveryLive = Layer.unwrap(Effect.map(AppConfig, (config) => {
+  const cluster: Layer.Layer<Sharding.Sharding | MessageStorage.MessageStorage, never, SqlClient.SqlClient | AppConfig> = Option.isSome(config.databaseUrl)
+    ? Layer.orDie(postgresCluster)
+    : embeddedCluster
+  return Layer.mergeAll(DeliverWebhookLive, WebhookRelayLive).pipe(
+    Layer.provide(ClusterWorkflowEngine.layer),
+    Layer.provide(cluster),
+    Layer.provide(RecordRepository.layer)
+  )
+}))

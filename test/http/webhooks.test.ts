@@ -1,0 +1,156 @@
+/**
+ * Webhooks through HTTP, with a real receiver that verifies every delivery
+ * with the `standardwebhooks` library: endpoints and their secret (shown
+ * once, rotated), the test event, deliveries with retries on a 500 and on a
+ * timeout, redelivery, the event feed, and the SSRF refusal of a private URL.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Duration, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { Webhook } from "standardwebhooks"
+import { DEFAULT_MODEL_FETCH } from "../../src/domain/ModelSettings.ts"
+import { DEFAULT_WEBHOOKS } from "../../src/domain/WebhookSettings.ts"
+import { recordEvent } from "../../src/engine/events/outbox.ts"
+import { RecordRepository } from "../../src/engine/RecordRepository.ts"
+import { backends } from "../support/backends.ts"
+import { TestApp, TestClient } from "../support/TestApp.ts"
+import { type Received, WebhookReceiver, WebhookReceiverLive } from "../support/webhookReceiver.ts"
+
+const TIMEOUT = Duration.seconds(1)
+
+/** Verifies a delivery as a receiver would: the signature over the exact body, with the endpoint's secret. */
+const verified = (secret: string, request: Received) => new Webhook(secret).verify(request.body, request.headers) as any
+
+for (const backend of backends) {
+  const app = TestApp(backend, {
+    modelFetch: { ...DEFAULT_MODEL_FETCH, allowPrivate: true },
+    webhooks: { ...DEFAULT_WEBHOOKS, timeout: TIMEOUT }
+  })
+  layer(Layer.merge(app, WebhookReceiverLive), { timeout: 120_000, excludeTestServices: true })(`Webhooks (${backend})`, (it) => {
+    const setup = Effect.gen(function*() {
+      const client = yield* TestClient
+      const receiver = yield* WebhookReceiver
+      const appId = `webhooks-${Math.random().toString(36).slice(2)}`
+      const { value: secret } = yield* client.createSecret(appId)
+      const call = (method: string, path: string, body?: unknown) => client.call(method, path, { secret, ...(body === undefined ? {} : { body }) })
+      const ok = (method: string, path: string, body?: unknown) =>
+        Effect.flatMap(
+          call(method, path, body),
+          (reply) => reply.status === 200 ? Effect.succeed(reply.json()) : Effect.die(new Error(`${method} ${path}: ${reply.status} ${reply.text}`))
+        )
+      const path = `/hooks/${appId}`
+      /** A state change's event, written as the engine writes it (in its own transaction). */
+      const emit = Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql.withTransaction(recordEvent(appId, "endpoint.test", { endpointId: "emitted-by-the-test" }))
+      }).pipe(Effect.provide(RecordRepository.layer), Effect.orDie)
+      return { client, receiver, appId, call, ok, path, emit }
+    })
+
+    it.effect("an endpoint's secret is answered on create only, and the test event arrives signed with it", () =>
+      Effect.gen(function*() {
+        const { ok, call, receiver, path } = yield* setup
+        const created = yield* ok("POST", "/v1/webhook-endpoint", { url: receiver.url(path), events: ["*"] })
+        assert.match(created.secret, /^whsec_[A-Za-z0-9+/=]{32}$/)
+        assert.strictEqual(created.enabled, true)
+        const read = yield* ok("GET", `/v1/webhook-endpoint/${created.id}`)
+        assert.notProperty(read, "secret")
+        assert.deepStrictEqual((yield* ok("GET", "/v1/webhook-endpoint")).map((each: any) => each.id), [created.id])
+
+        const tested = yield* ok("POST", `/v1/webhook-endpoint/${created.id}/test`)
+        assert.strictEqual(tested.succeeded, true)
+        assert.strictEqual(tested.delivery.status, "succeeded")
+        assert.strictEqual(tested.delivery.attempts[0].statusCode, 204)
+        const [request] = receiver.received(path)
+        const event = verified(created.secret, request!)
+        assert.strictEqual(event.type, "endpoint.test")
+        assert.strictEqual(event.id, request!.headers["webhook-id"])
+        assert.deepStrictEqual(event.data, { endpointId: created.id })
+        // Signed with another secret, the same delivery does not verify.
+        assert.throws(() => verified(`whsec_${Buffer.alloc(24, 7).toString("base64")}`, request!))
+
+        const feed = yield* ok("GET", "/v1/event?type=endpoint.test")
+        assert.deepStrictEqual(feed.map((each: any) => each.id), [event.id])
+        const missing = yield* call("POST", "/v1/webhook-endpoint/no-such-endpoint/test")
+        assert.strictEqual(missing.status, 404)
+      }))
+
+    it.effect("an event is delivered to every subscribed endpoint, retried after a 500 and after a timeout", () =>
+      Effect.gen(function*() {
+        const { ok, receiver, path, emit } = yield* setup
+        const failing = `${path}/failing`
+        const slow = `${path}/slow`
+        const other = `${path}/other-type`
+        const first = yield* ok("POST", "/v1/webhook-endpoint", { url: receiver.url(failing), events: ["endpoint.test"] })
+        const second = yield* ok("POST", "/v1/webhook-endpoint", { url: receiver.url(slow), events: ["*"] })
+        yield* ok("POST", "/v1/webhook-endpoint", { url: receiver.url(other), events: ["ticket.quoted"] })
+        receiver.plan(failing, [{ status: 500 }])
+        receiver.plan(slow, [{ status: 200, delayMs: Duration.toMillis(TIMEOUT) * 3 }])
+
+        const eventId = yield* emit
+        const [failed, retried] = yield* receiver.waitFor(failing, 2)
+        const [timedOut, answered] = yield* receiver.waitFor(slow, 2)
+        for (const request of [failed!, retried!]) assert.strictEqual(verified(first.secret, request).id, eventId)
+        for (const request of [timedOut!, answered!]) assert.strictEqual(verified(second.secret, request).id, eventId)
+        // The first retry waits 5 s, give or take its jitter (20 %).
+        assert.isAtLeast(retried!.at - failed!.at, 3_900)
+        assert.deepStrictEqual(receiver.received(other), [])
+
+        yield* Effect.sleep("300 millis")
+        const deliveries = yield* ok("GET", `/v1/webhook-delivery?endpointId=${first.id}`)
+        assert.strictEqual(deliveries.length, 1)
+        assert.strictEqual(deliveries[0].status, "succeeded")
+        assert.deepStrictEqual(deliveries[0].attempts.map((attempt: any) => attempt.statusCode), [500, 204])
+        assert.strictEqual(deliveries[0].attempts[0].error, "the endpoint answered 500")
+        assert.strictEqual(deliveries[0].attempts[0].responseSnippet, "answered 500")
+        const slowDeliveries = yield* ok("GET", `/v1/webhook-delivery?endpointId=${second.id}`)
+        assert.deepStrictEqual(slowDeliveries[0].attempts.map((attempt: any) => attempt.statusCode), [null, 204])
+        assert.match(slowDeliveries[0].attempts[0].error, /no answer within 1s \(WEBHOOK_TIMEOUT\)/)
+      }))
+
+    it.effect("a delivery is redelivered with the same webhook-id, and a rotated secret signs beside the old one", () =>
+      Effect.gen(function*() {
+        const { ok, call, receiver, path, emit } = yield* setup
+        const endpoint = yield* ok("POST", "/v1/webhook-endpoint", { url: receiver.url(path), events: ["*"] })
+        const eventId = yield* emit
+        const [delivered] = yield* receiver.waitFor(path, 1)
+        yield* Effect.sleep("300 millis")
+        const [delivery] = yield* ok("GET", `/v1/webhook-delivery?eventId=${eventId}`)
+
+        const rotated = yield* ok("POST", `/v1/webhook-endpoint/${endpoint.id}/rotate-secret`)
+        assert.notStrictEqual(rotated.secret, endpoint.secret)
+        const again = yield* ok("POST", `/v1/webhook-delivery/${delivery.id}/redeliver`)
+        assert.notStrictEqual(again.id, delivery.id)
+        assert.strictEqual(again.eventId, eventId)
+        const [, redelivered] = yield* receiver.waitFor(path, 2)
+        assert.strictEqual(redelivered!.headers["webhook-id"], delivered!.headers["webhook-id"])
+        // Two signatures for 24 h: either secret verifies.
+        assert.strictEqual(redelivered!.headers["webhook-signature"]!.split(" ").length, 2)
+        assert.strictEqual(verified(rotated.secret, redelivered!).id, eventId)
+        assert.strictEqual(verified(endpoint.secret, redelivered!).id, eventId)
+
+        const unknown = yield* call("POST", "/v1/webhook-delivery/no-such-delivery/redeliver")
+        assert.strictEqual(unknown.status, 404)
+        yield* ok("PUT", `/v1/webhook-endpoint/${endpoint.id}`, { url: receiver.url(path), events: ["*"], enabled: false })
+        const disabled = yield* call("POST", `/v1/webhook-delivery/${delivery.id}/redeliver`)
+        assert.strictEqual(disabled.status, 409)
+      }))
+  })
+}
+
+for (const backend of backends) {
+  layer(TestApp(backend), { timeout: 60_000, excludeTestServices: true })(`Webhook URLs (${backend})`, (it) => {
+    it.effect("a private or loopback URL is refused, naming the setting that allows it", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const { value: secret } = yield* client.createSecret(`webhook-ssrf-${Math.random().toString(36).slice(2)}`)
+        for (const url of ["http://127.0.0.1:9/hook", "http://10.1.2.3/hook", "http://[::1]/hook", "http://169.254.169.254/latest"]) {
+          const reply = yield* client.call("POST", "/v1/webhook-endpoint", { secret, body: { url, events: ["*"] } })
+          assert.strictEqual(reply.status, 422, url)
+          assert.include(reply.json().message, "MODEL_FETCH_ALLOW_PRIVATE", url)
+        }
+        const ftp = yield* client.call("POST", "/v1/webhook-endpoint", { secret, body: { url: "ftp://example.com/hook", events: ["*"] } })
+        assert.strictEqual(ftp.status, 400)
+      }))
+  })
+}
