@@ -11,6 +11,7 @@ import { PublicContract } from "../api/PublicApi.ts"
 import { traced } from "../domain/Span.ts"
 import { isOutage } from "../domain/StorageOutage.ts"
 import { EngineError } from "./EngineError.ts"
+import { CurrentRequestId } from "./events/outbox.ts"
 import { WebhookSender } from "./events/sender.ts"
 import { ModelAnalyser } from "./geometry/ModelAnalyser.ts"
 import { ModelFetcher } from "./geometry/ModelFetcher.ts"
@@ -88,6 +89,7 @@ export class Engine extends Context.Service<Engine, {
               Effect.provideService(ModelFetcher, fetcher),
               Effect.provideService(ModelAnalyser, analyser),
               Effect.provideService(WebhookSender, sender),
+              Effect.provideService(CurrentRequestId, context.requestId),
               traced(`engine ${operation}`, { attributes: { "app.id": context.appId } })
             )
           }

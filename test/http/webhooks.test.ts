@@ -57,7 +57,9 @@ for (const backend of backends) {
         assert.notProperty(read, "secret")
         assert.deepStrictEqual((yield* ok("GET", "/v1/webhook-endpoint")).map((each: any) => each.id), [created.id])
 
-        const tested = yield* ok("POST", `/v1/webhook-endpoint/${created.id}/test`)
+        const testCall = yield* call("POST", `/v1/webhook-endpoint/${created.id}/test`)
+        assert.strictEqual(testCall.status, 200)
+        const tested = testCall.json()
         assert.strictEqual(tested.succeeded, true)
         assert.strictEqual(tested.delivery.status, "succeeded")
         assert.strictEqual(tested.delivery.attempts[0].statusCode, 204)
@@ -71,6 +73,10 @@ for (const backend of backends) {
 
         const feed = yield* ok("GET", "/v1/event?type=endpoint.test")
         assert.deepStrictEqual(feed.map((each: any) => each.id), [event.id])
+        // The events a call wrote, by its X-Request-Id.
+        const byCall = yield* ok("GET", `/v1/event?requestId=${testCall.headers.get("x-request-id")}`)
+        assert.deepStrictEqual(byCall.map((each: any) => each.id), [event.id])
+        assert.deepStrictEqual(yield* ok("GET", "/v1/event?requestId=another-call"), [])
         const missing = yield* call("POST", "/v1/webhook-endpoint/no-such-endpoint/test")
         assert.strictEqual(missing.status, 404)
       }))

@@ -4,12 +4,15 @@
  * and a rolled-back one never does. The relay (relay.ts) turns rows into
  * deliveries once committed; GET /v1/event reads them as the feed.
  */
-import { Effect } from "effect"
+import { Context, Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import type { EventData } from "../../domain/events/catalogue.ts"
 import type { EventType } from "../../domain/events/types.ts"
 import { timeOrderedUuid } from "../../domain/TimeOrderedId.ts"
 import type { Step } from "../Operation.ts"
+
+/** The request whose operation is running (Engine.run provides it): events record it, so a call can name the events it wrote. */
+export const CurrentRequestId = Context.Reference<string | undefined>("mfg/engine/CurrentRequestId", { defaultValue: () => undefined })
 
 /**
  * Writes the event `type` of the app with `data`. Call it inside the
@@ -19,9 +22,12 @@ import type { Step } from "../Operation.ts"
  * change that did not happen.
  */
 export const recordEvent = <T extends EventType>(appId: string, type: T, data: EventData<T>): Step<string> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => {
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const requestId = yield* CurrentRequestId
     const id = timeOrderedUuid()
-    return sql`
-      INSERT INTO engine_event (id, app_id, type, created_at, data)
-      VALUES (${id}, ${appId}, ${type}, clock_timestamp(), ${JSON.stringify(data)}::jsonb)`.pipe(Effect.as(id))
+    yield* sql`
+      INSERT INTO engine_event (id, app_id, type, created_at, data, request_id)
+      VALUES (${id}, ${appId}, ${type}, clock_timestamp(), ${JSON.stringify(data)}::jsonb, ${requestId ?? null})`
+    return id
   })

@@ -13,6 +13,7 @@ import { rangeEnd, rangeStart } from "../../domain/Resource.ts"
 import type { DeliveryAttempt, EventQuery, WebhookDelivery, WebhookDeliveryQuery } from "../../domain/resources/webhooks.ts"
 import { timeOrderedUuid } from "../../domain/TimeOrderedId.ts"
 import type { Step } from "../Operation.ts"
+import { CurrentRequestId } from "./outbox.ts"
 
 /** How long a rotated-out secret still signs (docs/webhooks.md). */
 export const PREVIOUS_SECRET_HOURS = 24
@@ -92,6 +93,7 @@ export const listEvents = (appId: string, query: typeof EventQuery.Type, limit: 
     const sql = yield* SqlClient.SqlClient
     const conditions = [sql`app_id = ${appId}`]
     if (query.type !== undefined) conditions.push(sql`type = ANY(${query.type}::text[])`)
+    if (query.requestId !== undefined) conditions.push(sql`request_id = ${query.requestId}`)
     const on = query.createdAt
     const from = query["createdAt[from]"] ?? on
     const to = query["createdAt[to]"] ?? on
@@ -107,15 +109,14 @@ export const listEvents = (appId: string, query: typeof EventQuery.Type, limit: 
 
 /** An event written already relayed: delivered only where its writer says (a test event). */
 export const insertRelayedEvent = (appId: string, type: EventType, data: unknown): Step<StoredEvent> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => {
-    const id = timeOrderedUuid()
-    return Effect.map(
-      sql<EventRow>`
-        INSERT INTO engine_event (id, app_id, type, created_at, data, relayed)
-        VALUES (${id}, ${appId}, ${type}, clock_timestamp(), ${JSON.stringify(data)}::jsonb, true)
-        RETURNING id, app_id, type, created_at, data`,
-      (rows) => toEvent(rows[0]!)
-    )
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const requestId = yield* CurrentRequestId
+    const rows = yield* sql<EventRow>`
+      INSERT INTO engine_event (id, app_id, type, created_at, data, request_id, relayed)
+      VALUES (${timeOrderedUuid()}, ${appId}, ${type}, clock_timestamp(), ${JSON.stringify(data)}::jsonb, ${requestId ?? null}, true)
+      RETURNING id, app_id, type, created_at, data`
+    return toEvent(rows[0]!)
   })
 
 // ---------------------------------------------------------------------------

@@ -5,7 +5,8 @@
  *   transaction of the change it announces (src/engine/events/outbox.ts).
  *   `relayed` is false until the relay (src/engine/events/relay.ts) has made
  *   its deliveries; the partial index keeps finding those rows cheap however
- *   long the feed grows.
+ *   long the feed grows. `request_id` is the call that made the change (its
+ *   X-Request-Id), so an answer can name the events its call wrote.
  * - `engine_webhook_secret` holds an endpoint's signing secrets: the current
  *   one (no `expires_at`) and, for 24 h after a rotation, the one before.
  *   Signing needs the secret itself, so it is kept, never shown but on
@@ -27,10 +28,12 @@ export const events = Effect.gen(function*() {
       type text NOT NULL,
       created_at timestamptz NOT NULL,
       data jsonb NOT NULL,
+      request_id text,
       relayed boolean NOT NULL DEFAULT false
     )`
   yield* sql`CREATE INDEX engine_event_app_created ON engine_event (app_id, created_at, id)`
   yield* sql`CREATE INDEX engine_event_unrelayed ON engine_event (seq) WHERE NOT relayed`
+  yield* sql`CREATE INDEX engine_event_request ON engine_event (app_id, request_id) WHERE request_id IS NOT NULL`
   yield* sql`
     CREATE TABLE engine_webhook_secret (
       endpoint_id text NOT NULL,
