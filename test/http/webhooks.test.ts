@@ -10,7 +10,9 @@ import { SqlClient } from "effect/sql"
 import { Webhook } from "standardwebhooks"
 import { DEFAULT_MODEL_FETCH } from "../../src/domain/ModelSettings.ts"
 import { DEFAULT_WEBHOOKS } from "../../src/domain/WebhookSettings.ts"
+import { attemptDelivery, disableEndpointAfter, MAX_ATTEMPTS } from "../../src/engine/events/attempts.ts"
 import { recordEvent } from "../../src/engine/events/outbox.ts"
+import { webhookSenderLayer } from "../../src/engine/events/sender.ts"
 import { RecordRepository } from "../../src/engine/RecordRepository.ts"
 import { backends } from "../support/backends.ts"
 import { TestApp, TestClient } from "../support/TestApp.ts"
@@ -140,6 +142,60 @@ for (const backend of backends) {
         yield* ok("PUT", `/v1/webhook-endpoint/${endpoint.id}`, { url: receiver.url(path), events: ["*"], enabled: false })
         const disabled = yield* call("POST", `/v1/webhook-delivery/${delivery.id}/redeliver`)
         assert.strictEqual(disabled.status, 409)
+      }))
+
+    it.effect("a delivery whose last attempt fails disables its endpoint and writes endpoint.disabled", () =>
+      Effect.gen(function*() {
+        const { ok, receiver, path, emit } = yield* setup
+        const failing = `${path}/down`
+        receiver.plan(failing, Array.from({ length: 20 }, () => ({ status: 503 })))
+        const endpoint = yield* ok("POST", "/v1/webhook-endpoint", { url: receiver.url(failing), events: ["*"] })
+        const eventId = yield* emit
+        yield* receiver.waitFor(failing, 1)
+        const [delivery] = yield* ok("GET", `/v1/webhook-delivery?eventId=${eventId}`)
+        // The last attempt, as the workflow makes it after about 3 days of failed ones, and what follows it.
+        const verdict = yield* attemptDelivery(delivery.id, MAX_ATTEMPTS)
+        assert.strictEqual(verdict, "failed")
+        yield* disableEndpointAfter(delivery.id)
+
+        const disabled = yield* ok("GET", `/v1/webhook-endpoint/${endpoint.id}`)
+        assert.strictEqual(disabled.enabled, false)
+        assert.include(disabled.disabledReason, delivery.id)
+        const [failedDelivery] = yield* ok("GET", `/v1/webhook-delivery?eventId=${eventId}`)
+        assert.strictEqual(failedDelivery.status, "failed")
+        assert.strictEqual(failedDelivery.nextAttemptAt, null)
+        const [announced] = yield* ok("GET", "/v1/event?type=endpoint.disabled")
+        assert.strictEqual(announced.data.object.id, endpoint.id)
+        assert.strictEqual(announced.data.object.enabled, false)
+        // Disabled already: nothing more is written.
+        yield* disableEndpointAfter(delivery.id)
+        assert.strictEqual((yield* ok("GET", "/v1/event?type=endpoint.disabled")).length, 1)
+        // Enabled again by its app, the reason goes.
+        const enabled = yield* ok("PUT", `/v1/webhook-endpoint/${endpoint.id}`, { url: receiver.url(failing), events: ["*"], enabled: true })
+        assert.strictEqual(enabled.disabledReason, null)
+      }).pipe(
+        Effect.provide(Layer.merge(RecordRepository.layer, webhookSenderLayer({ timeout: TIMEOUT, allowPrivate: true }))),
+        Effect.orDie
+      ))
+
+    it.effect("deleting an endpoint ends its pending deliveries", () =>
+      Effect.gen(function*() {
+        const { ok, receiver, path, emit } = yield* setup
+        const failing = `${path}/gone`
+        receiver.plan(failing, Array.from({ length: 5 }, () => ({ status: 500 })))
+        const endpoint = yield* ok("POST", "/v1/webhook-endpoint", { url: receiver.url(failing), events: ["*"] })
+        const eventId = yield* emit
+        yield* receiver.waitFor(failing, 1)
+        yield* Effect.sleep("300 millis")
+        const [pending] = yield* ok("GET", `/v1/webhook-delivery?eventId=${eventId}`)
+        assert.strictEqual(pending.status, "pending")
+        assert.isNotNull(pending.nextAttemptAt)
+        yield* ok("DELETE", `/v1/webhook-endpoint/${endpoint.id}`)
+        const [ended] = yield* ok("GET", `/v1/webhook-delivery?eventId=${eventId}`)
+        assert.strictEqual(ended.status, "failed")
+        // Its retry, due 5 s after the first attempt, is not made.
+        yield* Effect.sleep("6500 millis")
+        assert.strictEqual(receiver.received(failing).length, 1)
       }))
   })
 }
