@@ -85,9 +85,11 @@ export const WebhookDeliveryQuery = Schema.Struct({
 
 export const EventQuery = Schema.Struct({
   type: Schema.optional(Schema.ArrayEnsure(EventTypeSchema).annotate({ description: "Only these types (repeatable)" })),
-  requestId: Schema.optional(Schema.String.check(Schema.isMaxLength(200)).annotate({
-    description: "Only the events written by the call with this `X-Request-Id` (the answer of every call carries its own)"
-  })),
+  requestId: Schema.optional(
+    Schema.String.check(Schema.isMaxLength(200)).annotate({
+      description: "Only the events written by the call with this `X-Request-Id` (the answer of every call carries its own)"
+    })
+  ),
   createdAt: DateRangeQuery.createdAt,
   "createdAt[from]": DateRangeQuery["createdAt[from]"],
   "createdAt[to]": DateRangeQuery["createdAt[to]"],
