@@ -23,6 +23,7 @@
 import { DEFAULT_PAGE_SIZE } from "../domain/Resource.ts"
 import { MODEL_SOURCES } from "../domain/resources/modelFiles.ts"
 import { NOT_AUTHORIZED_BODY, NOT_AUTHORIZED_HEADERS } from "./Authorization.ts"
+import { withWebhooks } from "./webhooksDocument.ts"
 
 type Json = Record<string, unknown>
 
@@ -423,6 +424,7 @@ export const documentTransform = (spec: Record<string, unknown>): Record<string,
       }
     }
   }
+  withWebhooks(spec)
   return spec
 }
 

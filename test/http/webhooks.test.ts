@@ -8,6 +8,7 @@ import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { Webhook } from "standardwebhooks"
+import { EVENT_TYPES } from "../../src/domain/events/types.ts"
 import { DEFAULT_MODEL_FETCH } from "../../src/domain/ModelSettings.ts"
 import { DEFAULT_WEBHOOKS } from "../../src/domain/WebhookSettings.ts"
 import { attemptDelivery, disableEndpointAfter, MAX_ATTEMPTS } from "../../src/engine/events/attempts.ts"
@@ -202,6 +203,22 @@ for (const backend of backends) {
 
 for (const backend of backends) {
   layer(TestApp(backend), { timeout: 60_000, excludeTestServices: true })(`Webhook URLs (${backend})`, (it) => {
+    it.effect("the OpenAPI document describes each event type's delivery, its body the type's schema", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const document = (yield* client.call("GET", "/openapi.json")).json()
+        assert.sameMembers(Object.keys(document.webhooks), [...EVENT_TYPES])
+        for (const type of EVENT_TYPES) {
+          const post = document.webhooks[type].post
+          const ref: string = post.requestBody.content["application/json"].schema.$ref
+          const schema = document.components.schemas[ref.replace("#/components/schemas/", "")]
+          assert.deepStrictEqual(schema.properties.type.enum, [type])
+          assert.sameMembers(post.parameters.map((parameter: any) => parameter.name), ["webhook-id", "webhook-timestamp", "webhook-signature"])
+        }
+        const feed = document.paths["/v1/event"].get.responses["200"].content["application/json"].schema
+        assert.strictEqual(feed.items.$ref, "#/components/schemas/Event")
+      }))
+
     it.effect("a private or loopback URL is refused, naming the setting that allows it", () =>
       Effect.gen(function*() {
         const client = yield* TestClient
