@@ -14,6 +14,7 @@ import { RecordRepository } from "../RecordRepository.ts"
 import { recordEvent } from "./outbox.ts"
 import { WebhookSender } from "./sender.ts"
 import { abandonDelivery, findDelivery, findEvent, recordAttempt, signingSecrets, type StoredDelivery } from "./store.ts"
+import { recordAttemptMetrics } from "./WebhookMetrics.ts"
 
 const SECOND = 1000
 const MINUTE = 60 * SECOND
@@ -81,6 +82,7 @@ export const attemptDelivery = (deliveryId: string, attempt: number): Step<Attem
       body: JSON.stringify(event),
       secrets: yield* signingSecrets(endpoint.id)
     })
+    yield* recordAttemptMetrics(outcome, event.createdAt)
     const { succeeded: _succeeded, ...recorded } = outcome
     const verdict: AttemptVerdict = outcome.succeeded ? "succeeded" : attempt >= MAX_ATTEMPTS ? "failed" : "retry"
     const nextAttemptAt = verdict === "retry" ? new Date(Date.now() + retryDelay(deliveryId, attempt)) : null

@@ -25,6 +25,7 @@ import {
   rotateSecret,
   signingSecrets
 } from "./store.ts"
+import { recordAttemptMetrics } from "./WebhookMetrics.ts"
 
 type Endpoint = RecordOf<typeof WebhookEndpoint>
 
@@ -75,13 +76,16 @@ const test: EngineHandlers["webhookEndpoint"]["test"] = (context, { params }) =>
     const event = yield* insertRelayedEvent(context.appId, "endpoint.test", data)
     const delivery = yield* insertDelivery({ appId: context.appId, endpointId: endpoint.id, eventId: event.id, eventType: event.type }, true)
     const sender = yield* WebhookSender
-    const { succeeded, ...attempt } = yield* sender.send({
+    const outcome = yield* sender.send({
       endpointId: endpoint.id,
       url: endpoint.url,
       eventId: event.id,
       body: JSON.stringify(event),
       secrets: yield* signingSecrets(endpoint.id)
     })
+    // A test measures the attempt, not a delivery's lag.
+    yield* recordAttemptMetrics(outcome, undefined)
+    const { succeeded, ...attempt } = outcome
     yield* recordAttempt(delivery.id, attempt, { status: succeeded ? "succeeded" : "failed", nextAttemptAt: null })
     const recorded = yield* findDelivery(delivery.id)
     return { delivery: asDelivery(recorded!), succeeded }
