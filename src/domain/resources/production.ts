@@ -63,7 +63,12 @@ const reelGroupFields = {
   materialId: Ref("material"),
   colourId: Schema.optional(Ref("colour")),
   reelWeight: Schema.optional(NonNegative.annotate({ description: "Grams of material on a full reel" })),
-  supplierId: Schema.optional(Ref("supplier"))
+  supplierId: Schema.optional(Ref("supplier")),
+  lowWeightThreshold: Schema.optional(NonNegative.annotate({
+    description: "Grams: a reel of the group whose `remainingWeight` falls under it is low, announced once by a `reel.low` event " +
+      "(again only after it has been at or above it)",
+    examples: [100]
+  }))
 }
 
 export const ReelGroupInput = Schema.Struct({

@@ -31,6 +31,7 @@ import { checkMaterial, checkParameters, checkServices } from "./eligibility.ts"
 import { getMachiningStrategy, pruneStrategies, setMachiningStrategy } from "./machiningStrategies.ts"
 import { manufacturabilityOf } from "./manufacturability.ts"
 import { addVersion, removeVersions } from "./modelVersions.ts"
+import { recordPartEvents } from "./partEvents.ts"
 import { findConfiguration, type FoundConfiguration, partModel, sameModel } from "./partModel.ts"
 import { checkOpenForChanges, ticketsChanged } from "./ticketState.ts"
 
@@ -93,7 +94,8 @@ const prepareTicketModel = (context: OperationContext, input: PrepareInput<typeo
  * A part's hooks, in the transaction of its own write: its tickets locked
  * and moved (ticketsChanged); its model versions (the first with a new
  * part, the next when its model changes); its strategies kept to the
- * services it has; and on delete, its versions and strategies removed.
+ * services it has; its events (partEvents.ts); and on delete, its versions
+ * and strategies removed.
  */
 const ticketModelHooks: RecordHooks<typeof TicketModel> = {
   prepare: prepareTicketModel,
@@ -102,6 +104,7 @@ const ticketModelHooks: RecordHooks<typeof TicketModel> = {
       yield* ticketsChanged(context, ticketsOf(part, previous))
       if (previous === undefined || !sameModel(previous, part)) yield* addVersion(context, part, previous === undefined)
       if (previous !== undefined) yield* pruneStrategies(context, part)
+      yield* recordPartEvents(context, part, previous)
     }),
   removed: (context, part) =>
     Effect.gen(function*() {
@@ -161,6 +164,7 @@ const setPostProcessing: PartHandlers["setPostProcessing"] = (context, { params:
     if (replaced === undefined) return yield* EngineError.notFound(TicketModel.name, id)
     const stored = asRecord(TicketModel, replaced)
     yield* pruneStrategies(context, stored)
+    yield* recordPartEvents(context, stored, part)
     return stored
   })
 

@@ -15,7 +15,7 @@ import { GLOBAL_APP, RecordRepository, type StoredRecord } from "../RecordReposi
 import { asRead, type Quote } from "./quoteState.ts"
 
 /** A `validUntil` SQL can compare (the engine writes them so); any other reads as still valid there. */
-const ISO_INSTANT = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:?\\d{2})$"
+export const ISO_INSTANT = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:?\\d{2})$"
 
 const DATE_COLUMNS = { createdAt: "created_at", updatedAt: "updated_at" } as const
 

@@ -1,16 +1,21 @@
 /**
- * A quote's state as read. A `sent` quote whose `validUntil` has passed is
- * `expired`: nothing runs at the moment it expires, so storage keeps `sent`
- * and every read and every move looks at the state as of now. Every state
- * but `sent` is final; the engine closes a ticket's open quotes when a newer
- * quote or a change of the ticket supersedes them, or the ticket is
- * cancelled (withdrawn).
+ * A quote's state as read, and its writes. A `sent` quote whose
+ * `validUntil` has passed is `expired`: storage keeps `sent` until the
+ * expiry sweep (quoteExpiry.ts) stores `expired`, so every read and every
+ * move looks at the state as of now. Every state but `sent` is final; the
+ * engine closes a ticket's open quotes when a newer quote or a change of the
+ * ticket supersedes them, or the ticket is cancelled (withdrawn). Every
+ * write of a quote goes through `writeQuote`, which writes the event of the
+ * move it makes.
  */
 import { Effect } from "effect"
+import type { EventType } from "../../domain/events/types.ts"
 import { TicketQuote } from "../../domain/resources/orders.ts"
-import { listRecords, type RecordOf } from "../crud.ts"
+import { asRecord, listRecords, type RecordOf, type StoredFields } from "../crud.ts"
+import { EngineError } from "../EngineError.ts"
 import type { OperationContext, Step } from "../Operation.ts"
-import { replaceLocked } from "../writes.ts"
+import { insertLocked, replaceLocked } from "../writes.ts"
+import { announce } from "./announce.ts"
 
 export type Quote = RecordOf<typeof TicketQuote>
 export type QuoteStateName = Quote["state"]
@@ -28,6 +33,40 @@ const rateOf = (quote: { readonly exchangeRate?: number | undefined }) => quote.
 /** A stored quote as every read answers it: its state as of `now`, and its exchange rate. */
 export const asRead = (quote: Quote, now = Date.now()): Quote => ({ ...quote, state: stateAt(quote, now), exchangeRate: rateOf(quote) })
 
+/**
+ * The event of each state a quote is stored in. A withdrawn quote has none
+ * of its own: its ticket's `ticket.cancelled` says it (docs/events.md).
+ */
+const STATE_EVENTS = {
+  sent: "ticket_quote.sent",
+  accepted: "ticket_quote.accepted",
+  rejected: "ticket_quote.rejected",
+  superseded: "ticket_quote.superseded",
+  expired: "ticket_quote.expired"
+} as const satisfies { readonly [S in QuoteStateName]?: EventType }
+
+/**
+ * Stores a quote of the app: a new one, numbered, when `previous` is
+ * undefined, else `fields` as the new version of `previous` (as stored);
+ * and, in the caller's transaction, the event of the state it reaches when
+ * that is a move (a new quote is `sent`; a revision that stays `sent` is no
+ * move). Answers the quote as read.
+ */
+export const writeQuote = (appId: string, previous: Quote | undefined, fields: StoredFields<typeof TicketQuote>): Step<Quote> =>
+  Effect.gen(function*() {
+    const stored = previous === undefined
+      ? yield* insertLocked(TicketQuote.name, appId, fields, { numberPrefix: TicketQuote.storage.numberPrefix })
+      : yield* replaceLocked(TicketQuote.name, appId, previous.id, fields)
+    if (stored === undefined) return yield* EngineError.notFound(TicketQuote.name, previous?.id ?? "")
+    const quote = asRead(asRecord(TicketQuote, stored))
+    if (previous?.state === fields.state) return quote
+    const type = fields.state === "withdrawn" ? undefined : STATE_EVENTS[fields.state]
+    if (type !== undefined) {
+      yield* announce(appId, type, previous === undefined ? { object: quote } : { object: quote, previousState: previous.state })
+    }
+    return quote
+  })
+
 /** The ticket's open quotes (sent and still valid), oldest first. */
 export const openQuotes = (context: OperationContext, ticketId: string, now = Date.now()): Step<ReadonlyArray<Quote>> =>
   Effect.map(listRecords(TicketQuote, context.appId, { ticketId, state: "sent" }), (quotes) => quotes.filter((quote) => stateAt(quote, now) === "sent"))
@@ -36,6 +75,6 @@ export const openQuotes = (context: OperationContext, ticketId: string, now = Da
 export const closeOpenQuotes = (context: OperationContext, ticketId: string, state: "superseded" | "withdrawn"): Step<void> =>
   Effect.gen(function*() {
     for (const quote of yield* openQuotes(context, ticketId)) {
-      yield* replaceLocked(TicketQuote.name, context.appId, quote.id, { ...quote, state })
+      yield* writeQuote(context.appId, quote, { ...quote, state })
     }
   })

@@ -7,16 +7,15 @@
  */
 import { Effect } from "effect"
 import { Item, Project, TicketModel, TicketQuote } from "../../domain/resources/orders.ts"
-import { asRecord, findRecord, getRecord, type InputOf, listRecords, type StoredFields, transactional } from "../crud.ts"
+import { findRecord, getRecord, type InputOf, listRecords, type StoredFields, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
 import { currencyTerms } from "../pricing/currencies.ts"
 import { BASE_CURRENCY, toMinor } from "../pricing/money.ts"
-import { insertLocked, replaceLocked } from "../writes.ts"
 import { manufacturabilityOf } from "./manufacturability.ts"
 import { itemLine, partLine, type QuoteLine, type QuoteTerms, reviseLines, totalOf } from "./quoteLines.ts"
 import { listQuotes } from "./quoteList.ts"
-import { asRead, closeOpenQuotes, openQuotes, type Quote, quoteLabel } from "./quoteState.ts"
+import { asRead, closeOpenQuotes, openQuotes, type Quote, quoteLabel, writeQuote } from "./quoteState.ts"
 import { getLockedTicket, moveTicket, ticketLabel, type TicketRecord } from "./ticketState.ts"
 
 const DAY_MS = 86_400_000
@@ -106,9 +105,9 @@ const createQuote: GroupHandlers<"ticket">["quote"] = (context, { params: { tick
       ...(payload.notes === undefined ? {} : { notes: payload.notes })
     }
     yield* closeOpenQuotes(context, ticketId, "superseded")
-    const created = yield* insertLocked(TicketQuote.name, context.appId, quote, { numberPrefix: TicketQuote.storage.numberPrefix })
+    const created = yield* writeQuote(context.appId, undefined, quote)
     if (ticket.state !== "quoted") yield* moveTicket(context, ticket, "quoted")
-    return asRead(asRecord(TicketQuote, created))
+    return created
   })
 
 type Input = InputOf<typeof TicketQuote>
@@ -182,10 +181,9 @@ const replaceQuote: GroupHandlers<"ticketQuote">["replace"] = (context, { params
       total: totalOf(lines, minorUnits),
       ...(payload.notes === undefined ? {} : { notes: payload.notes })
     }
-    const replaced = yield* replaceLocked(TicketQuote.name, context.appId, id, revised)
-    if (replaced === undefined) return yield* EngineError.notFound(TicketQuote.name, id)
+    const replaced = yield* writeQuote(context.appId, quote, revised)
     if (payload.state === "accepted") yield* moveTicket(context, ticket, "accepted")
-    return asRead(asRecord(TicketQuote, replaced))
+    return replaced
   })
 
 /** `POST /ticket/{ticketId}/quote`, in one transaction with the ticket locked: the quote, the superseded one and the ticket's move, or none. */

@@ -1,17 +1,20 @@
 /**
  * A ticket's state as its parts, items and quotes see it: the row lock that
- * orders the moves of one ticket, the moves, and the rule that its parts
- * and items change only while it is `draft` or `quoted` (a change while
- * quoted supersedes its open quotes and returns it to `draft`).
+ * orders the moves of one ticket, the moves (each with its event, written in
+ * the move's transaction), and the rule that its parts and items change only
+ * while it is `draft` or `quoted` (a change while quoted supersedes its open
+ * quotes and returns it to `draft`).
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import type { EventType } from "../../domain/events/types.ts"
 import { Ticket, type TicketState } from "../../domain/resources/orders.ts"
 import { asRecord, findRecord, type RecordOf } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { OperationContext, Step } from "../Operation.ts"
 import type { StoredRecord } from "../RecordRepository.ts"
 import { replaceLocked } from "../writes.ts"
+import { announce } from "./announce.ts"
 import { closeOpenQuotes } from "./quoteState.ts"
 
 export type TicketRecord = RecordOf<typeof Ticket>
@@ -39,11 +42,33 @@ export const lockTicket = (context: OperationContext, id: string): Step<TicketRe
 export const getLockedTicket = (context: OperationContext, id: string): Step<TicketRecord> =>
   Effect.flatMap(lockTicket(context, id), (ticket) => ticket === undefined ? Effect.fail(EngineError.notFound("ticket", id)) : Effect.succeed(ticket))
 
-/** Moves a ticket to `state` (whole-record replace of the stored ticket). */
+/**
+ * The event of each move a ticket announces, by the state it reaches. Its
+ * return to `draft` (a change of its parts or items while quoted) has none:
+ * the `ticket_quote.superseded` of its open quotes says it.
+ */
+const MOVE_EVENTS = {
+  quoted: "ticket.quoted",
+  accepted: "ticket.accepted",
+  in_production: "ticket.in_production",
+  completed: "ticket.completed",
+  cancelled: "ticket.cancelled"
+} as const satisfies { readonly [S in Exclude<State, "draft">]: EventType }
+
+/**
+ * Moves a ticket to `state` (whole-record replace of the stored ticket) and
+ * writes the move's event: every move of a ticket goes through here, in the
+ * transaction of the operation that makes it.
+ */
 export const moveTicket = (context: OperationContext, ticket: TicketRecord, state: State): Step<TicketRecord> =>
   Effect.gen(function*() {
-    const moved = yield* replaceLocked(Ticket.name, context.appId, ticket.id, { ...ticket, state })
-    return moved === undefined ? yield* EngineError.notFound("ticket", ticket.id) : asRecord(Ticket, moved)
+    const stored = yield* replaceLocked(Ticket.name, context.appId, ticket.id, { ...ticket, state })
+    if (stored === undefined) return yield* EngineError.notFound("ticket", ticket.id)
+    const moved = asRecord(Ticket, stored)
+    if (state !== "draft" && state !== ticket.state) {
+      yield* announce(context.appId, MOVE_EVENTS[state], { object: moved, previousState: ticket.state })
+    }
+    return moved
   })
 
 /** States in which a ticket's parts and items can be created, replaced or deleted. */

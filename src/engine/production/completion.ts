@@ -9,9 +9,10 @@ import { Ticket, TicketModel } from "../../domain/resources/orders.ts"
 import { Pps, ServiceJob } from "../../domain/resources/production.ts"
 import { findRecord, listRecords } from "../crud.ts"
 import type { OperationContext, Step } from "../Operation.ts"
+import { moveTicket } from "../orders/ticketState.ts"
 import { closeInterval, type Job, type PpsRecord, saveJob } from "./jobs.ts"
 import { recordsOf } from "./pps.ts"
-import { listAll, replaceRecord, unique } from "./store.ts"
+import { listAll, unique } from "./store.ts"
 
 /** Completes the ticket when it is in production and all of its parts are made. */
 const completeTicket = (context: OperationContext, ticketId: string) =>
@@ -25,7 +26,7 @@ const completeTicket = (context: OperationContext, ticketId: string) =>
     // A part in no job is not made yet.
     if (!parts.every((part) => records.some((record) => record.ticketModelId === part.id))) return
     const jobs = yield* listAll(ServiceJob, context.appId, { ids: unique(records.map((record) => record.serviceJobId!)) })
-    if (jobs.every((job) => job.state === "done")) yield* replaceRecord(Ticket, context.appId, ticket.id, { ...ticket, state: "completed" })
+    if (jobs.every((job) => job.state === "done")) yield* moveTicket(context, ticket, "completed")
   })
 
 /** The tickets whose parts the records make (and the job's own ticket), each checked for completion. */
@@ -45,7 +46,7 @@ export const settleJob = (context: OperationContext, job: Job): Step<Job> =>
     if (job.state !== "running" && job.state !== "paused") return job
     const records = yield* recordsOf(context, job.id)
     if (records.length === 0 || records.some((record) => record.state !== "done")) return job
-    const done = yield* saveJob(context, { ...closeInterval(job, new Date().toISOString()), state: "done" })
+    const done = yield* saveJob(context, job, { ...closeInterval(job, new Date().toISOString()), state: "done" })
     yield* completeTickets(context, done, records)
     return done
   })

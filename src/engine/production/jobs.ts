@@ -6,7 +6,8 @@ import { Effect } from "effect"
 import { type Pps, ServiceJob } from "../../domain/resources/production.ts"
 import { findRecord, type RecordOf } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
-import type { OperationContext } from "../Operation.ts"
+import type { OperationContext, Step } from "../Operation.ts"
+import { jobMoved } from "./jobEvents.ts"
 import { replaceRecord } from "./store.ts"
 
 export type Job = RecordOf<typeof ServiceJob>
@@ -25,12 +26,19 @@ export const findJob = (context: OperationContext, id: string) =>
     (job) => job === undefined ? Effect.fail(EngineError.notFound("service job", id)) : Effect.succeed(job)
   )
 
-/** Writes the whole job back; the 404 when it went in the meantime. */
-export const saveJob = (context: OperationContext, job: Job) =>
-  Effect.flatMap(
-    replaceRecord(ServiceJob, context.appId, job.id, job),
-    (saved) => saved === undefined ? Effect.fail(EngineError.notFound("service job", job.id)) : Effect.succeed(saved)
-  )
+/**
+ * Writes `next`, the whole new version of the job `previous` (the 404 when
+ * it went in the meantime). Every workflow's write of a job goes through
+ * here, so a move of its state writes the move's event (jobEvents.ts) in
+ * the same transaction; `mergedIntoId` is the job a merged one went into.
+ */
+export const saveJob = (context: OperationContext, previous: Job, next: Job, mergedIntoId?: string): Step<Job> =>
+  Effect.gen(function*() {
+    const saved = yield* replaceRecord(ServiceJob, context.appId, previous.id, next)
+    if (saved === undefined) return yield* EngineError.notFound("service job", previous.id)
+    if (saved.state !== previous.state) yield* jobMoved(context, saved, previous.state, mergedIntoId)
+    return saved
+  })
 
 const seconds = (from: string, to: string) => Math.max(0, (Date.parse(to) - Date.parse(from)) / 1000)
 

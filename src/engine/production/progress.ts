@@ -11,6 +11,7 @@ import { findRecord, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers } from "../Operation.ts"
 import { settleJob } from "./completion.ts"
+import { ppsUpdated } from "./jobEvents.ts"
 import { findJob, isOpen } from "./jobs.ts"
 import { replaceRecord } from "./store.ts"
 
@@ -39,6 +40,7 @@ const updateProductionOnce: UpdateProduction = (context, { params: { id, ppsId }
     }
     const saved = yield* replaceRecord(Pps, context.appId, ppsId, { ...pps, state, producedQuantity, scrappedQuantity })
     if (saved === undefined) return yield* EngineError.notFound("pps", ppsId)
+    yield* ppsUpdated(context, saved)
     yield* settleJob(context, job)
     return saved
   })

@@ -3,7 +3,8 @@
  * and their reels. A reel group is stored as the `reelGroup` resource under
  * the text form of its number, taken from the engine's `engine_number`
  * sequence, and answered with the number. A path's id that is no number is
- * a group that does not exist. What reels keep to is in reelRules.ts.
+ * a group that does not exist. What reels keep to is in reelRules.ts; when
+ * a write makes a reel low, reelLow.ts.
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -15,6 +16,7 @@ import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers, OperationContext } from "../Operation.ts"
 import type { StoredRecord } from "../RecordRepository.ts"
 import { insertLocked, replaceLocked } from "../writes.ts"
+import { announceLowReel, lowWeightThreshold } from "./reelLow.ts"
 import { checkLoadable, checkWeight, findReelGroup, REEL_GROUP, technologyOfMaterial } from "./reelRules.ts"
 import { insertRecord, pageStored, replaceRecord } from "./store.ts"
 
@@ -109,14 +111,26 @@ const checkGroupReels = (context: OperationContext, id: number, group: typeof Re
     }
   })
 
+/** A new threshold of a group makes low the reels under it that were not under the one before. */
+const announceLowReelsOf = (context: OperationContext, id: number, threshold: number | undefined, before: number | undefined) =>
+  Effect.gen(function*() {
+    if (threshold === before) return
+    for (const reel of yield* listRecords(Reel, context.appId, { reelGroupId: String(id) })) {
+      yield* announceLowReel(context, reel, threshold, { remainingWeight: reel.remainingWeight, threshold: before })
+    }
+  })
+
 const replaceReelGroup: ReelGroupHandlers["replace"] = (context, { payload: { id: number, ...group } }) =>
   Effect.gen(function*() {
     const id = String(number)
-    if ((yield* findReelGroup(context.appId, id)) === undefined) return yield* EngineError.notFound(REEL_GROUP, id)
+    const previous = yield* findReelGroup(context.appId, id)
+    if (previous === undefined) return yield* EngineError.notFound(REEL_GROUP, id)
     const document = yield* reelGroupDocument(context, group)
     yield* checkGroupReels(context, number, group)
     const replaced = yield* replaceLocked(REEL_GROUP, context.appId, id, document)
-    return replaced === undefined ? yield* EngineError.notFound(REEL_GROUP, id) : toReelGroup(replaced)
+    if (replaced === undefined) return yield* EngineError.notFound(REEL_GROUP, id)
+    yield* announceLowReelsOf(context, number, lowWeightThreshold(replaced), lowWeightThreshold(previous))
+    return toReelGroup(replaced)
   })
 
 export const reelGroupHandlers: ReelGroupHandlers = {
@@ -145,7 +159,7 @@ export const moveReel = (context: OperationContext, reelId: string, from: string
     }
   })
 
-/** PUT /reel: whole-record replacement, the id in the body. */
+/** PUT /reel: whole-record replacement, the id in the body; a reel it makes low is announced. */
 const replaceReel: ReelHandlers["replace"] = (context, { payload: { id, ...reel } }) =>
   Effect.gen(function*() {
     const previous = yield* findRecord(Reel, context.appId, id)
@@ -162,7 +176,13 @@ const replaceReel: ReelHandlers["replace"] = (context, { payload: { id, ...reel 
     // The machines' rows first, then the reel's: a machine's delete locks them in that order (writes.ts).
     yield* moveReel(context, id, previous.machineId ?? null, reel.machineId ?? null)
     const replaced = yield* replaceRecord(Reel, context.appId, id, reel)
-    return replaced ?? (yield* EngineError.notFound("reel", id))
+    if (replaced === undefined) return yield* EngineError.notFound("reel", id)
+    const previousGroup = previous.reelGroupId === reel.reelGroupId ? group : yield* findReelGroup(context.appId, String(previous.reelGroupId))
+    yield* announceLowReel(context, replaced, lowWeightThreshold(group), {
+      remainingWeight: previous.remainingWeight,
+      threshold: lowWeightThreshold(previousGroup)
+    })
+    return replaced
   })
 
 /** The reels of a group; a group that does not exist (or text that is no number) has none. */
@@ -179,7 +199,11 @@ const createReelsInGroup: ReelHandlers["createInGroup"] = (context, { params, pa
     const reelGroupId = Number(group.id)
     for (const [index, reel] of payload.reels.entries()) yield* checkWeight(`reels.${index}.remainingWeight`, reel.remainingWeight, group)
     const created: Array<RecordOf<typeof Reel>> = []
-    for (const reel of payload.reels) created.push(yield* insertRecord(Reel, context.appId, { ...reel, reelGroupId, machineId: null }))
+    for (const reel of payload.reels) {
+      const stored = yield* insertRecord(Reel, context.appId, { ...reel, reelGroupId, machineId: null })
+      yield* announceLowReel(context, stored, lowWeightThreshold(group), undefined)
+      created.push(stored)
+    }
     return created
   })
 

@@ -5,16 +5,17 @@
  * moves to `in_production`.
  */
 import { Effect } from "effect"
-import { Ticket, TicketModel } from "../../domain/resources/orders.ts"
+import { TicketModel } from "../../domain/resources/orders.ts"
 import { MachineGroup, ServiceJob } from "../../domain/resources/production.ts"
 import { listRecords, type RecordOf, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers } from "../Operation.ts"
-import { getLockedTicket } from "../orders/ticketState.ts"
+import { getLockedTicket, moveTicket } from "../orders/ticketState.ts"
+import { jobCreated } from "./jobEvents.ts"
 import { checkJob } from "./jobRules.ts"
 import { type Job, queued } from "./jobs.ts"
 import { syncPps } from "./pps.ts"
-import { insertRecord, listAll, replaceRecord } from "./store.ts"
+import { insertRecord, listAll } from "./store.ts"
 
 type Part = RecordOf<typeof TicketModel>
 
@@ -49,10 +50,11 @@ const sendToProductionOnce: GroupHandlers<"ticket">["sendToProduction"] = (conte
       // A part already in an open job (made by hand) is refused, naming that job.
       const ticketModelIds = yield* checkJob(context, plan, undefined)
       const job = yield* insertRecord(ServiceJob, context.appId, { ...plan, ticketModelIds, ...queued })
+      yield* jobCreated(context, job)
       yield* syncPps(context, job)
       jobs.push(job)
     }
-    yield* replaceRecord(Ticket, context.appId, id, { ...ticket, state: "in_production" })
+    yield* moveTicket(context, ticket, "in_production")
     return jobs
   })
 

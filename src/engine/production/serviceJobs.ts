@@ -15,6 +15,7 @@ import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
 import { RecordRepository } from "../RecordRepository.ts"
 import { settleJob } from "./completion.ts"
+import { jobCreated, jobReassigned } from "./jobEvents.ts"
 import { checkJob } from "./jobRules.ts"
 import { closeInterval, findJob, isOpen, type Job, type PpsRecord, queued, saveJob } from "./jobs.ts"
 import { movePps, recordsOf, releasePps, syncPps } from "./pps.ts"
@@ -36,8 +37,12 @@ const prepareJob = (context: OperationContext, input: PrepareInput<typeof Servic
 
 const serviceJobHooks: RecordHooks<typeof ServiceJob> = {
   prepare: prepareJob,
-  // In the job's own transaction: its PPS records follow its parts.
-  written: (context, job) => syncPps(context, job)
+  // In the job's own transaction: a new job's event, and its PPS records following its parts.
+  written: (context, job, previous) =>
+    Effect.gen(function*() {
+      if (previous === undefined) yield* jobCreated(context, job)
+      yield* syncPps(context, job)
+    })
 }
 
 const jobRecords = recordHandlers(ServiceJob, serviceJobHooks)
@@ -69,7 +74,7 @@ const startTimeline: ServiceJobHandlers["startTimeline"] = (context, { params: {
       return yield* EngineError.conflict(`service job ${id} is ${job.state}: its timeline cannot start`)
     }
     const now = new Date().toISOString()
-    const started = yield* saveJob(context, { ...job, state: "running", timeline: [...job.timeline, { startedAt: now, stoppedAt: null }] })
+    const started = yield* saveJob(context, job, { ...job, state: "running", timeline: [...job.timeline, { startedAt: now, stoppedAt: null }] })
     // Records all done already (brought along by their parts): the job is done at once.
     return yield* settleJob(context, started)
   })
@@ -80,7 +85,7 @@ const stopTimeline: ServiceJobHandlers["stopTimeline"] = (context, { params: { i
     if (job.state !== "running") {
       return yield* EngineError.conflict(`service job ${id} is ${job.state}: only a running timeline can stop`)
     }
-    return yield* saveJob(context, { ...closeInterval(job, new Date().toISOString()), state: "paused" })
+    return yield* saveJob(context, job, { ...closeInterval(job, new Date().toISOString()), state: "paused" })
   })
 
 /** Refuses a job that is merged or done: it cannot give or take parts. */
@@ -111,10 +116,13 @@ const merge: ServiceJobHandlers["merge"] = (context, { payload: { targetServiceJ
     const parts = unique([...target.ticketModelIds, ...sources.flatMap((source) => source.ticketModelIds)])
     for (const source of sources) {
       // A running source stops first: its time stays its own. Its row goes before its PPS records' (writes.ts).
-      yield* saveJob(context, { ...closeInterval(source, now), state: "merged", ticketModelIds: [] })
+      yield* saveJob(context, source, { ...closeInterval(source, now), state: "merged", ticketModelIds: [] }, target.id)
       yield* movePps(context, source.id, target.id)
     }
-    return yield* settleJob(context, yield* saveJob(context, { ...target, ticketModelIds: parts }))
+    const merged = yield* saveJob(context, target, { ...target, ticketModelIds: parts })
+    const moved = parts.filter((id) => !target.ticketModelIds.includes(id))
+    yield* jobReassigned(context, merged, moved, sources.filter((source) => source.ticketModelIds.length > 0).map((source) => source.id))
+    return yield* settleJob(context, merged)
   })
 
 const reassign: ServiceJobHandlers["reassignTicketModels"] = (context, { payload }) =>
@@ -132,9 +140,10 @@ const reassign: ServiceJobHandlers["reassignTicketModels"] = (context, { payload
       }
     }
     // The jobs' rows before their PPS records' (writes.ts).
-    const savedFrom = yield* saveJob(context, { ...from, ticketModelIds: from.ticketModelIds.filter((id) => !moving.includes(id)) })
-    const savedTo = yield* saveJob(context, { ...to, ticketModelIds: unique([...to.ticketModelIds, ...moving]) })
+    const savedFrom = yield* saveJob(context, from, { ...from, ticketModelIds: from.ticketModelIds.filter((id) => !moving.includes(id)) })
+    const savedTo = yield* saveJob(context, to, { ...to, ticketModelIds: unique([...to.ticketModelIds, ...moving]) })
     yield* movePps(context, from.id, to.id, moving)
+    yield* jobReassigned(context, savedTo, moving, [from.id])
     return [yield* settleJob(context, savedFrom), yield* settleJob(context, savedTo)]
   })
 
