@@ -13,7 +13,7 @@ import { DEFAULT_MODEL_FETCH } from "../../src/domain/ModelSettings.ts"
 import { DEFAULT_WEBHOOKS } from "../../src/domain/WebhookSettings.ts"
 import { attemptDelivery, disableEndpointAfter, MAX_ATTEMPTS } from "../../src/engine/events/attempts.ts"
 import { recordEvent } from "../../src/engine/events/outbox.ts"
-import { webhookSenderLayer } from "../../src/engine/events/sender.ts"
+import { PER_ENDPOINT_CONCURRENCY, webhookSenderLayer } from "../../src/engine/events/sender.ts"
 import { RecordRepository } from "../../src/engine/RecordRepository.ts"
 import { backends } from "../support/backends.ts"
 import { TestApp, TestClient } from "../support/TestApp.ts"
@@ -115,6 +115,28 @@ for (const backend of backends) {
         const slowDeliveries = yield* ok("GET", `/v1/webhook-delivery?endpointId=${second.id}`)
         assert.deepStrictEqual(slowDeliveries[0].attempts.map((attempt: any) => attempt.statusCode), [null, 204])
         assert.match(slowDeliveries[0].attempts[0].error, /no answer within 1s \(WEBHOOK_TIMEOUT\)/)
+      }))
+
+    it.effect("a slow endpoint gets at most 4 requests at a time and holds no other endpoint back", () =>
+      Effect.gen(function*() {
+        const { ok, receiver, path, emit } = yield* setup
+        const slow = `${path}/slow-receiver`
+        const quick = `${path}/quick-receiver`
+        const events = 12
+        // Each answer in 800 ms, within WEBHOOK_TIMEOUT (1 s): nothing fails, it is only slow.
+        receiver.plan(slow, Array.from({ length: events }, () => ({ status: 200, delayMs: 800 })))
+        yield* ok("POST", "/v1/webhook-endpoint", { url: receiver.url(slow), events: ["*"] })
+        yield* ok("POST", "/v1/webhook-endpoint", { url: receiver.url(quick), events: ["*"] })
+        const started = Date.now()
+        for (let index = 0; index < events; index++) yield* emit
+        const quickOnes = yield* receiver.waitFor(quick, events)
+        const slowOnes = yield* receiver.waitFor(slow, events)
+        assert.strictEqual(receiver.maxInFlight(slow), PER_ENDPOINT_CONCURRENCY)
+        // 12 answers of 800 ms, 4 at a time: about 2.4 s for the slow one; the quick one is not made to wait for it.
+        const lastQuick = Math.max(...quickOnes.map((request) => request.at)) - started
+        const lastSlow = Math.max(...slowOnes.map((request) => request.at)) - started
+        assert.isAtLeast(lastSlow, 1_600)
+        assert.isBelow(lastQuick, lastSlow)
       }))
 
     it.effect("a delivery is redelivered with the same webhook-id, and a rotated secret signs beside the old one", () =>

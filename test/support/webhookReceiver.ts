@@ -25,6 +25,8 @@ export class WebhookReceiver extends Context.Service<WebhookReceiver, {
   readonly received: (path: string) => ReadonlyArray<Received>
   /** The answers to the next requests to `path`, in order; then 204. */
   readonly plan: (path: string, answers: ReadonlyArray<PlannedAnswer>) => void
+  /** The most requests to `path` that were waiting for their answer at one time. */
+  readonly maxInFlight: (path: string) => number
   /** The requests to `path` once there are at least `count` (fails after `timeoutMs`). */
   readonly waitFor: (path: string, count: number, timeoutMs?: number) => Effect.Effect<ReadonlyArray<Received>>
 }>()("test/WebhookReceiver") {}
@@ -34,6 +36,8 @@ export const WebhookReceiverLive = Layer.effect(
   Effect.gen(function*() {
     const received = new Map<string, Array<Received>>()
     const plans = new Map<string, Array<PlannedAnswer>>()
+    const inFlight = new Map<string, number>()
+    const maxInFlight = new Map<string, number>()
     const server = createServer((request, response) => {
       const chunks: Array<Buffer> = []
       request.on("data", (chunk: Buffer) => chunks.push(chunk))
@@ -44,7 +48,11 @@ export const WebhookReceiverLive = Layer.effect(
         list.push({ path, headers, body: Buffer.concat(chunks).toString("utf8"), at: Date.now() })
         received.set(path, list)
         const answer = plans.get(path)?.shift() ?? { status: 204 }
+        const now = (inFlight.get(path) ?? 0) + 1
+        inFlight.set(path, now)
+        maxInFlight.set(path, Math.max(now, maxInFlight.get(path) ?? 0))
         const reply = () => {
+          inFlight.set(path, (inFlight.get(path) ?? 1) - 1)
           if (!response.destroyed) response.writeHead(answer.status, { "content-type": "text/plain" }).end(`answered ${answer.status}`)
         }
         if (answer.delayMs === undefined) reply()
@@ -76,6 +84,7 @@ export const WebhookReceiverLive = Layer.effect(
       url,
       received: (path) => received.get(path) ?? [],
       plan: (path, answers) => plans.set(path, [...answers]),
+      maxInFlight: (path) => maxInFlight.get(path) ?? 0,
       waitFor
     })
   })
