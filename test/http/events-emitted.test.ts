@@ -213,8 +213,9 @@ for (const backend of backends) {
         assert.deepStrictEqual(started!.data, { object: yield* jobNow(), previousState: "queued" })
         refused(yield* call("PUT", `/service-job/${job.id}/timeline/start`), 409, "running")
         yield* put(`/service-job/${job.id}/timeline/stop`)
-        const [paused] = yield* expectEvents(["service_job.paused"], "stop")
+        const [paused, stopped] = yield* expectEvents(["service_job.paused", "service_job.stopped"], "stop")
         assert.deepStrictEqual(paused!.data, { object: yield* jobNow(), previousState: "running" })
+        assert.deepStrictEqual(stopped!.data, paused!.data)
         yield* put(`/service-job/${job.id}/timeline/start`)
         const [resumed] = yield* expectEvents(["service_job.started"], "start again")
         assert.strictEqual(resumed!.data.previousState, "paused")
@@ -233,7 +234,11 @@ for (const backend of backends) {
 
         // The last record done: the record, the job done, the ticket completed, in one write.
         yield* put(`/service-job/${job.id}/production/${record.id}`, { state: "done", producedQuantity: 2, scrappedQuantity: 1 })
-        const [last, done, completed] = yield* expectEvents(["pps.updated", "service_job.done", "ticket.completed"], "the last record done")
+        const [last, done, stoppedRunning, completed] = yield* expectEvents(
+          ["pps.updated", "service_job.done", "service_job.stopped", "ticket.completed"],
+          "the last record done"
+        )
+        assert.deepStrictEqual(stoppedRunning!.data, done!.data)
         assert.deepStrictEqual(last!.data, { object: yield* get(`/pps/${record.id}`) })
         assert.deepStrictEqual(done!.data, { object: yield* jobNow(), previousState: "running" })
         assert.strictEqual(done!.data.object.state, "done")
@@ -263,7 +268,8 @@ for (const backend of backends) {
         assert.deepStrictEqual(reassigned!.data, { object: yield* get(`/service-job/${c.id}`), ticketModelIds: [p1.id], fromServiceJobIds: [a.id] })
 
         yield* put("/service-job/merge", { targetServiceJobId: c.id, sourceServiceJobIds: [b.id] })
-        const [merged, into] = yield* expectEvents(["service_job.merged", "service_job.reassigned"], "a merge")
+        const [merged, stoppedMerged, into] = yield* expectEvents(["service_job.merged", "service_job.stopped", "service_job.reassigned"], "a merge")
+        assert.deepStrictEqual(stoppedMerged!.data, { object: merged!.data.object, previousState: "running" })
         assert.deepStrictEqual(merged!.data, { object: yield* get(`/service-job/${b.id}`), previousState: "running", mergedIntoId: c.id })
         assert.strictEqual(merged!.data.object.state, "merged")
         assert.deepStrictEqual(into!.data, { object: yield* get(`/service-job/${c.id}`), ticketModelIds: [p2.id], fromServiceJobIds: [b.id] })

@@ -4,9 +4,9 @@
  * and a rolled-back one never does. The relay (relay.ts) turns rows into
  * deliveries once committed; GET /v1/event reads them as the feed.
  */
-import { Context, Effect } from "effect"
+import { Context, Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import type { EventData } from "../../domain/events/catalogue.ts"
+import { EVENT_DATA, type EventData } from "../../domain/events/catalogue.ts"
 import type { EventType } from "../../domain/events/types.ts"
 import { timeOrderedUuid } from "../../domain/TimeOrderedId.ts"
 import type { Step } from "../Operation.ts"
@@ -20,14 +20,24 @@ export const CurrentRequestId = Context.Reference<string | undefined>("mfg/engin
  * or a record hook, which run in their write's transaction): outside one it
  * would commit on its own, and a failure after it would leave an event of a
  * change that did not happen.
+ *
+ * The data is encoded by the catalogue's schema of its type first, so that
+ * `data.object` is the record exactly as a read of it answers: a stored
+ * record keeps more than a read answers (a geometry's manufacturability
+ * measurements and shape signature), which the schema leaves out, as the
+ * read's own encoding does.
  */
 export const recordEvent = <T extends EventType>(appId: string, type: T, data: EventData<T>): Step<string> =>
   Effect.gen(function*() {
+    // Every data schema is plain JSON whose encoded form is its type's: one encoder serves them all.
+    const schema = EVENT_DATA[type] as unknown as Schema.Codec<EventData<T>>
+    // The engine builds the data from records its schemas hold: one that does not fit is the engine's defect.
+    const encoded = yield* Effect.orDie(Schema.encodeEffect(schema)(data))
     const sql = yield* SqlClient.SqlClient
     const requestId = yield* CurrentRequestId
     const id = timeOrderedUuid()
     yield* sql`
       INSERT INTO engine_event (id, app_id, type, created_at, data, request_id)
-      VALUES (${id}, ${appId}, ${type}, clock_timestamp(), ${JSON.stringify(data)}::jsonb, ${requestId ?? null})`
+      VALUES (${id}, ${appId}, ${type}, clock_timestamp(), ${JSON.stringify(encoded)}::jsonb, ${requestId ?? null})`
     return id
   })

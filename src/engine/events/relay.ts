@@ -12,17 +12,23 @@
  *    it started. The workflow's id is the delivery's, so a start repeated
  *    after a crash between the two runs the delivery once.
  *
- * It waits POLL_INTERVAL only when a round found nothing to do.
+ * It waits POLL_INTERVAL only when a round found nothing to do. Beside it,
+ * every EXPIRY_INTERVAL, the quotes whose validity has passed are stored
+ * `expired` with their events (src/engine/orders/quoteExpiry.ts): a change
+ * made by time rather than by a call, which one instance makes.
  */
 import { Duration, Effect, Schedule } from "effect"
 import { Singleton } from "effect/cluster"
 import { SqlClient } from "effect/sql"
 import type { WorkflowEngine } from "effect/workflow"
 import { WebhookEndpoint } from "../../domain/resources/webhooks.ts"
+import { expireQuotes } from "../orders/quoteExpiry.ts"
 import { DeliverWebhook } from "./delivery.ts"
 
 /** How often an idle relay looks for new events: the floor of a delivery's latency. */
 export const POLL_INTERVAL = Duration.millis(100)
+/** How often quotes past their validity are moved to expired: their event's delay at most. */
+export const EXPIRY_INTERVAL = Duration.minutes(1)
 /** Events, and deliveries, per round. */
 const BATCH = 500
 
@@ -75,5 +81,13 @@ const round: Effect.Effect<number, never, SqlClient.SqlClient | WorkflowEngine.W
 
 const relayLoop = Effect.forever(Effect.flatMap(round, (done) => done === 0 ? Effect.sleep(POLL_INTERVAL) : Effect.void))
 
-/** The relay as the cluster's singleton. */
-export const WebhookRelayLive = Singleton.make("webhook-relay", relayLoop)
+const expiryLoop = Effect.forever(
+  expireQuotes.pipe(
+    Effect.tap((moved) => moved === 0 ? Effect.void : Effect.logInfo("quotes expired", { quotes: moved })),
+    Effect.catch((error) => Effect.logWarning("quote expiry sweep failed; next sweep in a minute", { error: String(error) })),
+    Effect.andThen(Effect.sleep(EXPIRY_INTERVAL))
+  )
+)
+
+/** The relay, and the expiry sweep, as the cluster's singleton. */
+export const WebhookRelayLive = Singleton.make("event-relay", Effect.all([relayLoop, expiryLoop], { concurrency: 2, discard: true }))

@@ -12,8 +12,8 @@ import { Effect } from "effect"
 import { isDeepStrictEqual } from "node:util"
 import type { TicketModel } from "../../domain/resources/orders.ts"
 import type { RecordOf } from "../crud.ts"
+import { recordEvent } from "../events/outbox.ts"
 import type { OperationContext, Step } from "../Operation.ts"
-import { announce } from "./announce.ts"
 import { sameModel } from "./partModel.ts"
 
 type Part = RecordOf<typeof TicketModel>
@@ -29,8 +29,8 @@ const repriced = (part: Part, previous: Part | undefined) =>
 export const recordPartEvents = (context: OperationContext, part: Part, previous: Part | undefined): Step<void> =>
   Effect.gen(function*() {
     const object = { object: part }
-    if (previous === undefined) yield* announce(context.appId, "ticket_model.created", object)
+    if (previous === undefined) yield* recordEvent(context.appId, "ticket_model.created", object)
     const newModel = previous === undefined || !sameModel(previous, part)
-    if (newModel && part.geometry !== null) yield* announce(context.appId, "ticket_model.analysed", object)
-    if (repriced(part, previous)) yield* announce(context.appId, "ticket_model.priced", object)
+    if (newModel && part.geometry !== null) yield* recordEvent(context.appId, "ticket_model.analysed", object)
+    if (repriced(part, previous)) yield* recordEvent(context.appId, "ticket_model.priced", object)
   })

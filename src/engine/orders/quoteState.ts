@@ -13,9 +13,9 @@ import type { EventType } from "../../domain/events/types.ts"
 import { TicketQuote } from "../../domain/resources/orders.ts"
 import { asRecord, listRecords, type RecordOf, type StoredFields } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
+import { recordEvent } from "../events/outbox.ts"
 import type { OperationContext, Step } from "../Operation.ts"
 import { insertLocked, replaceLocked } from "../writes.ts"
-import { announce } from "./announce.ts"
 
 export type Quote = RecordOf<typeof TicketQuote>
 export type QuoteStateName = Quote["state"]
@@ -62,7 +62,7 @@ export const writeQuote = (appId: string, previous: Quote | undefined, fields: S
     if (previous?.state === fields.state) return quote
     const type = fields.state === "withdrawn" ? undefined : STATE_EVENTS[fields.state]
     if (type !== undefined) {
-      yield* announce(appId, type, previous === undefined ? { object: quote } : { object: quote, previousState: previous.state })
+      yield* recordEvent(appId, type, previous === undefined ? { object: quote } : { object: quote, previousState: previous.state })
     }
     return quote
   })

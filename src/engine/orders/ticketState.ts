@@ -11,10 +11,10 @@ import type { EventType } from "../../domain/events/types.ts"
 import { Ticket, type TicketState } from "../../domain/resources/orders.ts"
 import { asRecord, findRecord, type RecordOf } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
+import { recordEvent } from "../events/outbox.ts"
 import type { OperationContext, Step } from "../Operation.ts"
 import type { StoredRecord } from "../RecordRepository.ts"
 import { replaceLocked } from "../writes.ts"
-import { announce } from "./announce.ts"
 import { closeOpenQuotes } from "./quoteState.ts"
 
 export type TicketRecord = RecordOf<typeof Ticket>
@@ -66,7 +66,7 @@ export const moveTicket = (context: OperationContext, ticket: TicketRecord, stat
     if (stored === undefined) return yield* EngineError.notFound("ticket", ticket.id)
     const moved = asRecord(Ticket, stored)
     if (state !== "draft" && state !== ticket.state) {
-      yield* announce(context.appId, MOVE_EVENTS[state], { object: moved, previousState: ticket.state })
+      yield* recordEvent(context.appId, MOVE_EVENTS[state], { object: moved, previousState: ticket.state })
     }
     return moved
   })

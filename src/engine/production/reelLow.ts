@@ -10,8 +10,8 @@
 import { Effect } from "effect"
 import type { Reel } from "../../domain/resources/production.ts"
 import type { RecordOf } from "../crud.ts"
+import { recordEvent } from "../events/outbox.ts"
 import type { OperationContext, Step } from "../Operation.ts"
-import { announce } from "../orders/announce.ts"
 import type { StoredRecord } from "../RecordRepository.ts"
 
 type ReelRecord = RecordOf<typeof Reel>
@@ -40,5 +40,5 @@ export const announceLowReel = (
   before: ReelWeight | undefined
 ): Step<void> =>
   threshold !== undefined && isLow(reel.remainingWeight, threshold) && (before === undefined || !isLow(before.remainingWeight, before.threshold))
-    ? announce(context.appId, "reel.low", { object: reel, threshold })
+    ? recordEvent(context.appId, "reel.low", { object: reel, threshold })
     : Effect.void
