@@ -53,6 +53,9 @@ const RESOURCES = [
   { uri: "mfg://project", rest: "/project", template: "mfg://project{?customerId,externalReference,name,limit,offset}", ttlMs: 30_000, cacheScope: "private" }
 ] as const
 
+/** Every resource listed: the above, then the app's event feed (test/http/mcp-events.test.ts reads it). */
+const LISTED = [...RESOURCES, { uri: "mfg://event", template: "mfg://event{?type,requestId,limit,offset}" }]
+
 /** A 2026-07-28 request as raw HTTP: the body and the headers the transport sends. */
 const modern = (method: string, params: Record<string, unknown> = {}) => {
   const name = method === "resources/read" ? params.uri : params.name
@@ -131,19 +134,19 @@ for (const backend of backends) {
         assert.include(discovered.instructions, "quote_a_part")
 
         const resources = (yield* rpc("resources/list")).result
-        assert.deepStrictEqual(resources.resources.map((resource: { uri: string }) => resource.uri), RESOURCES.map((resource) => resource.uri))
+        assert.deepStrictEqual(resources.resources.map((resource: { uri: string }) => resource.uri), LISTED.map((resource) => resource.uri))
         for (const resource of resources.resources) {
           assert.strictEqual(resource.mimeType, "application/json", resource.uri)
           assert.strictEqual(resource.name, resource.uri.slice("mfg://".length))
           assert.isString(resource.title)
-          // Every description says how the list is bounded and paged.
-          assert.include(resource.description, "at most 100", resource.uri)
+          // Every description says how the list is bounded and paged (the event feed: its newest 20 events).
+          assert.include(resource.description, resource.uri === "mfg://event" ? "the last 20 events" : "at most 100", resource.uri)
           assert.include(resource.description, "`next`", resource.uri)
         }
         const templates = (yield* rpc("resources/templates/list")).result
         assert.deepStrictEqual(
           templates.resourceTemplates.map((template: { uriTemplate: string }) => template.uriTemplate),
-          RESOURCES.map((resource) => resource.template)
+          LISTED.map((resource) => resource.template)
         )
         const prompts = (yield* rpc("prompts/list")).result
         assert.deepStrictEqual(prompts.prompts.map((prompt: { name: string }) => prompt.name), ["quote_a_part"])
@@ -345,9 +348,9 @@ for (const backend of backends) {
           legacy.connect(new LegacyTransport(new URL(`${client.baseUrl}/v1/mcp`), { requestInit: { headers: { authorization: secret } } }))
         )
         const { resources } = yield* Effect.promise(() => legacy.listResources())
-        assert.deepStrictEqual(resources.map((resource) => resource.uri), RESOURCES.map((resource) => resource.uri))
+        assert.deepStrictEqual(resources.map((resource) => resource.uri), LISTED.map((resource) => resource.uri))
         const { resourceTemplates } = yield* Effect.promise(() => legacy.listResourceTemplates())
-        assert.lengthOf(resourceTemplates, RESOURCES.length)
+        assert.lengthOf(resourceTemplates, LISTED.length)
         const read = yield* Effect.promise(() => legacy.readResource({ uri: "mfg://customer?name=Acme" }))
         assert.isUndefined((read as Record<string, unknown>).ttlMs)
         const page = JSON.parse((read.contents[0] as { text: string }).text) as Page

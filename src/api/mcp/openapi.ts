@@ -119,7 +119,7 @@ export const mcpPathItem = (schemas: Json, security: ReadonlyArray<Json>, unauth
       tags: [MCP_TAG],
       summary: "MCP endpoint (Streamable HTTP, stateless)",
       description: "The 9 MCP tools, each one REST operation of /v1 with the same schemas, errors and metering " +
-        "(`mcp.<tool name>`); the reference data and the app's customers and projects as resources (`mfg://…`); the " +
+        "(`mcp.<tool name>`); the reference data, the app's customers and projects and its event feed as resources (`mfg://…`); the " +
         "`quote_a_part` prompt. The same Incoming Secret and the same 401 as REST. GET and DELETE answer 405; " +
         "a request with an `Origin` outside `MCP_ALLOWED_ORIGINS` answers 403. See docs/mcp.md.",
       security,

@@ -12,19 +12,27 @@
  * with the total and the URI of the next page (the REST answer's
  * `X-Total-Count` and `Link`).
  *
+ * The event feed (`mfg://event`, GET /v1/event) is read the same way, but an
+ * agent reading it wants what just happened, not the app's first events: a
+ * read without `offset` answers its newest page, and the page is small, as
+ * each event carries a whole record.
+ *
  * Cache hints (MCP 2026-07-28 `ttlMs`, `cacheScope`): global reference data
  * is the same for every app and changes only on deploy, so it is public and
  * long-lived; an app's own reference data (materials, currencies with its
  * exchange rates, catalogue models) private for minutes; customers and
- * projects, which an integrator adds at any time, private for seconds.
+ * projects, which an integrator adds at any time, private for seconds; the
+ * event feed grows with every change, so it is never fresh.
  */
 import { Duration, Schema } from "effect"
 import type { HttpApiEndpoint } from "effect/http-api"
+import { Event } from "../../domain/events/Event.ts"
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../domain/Resource.ts"
 import { CatalogueModel } from "../../domain/resources/catalogue.ts"
 import { Customer } from "../../domain/resources/Customer.ts"
 import { Project } from "../../domain/resources/orders.ts"
 import { Colour, Currency, Material, PostProcessingService, ProductionParameterField, Technology } from "../../domain/resources/reference.ts"
+import { EventQuery } from "../../domain/resources/webhooks.ts"
 import { recordOf } from "../endpoints.ts"
 import { endpointNamed } from "../Operations.ts"
 
@@ -45,6 +53,17 @@ const GLOBAL_REFERENCE: CacheHint = { ttl: Duration.hours(1), cacheScope: "publi
 const APP_REFERENCE: CacheHint = { ttl: Duration.minutes(5), cacheScope: "private" }
 /** The app's customers and projects: an integrator adds them at any time. */
 const APP_CONTEXT: CacheHint = { ttl: Duration.seconds(30), cacheScope: "private" }
+/** The app's events: every change adds one, so a read is stale at once. */
+const APP_FEED: CacheHint = { ttl: Duration.zero, cacheScope: "private" }
+
+/**
+ * The `_meta` key of a tool result naming the events its call wrote (`[{id, type}]`): MCP 2026-07-28 `_meta`
+ * keys are `<reverse-DNS prefix>/<name>`, and only prefixes whose second label is `modelcontextprotocol` or `mcp` are reserved.
+ */
+export const EVENTS_META = "io.mfg/events"
+
+/** How many events a read of the feed answers unless its `limit` says otherwise: each carries a whole record. */
+export const EVENT_PAGE_SIZE = 20
 
 interface Listed {
   readonly name: string
@@ -66,6 +85,10 @@ export interface McpResourceSpec {
   readonly endpoint: HttpApiEndpoint.Top
   /** The REST list's filters the template takes, besides `limit` and `offset`. */
   readonly filters: ReadonlyArray<string>
+  /** The page size of a read without `limit`. */
+  readonly pageSize: number
+  /** A read without `offset` answers the newest page (the list's last records) instead of the first. */
+  readonly newestFirst: boolean
   /** The template: `mfg://<name>{?<filters>,limit,offset}` (RFC 6570 form-style query). */
   readonly uriTemplate: string
   readonly cache: CacheHint
@@ -79,6 +102,12 @@ export interface McpResourceSpec {
 const PAGE_TEXT = `JSON \`{items, total, offset, limit, next?}\`: one page of records as the REST list answers them, at most ` +
   `${DEFAULT_PAGE_SIZE} unless \`limit\` says otherwise (at most ${MAX_PAGE_SIZE}); \`total\` counts every match and \`next\` is the URI ` +
   "of the next page (absent on the last)."
+
+/** What the event feed says of its content and paging: the newest page unless `offset` says which. */
+const FEED_TEXT = `JSON \`{items, total, offset, limit, next?}\`: one page of events as the REST list answers them, in the order ` +
+  `written. Without \`offset\`, the newest page: the last ${EVENT_PAGE_SIZE} events unless \`limit\` says otherwise (at most ` +
+  `${MAX_PAGE_SIZE}); \`offset\` reads the page from that position on. \`total\` counts every match and \`next\` is the URI of the ` +
+  "next page (absent on the last)."
 
 /** The content of a read: a page of `record`s. */
 const pageOf = (record: Schema.Top) =>
@@ -99,6 +128,46 @@ const MaterialWithColours = Schema.Struct({
   })
 })
 
+/** A resource, from what it reads and how: the REST list operation `<group>.list`, which must take `filters`. */
+const specOf = (options: {
+  readonly name: string
+  readonly title: string
+  readonly description: string
+  readonly group: string
+  /** The filters the REST list's query takes. */
+  readonly accepted: ReadonlyArray<string>
+  readonly filters: ReadonlyArray<string>
+  readonly cache: CacheHint
+  readonly withColours: boolean
+  readonly record: Schema.Top
+  readonly pageSize: number
+  readonly newestFirst: boolean
+}): McpResourceSpec => {
+  const uri = `mfg://${options.name}`
+  const operation = `${options.group}.list`
+  const endpoint = endpointNamed(operation) as HttpApiEndpoint.Top | undefined
+  if (endpoint === undefined) throw new Error(`MCP resource ${uri}: ${operation} is not an operation of the contract`)
+  for (const filter of options.filters) {
+    if (!options.accepted.includes(filter)) throw new Error(`MCP resource ${uri}: ${filter} is not a filter of ${operation}`)
+  }
+  const parameters = [...options.filters, ...PAGING_PARAMETERS]
+  return {
+    uri,
+    name: options.name,
+    title: options.title,
+    description: options.description,
+    operation,
+    endpoint,
+    filters: options.filters,
+    pageSize: options.pageSize,
+    newestFirst: options.newestFirst,
+    uriTemplate: `${uri}{?${parameters.join(",")}}`,
+    cache: options.cache,
+    withColours: options.withColours,
+    content: Schema.toCodecJson(pageOf(options.record)) as unknown as Schema.Codec<unknown, unknown>
+  }
+}
+
 const resource = (
   listed: Listed & { readonly path: `/${string}` },
   options: {
@@ -111,31 +180,45 @@ const resource = (
     readonly withColours?: boolean
   }
 ): McpResourceSpec => {
-  const name = options.name ?? listed.path.slice(1)
-  const uri = `mfg://${name}`
-  const operation = `${options.group}.list`
-  const endpoint = endpointNamed(operation) as HttpApiEndpoint.Top | undefined
-  if (endpoint === undefined) throw new Error(`MCP resource ${uri}: ${operation} is not an operation of the contract`)
-  for (const filter of options.filters) {
-    if (!listed.filters.includes(filter)) throw new Error(`MCP resource ${uri}: ${filter} is not a filter of ${operation}`)
-  }
   const withColours = options.withColours === true
-  const parameters = [...options.filters, ...PAGING_PARAMETERS]
   const filtersText = options.filters.length === 0 ? "" : ` Filters (equality, repeatable): ${options.filters.map((filter) => `\`${filter}\``).join(", ")}.`
-  return {
-    uri,
-    name,
+  return specOf({
+    name: options.name ?? listed.path.slice(1),
     title: listed.title,
     description: `${options.description} ${PAGE_TEXT}${filtersText}`,
-    operation,
-    endpoint,
+    group: options.group,
+    accepted: listed.filters,
     filters: options.filters,
-    uriTemplate: `${uri}{?${parameters.join(",")}}`,
     cache: options.cache,
     withColours,
-    content: Schema.toCodecJson(pageOf(withColours ? MaterialWithColours : recordOf(listed))) as unknown as Schema.Codec<unknown, unknown>
-  }
+    record: withColours ? MaterialWithColours : recordOf(listed),
+    pageSize: DEFAULT_PAGE_SIZE,
+    newestFirst: false
+  })
 }
+
+/** The URI of the app's event feed. */
+export const EVENT_FEED_URI = "mfg://event"
+
+/** The app's event feed (GET /v1/event): what changed, newest page first. */
+const eventFeed = (): McpResourceSpec =>
+  specOf({
+    name: EVENT_FEED_URI.slice("mfg://".length),
+    title: "Event",
+    description: "The app's events: every change the engine made to its tickets, quotes, parts, service jobs, PPS records and " +
+      "reels, the same events its webhooks deliver (`id`, `type`, `createdAt`, `appId`, `data`: `data.object` is the record as " +
+      "read right after the change, `data.previousState` the state it left, for the events that move one). A tool call that wrote events names them in its " +
+      `result's \`_meta\` (\`${EVENTS_META}\`). ${FEED_TEXT} Filters: \`type\` (repeatable: any of the types, e.g. ` +
+      "`ticket_quote.accepted`) and `requestId` (the events one call wrote: its `X-Request-Id`).",
+    group: "event",
+    accepted: Object.keys(EventQuery.fields),
+    filters: ["type", "requestId"],
+    cache: APP_FEED,
+    withColours: false,
+    record: Event,
+    pageSize: EVENT_PAGE_SIZE,
+    newestFirst: true
+  })
 
 /** The resources, in the order an agent needs them to quote a part. */
 export const MCP_RESOURCES: ReadonlyArray<McpResourceSpec> = [
@@ -201,7 +284,8 @@ export const MCP_RESOURCES: ReadonlyArray<McpResourceSpec> = [
       "one's `id`; its `currencyId` is the default currency of its quotes.",
     filters: ["customerId", "externalReference", "name"],
     cache: APP_CONTEXT
-  })
+  }),
+  eventFeed()
 ]
 
 /** The resource a URI reads (`mfg://material`, or with a query `mfg://material?technologyId=fdm`), if any. */

@@ -30,7 +30,7 @@ export const SERVER_INFO = {
   name: "mfg-public-api",
   version: "1.0.0",
   description: "Quotes, tickets and parts of the manufacturing quoting and production engine: 9 tools, each one REST operation of /v1; " +
-    "resources listing the reference data and the app's customers and projects; a quoting prompt."
+    "resources listing the reference data, the app's customers and projects and its event feed; a quoting prompt."
 } as const
 
 const VERSION = "2026-07-28"
@@ -112,13 +112,13 @@ export const plainToolCall = (
   return { id, name, args: params.arguments }
 }
 
-/** The JSON-RPC answer McpServer gives for a tool's result. */
+/** The JSON-RPC answer McpServer gives for a tool's result: the result's own `_meta` (the events it wrote) first, then the server's. */
 const answer = (id: string | number, result: McpSchema.CallToolResult) =>
   HttpServerResponse.jsonUnsafe({
     jsonrpc: "2.0",
     id,
     result: {
-      _meta: { "io.modelcontextprotocol/serverInfo": SERVER_INFO },
+      _meta: { ...result._meta, "io.modelcontextprotocol/serverInfo": SERVER_INFO },
       resultType: "complete",
       content: result.content,
       ...(result.structuredContent === undefined ? {} : { structuredContent: result.structuredContent }),

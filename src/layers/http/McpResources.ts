@@ -11,6 +11,11 @@
  * the query is then read here, strictly: a parameter the template does not
  * name, or a value the REST list's query Schema refuses, is invalid params
  * (-32602) naming it.
+ *
+ * A read without `limit` takes the resource's page size. A read of the event
+ * feed without `offset` answers its newest page: the list is read once for
+ * its total, and again from `total - limit` when the newest events are not
+ * on the first page.
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { McpSchema, McpServer } from "effect/ai"
@@ -19,7 +24,6 @@ import { badRequestOf } from "../../api/BadRequests.ts"
 import { MCP_RESOURCES, type McpResourceSpec, PAGING_PARAMETERS, RESOURCE_MIME_TYPE } from "../../api/mcp/resources.ts"
 import { endpointNamed, type OperationInput, type Page } from "../../api/Operations.ts"
 import type { DownstreamError } from "../../domain/Errors.ts"
-import { DEFAULT_PAGE_SIZE } from "../../domain/Resource.ts"
 import { traced } from "../../domain/Span.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { Instruments } from "../telemetry/Instruments.ts"
@@ -120,10 +124,17 @@ export const ResourceRegistrations = Layer.effectDiscard(Effect.gen(function*() 
             return new McpSchema.InvalidParams({ message: problem.message, data: { uri, errors: problem.errors ?? [] } })
           })
         )
-        const page = (yield* run(spec.operation, uri, (scope) => list({ query: decoded } as OperationInput<typeof list>, scope))) as Page<Json>
+        const limit = (decoded as { readonly limit?: number }).limit ?? spec.pageSize
+        const listFrom = (offset: number) =>
+          Effect.map(
+            run(spec.operation, uri, (scope) => list({ query: { ...decoded, limit, offset } } as OperationInput<typeof list>, scope)),
+            (answer) => ({ page: answer as Page<Json>, offset })
+          )
+        const asked = (decoded as { readonly offset?: number }).offset
+        const first = yield* listFrom(asked ?? 0)
+        const newest = asked === undefined && spec.newestFirst && first.page.total > limit
+        const { offset, page } = newest ? yield* listFrom(first.page.total - limit) : first
         const items = spec.withColours ? yield* withColours(uri, page.items) : page.items
-        const offset = (decoded as { readonly offset?: number }).offset ?? 0
-        const limit = (decoded as { readonly limit?: number }).limit ?? DEFAULT_PAGE_SIZE
         const after = offset + page.items.length
         const content = {
           items,

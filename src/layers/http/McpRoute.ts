@@ -1,8 +1,8 @@
 /**
  * POST /v1/mcp: the MCP endpoint (Streamable HTTP), served by effect/ai's
  * McpServer for MCP 2026-07-28 (stateless) and 2025-11-25 clients: the 9
- * tools, the resources of reference data and the app's records
- * (McpResources), and the `quote_a_part` prompt (McpPrompts).
+ * tools, the resources of reference data, the app's records and its event
+ * feed (McpResources), and the `quote_a_part` prompt (McpPrompts).
  *
  * Every request to /v1/mcp, whatever its HTTP method, goes through the same
  * request path as a REST call (McpAuth): the Incoming Secret, the one 401,
@@ -15,7 +15,7 @@ import { Effect, Layer } from "effect"
 import { type McpSchema, McpServer } from "effect/ai"
 import type { CurrentCaller } from "../../api/Authorization.ts"
 import { MCP_PROTOCOLS } from "../../api/mcp/openapi.ts"
-import { MCP_RESOURCES } from "../../api/mcp/resources.ts"
+import { EVENT_FEED_URI, EVENTS_META, MCP_RESOURCES } from "../../api/mcp/resources.ts"
 import { McpToolkit } from "../../api/mcp/tools.ts"
 import { MCP_PATH, McpAuth } from "./McpAuth.ts"
 import { LIST_TTL, McpCacheHints } from "./McpCacheHints.ts"
@@ -54,12 +54,16 @@ const ToolRegistrations = Layer.effectDiscard(Effect.gen(function*() {
  */
 const CACHE = { ttl: LIST_TTL, cacheScope: "private" } as const
 
-/** What `server/discover` (and 2025-11-25 `initialize`) tells an agent first: where the ids come from, and the prompt. */
+/** The resources listing the ids the tools take: all but the event feed. */
+const ID_RESOURCES = MCP_RESOURCES.filter((resource) => resource.uri !== EVENT_FEED_URI).map((resource) => resource.uri)
+
+/** What `server/discover` (and 2025-11-25 `initialize`) tells an agent first: where the ids come from, the prompt, the events. */
 const INSTRUCTIONS = "Quotes, tickets and parts of a manufacturing quoting engine. Each tool is one operation of the public " +
-  `REST API v1 (same input fields, same answer). The resources (${MCP_RESOURCES.map((resource) => resource.uri).join(", ")}; ` +
+  `REST API v1 (same input fields, same answer). The resources (${ID_RESOURCES.join(", ")}; ` +
   "their templates filter and page them) list the ids the tools take: read them, never guess an id. To quote a part, get " +
   "the prompt quote_a_part: create_ticket, create_part, list_parts until the part has a price, then create_ticket_quote, " +
-  "which sends the quote."
+  `which sends the quote. ${EVENT_FEED_URI} is the app's event feed (a read answers its newest events): what changed, and ` +
+  `when; a tool call that changed something names the events it wrote in its result's _meta ("${EVENTS_META}").`
 
 /** The MCP routes; McpAuth authenticates, meters and validates the Origin of every request before McpServer sees it. */
 export const McpRoutes = McpServer.layerHttp({

@@ -5,13 +5,22 @@
  * success Schema, structured and as text; a failure with its failure Schema;
  * a defect as the generic tool error). McpServer serves them (McpRoute), and
  * McpDirect answers a plain `tools/call` with them without McpServer.
+ *
+ * A successful call of a tool that writes names the events it wrote in its
+ * result's `_meta` (`io.mfg/events`: `[{id, type}]`, in the order written),
+ * read from the event feed by the call's request id, which the engine
+ * records with each event. The structured content stays the operation's
+ * answer. The write has happened by then, so a failed lookup does not fail
+ * the call: it is logged and the key left out.
  */
 import { Cause, Context, Effect, ErrorReporter, Layer, Result, Schema } from "effect"
 import { McpSchema, Tool } from "effect/ai"
 import { CurrentCaller } from "../../api/Authorization.ts"
+import { EVENTS_META } from "../../api/mcp/resources.ts"
 import { type DerivedTool, downstreamFailure, McpTools, type ToolFailure } from "../../api/mcp/tools.ts"
 import { endpointNamed, isPaged, type OperationInput, type Page } from "../../api/Operations.ts"
 import type { DownstreamError } from "../../domain/Errors.ts"
+import { MAX_PAGE_SIZE } from "../../domain/Resource.ts"
 import { traced } from "../../domain/Span.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { Instruments, type TelemetryInstruments } from "../telemetry/Instruments.ts"
@@ -27,9 +36,22 @@ const INTERNAL_TOOL_ERROR = "Tool execution failed due to an internal server err
 /** McpServer decodes a tool's result (every check) before it answers: checking it here as well is redundant. */
 const NO_CHECKS = { disableChecks: true } as const
 
-/** A tool call's result as effect/ai's toolkit registration builds it: the encoded value, structured and as text. */
-const toolResult = (isError: boolean, encoded: unknown) =>
+/** An event a tool call wrote, as its result's `_meta` names it. */
+export interface NamedEvent {
+  readonly id: string
+  readonly type: string
+}
+
+/** The events the caller's request wrote, in the order written; none when they cannot be read. */
+type EventsWritten = Effect.Effect<ReadonlyArray<NamedEvent>, never, CurrentCaller>
+
+/**
+ * A tool call's result as effect/ai's toolkit registration builds it: the encoded value, structured and as text;
+ * with the events the call wrote in `_meta`, when it wrote any.
+ */
+const toolResult = (isError: boolean, encoded: unknown, events: ReadonlyArray<NamedEvent> = []) =>
   new McpSchema.CallToolResult({
+    ...(events.length === 0 ? {} : { _meta: { [EVENTS_META]: events } }),
     isError,
     structuredContent: isError ? undefined : encoded,
     content: encoded === undefined ? [] : [{ type: "text", text: JSON.stringify(encoded) }]
@@ -44,8 +66,11 @@ const internalToolError = (cause: Cause.Cause<unknown>) =>
       Effect.as(new McpSchema.CallToolResult({ isError: true, content: [{ type: "text", text: INTERNAL_TOOL_ERROR }] }))
     )
 
-/** A tool call, start to finish: the result effect/ai's toolkit registration would give. */
-const callFor = (derived: DerivedTool, handler: ToolHandler) => {
+/**
+ * A tool call, start to finish: the result effect/ai's toolkit registration would give, and for a tool that writes
+ * (`eventsWritten` given) the events its successful call wrote.
+ */
+const callFor = (derived: DerivedTool, handler: ToolHandler, eventsWritten: EventsWritten | undefined) => {
   const encodeSuccess = Schema.encodeUnknownEffect(derived.tool.successSchema)
   const encodeFailure = Schema.encodeUnknownEffect(Tool.failureResultSchema(derived.tool))
   const name = derived.spec.name
@@ -54,7 +79,11 @@ const callFor = (derived: DerivedTool, handler: ToolHandler) => {
     Effect.annotateCurrentSpan({ tool: name, parameters: args ?? {} }).pipe(
       Effect.andThen(Effect.matchEffect(handler(args ?? {}), {
         onFailure: (failure) => Effect.map(encodeFailure(failure), (encoded) => toolResult(true, encoded)),
-        onSuccess: (answer) => Effect.map(encodeSuccess(answer), (encoded) => toolResult(false, encoded))
+        onSuccess: (answer) =>
+          Effect.flatMap(encodeSuccess(answer), (encoded) =>
+            eventsWritten === undefined
+              ? Effect.succeed(toolResult(false, encoded))
+              : Effect.map(eventsWritten, (events) => toolResult(false, encoded, events)))
       })),
       Effect.catchCause(internalToolError)
     ) as Effect.Effect<McpSchema.CallToolResult, never, CurrentCaller>
@@ -69,6 +98,33 @@ export const noteDownstreamFailure = (instruments: TelemetryInstruments, error: 
     return Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })
   })
 
+/**
+ * The events the caller's request wrote, read from the feed (`event.list` by request id, every page). A failure is
+ * logged and answers none: the call it follows has made its change already. Interruption propagates.
+ */
+const eventsWrittenBy = (downstream: Downstream["Service"], eventList: NonNullable<ReturnType<typeof endpointNamed>>): EventsWritten => {
+  const listEvents = downstream.call(eventList)
+  return Effect.gen(function*() {
+    const caller = yield* CurrentCaller
+    const scope = { appId: caller.appId, requestId: caller.requestId }
+    const events: Array<NamedEvent> = []
+    while (true) {
+      const query = { requestId: caller.requestId, limit: MAX_PAGE_SIZE, offset: events.length }
+      const page = (yield* listEvents({ query } as OperationInput<typeof eventList>, scope).pipe(
+        traced("Downstream.call", { attributes: { "downstream.operation": "event.list" } })
+      )) as Page<NamedEvent>
+      for (const { id, type } of page.items) events.push({ id, type })
+      if (page.items.length === 0 || events.length >= page.total) return events
+    }
+  }).pipe(
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause)
+        ? Effect.failCause(cause as Cause.Cause<never>)
+        : Effect.logWarning("The events of an MCP tool call could not be read; its result names none", cause).pipe(Effect.as<ReadonlyArray<NamedEvent>>([]))
+    )
+  )
+}
+
 export class McpToolCalls extends Context.Service<McpToolCalls, {
   /** Each tool's handler, by tool name (what effect/ai's toolkit registration takes). */
   readonly handlers: Readonly<Record<string, ToolHandler>>
@@ -81,6 +137,9 @@ export class McpToolCalls extends Context.Service<McpToolCalls, {
       const downstream = yield* Downstream
       const instruments = yield* Instruments
       const noteFailure = (error: DownstreamError) => noteDownstreamFailure(instruments, error)
+      const eventList = endpointNamed("event.list")
+      if (eventList === undefined) return yield* Effect.die("MCP tools: event.list is not an operation of the contract")
+      const eventsWritten = eventsWrittenBy(downstream, eventList)
       const handlers: Record<string, ToolHandler> = {}
       const byName = new Map<string, (args: unknown) => Effect.Effect<McpSchema.CallToolResult, never, CurrentCaller>>()
       for (const derived of McpTools) {
@@ -112,7 +171,7 @@ export class McpToolCalls extends Context.Service<McpToolCalls, {
             return yield* derived.checkAnswer(paged ? (answer as Page<unknown>).items : answer)
           })
         handlers[derived.spec.name] = handler
-        byName.set(derived.spec.name, callFor(derived, handler))
+        byName.set(derived.spec.name, callFor(derived, handler, derived.spec.readOnly ? undefined : eventsWritten))
       }
       return McpToolCalls.of({ handlers, byName })
     })
