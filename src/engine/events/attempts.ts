@@ -8,12 +8,12 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import { WebhookEndpoint } from "../../domain/resources/webhooks.ts"
-import { findRecord } from "../crud.ts"
+import { findRecord, type RecordOf } from "../crud.ts"
 import type { Step } from "../Operation.ts"
 import { RecordRepository } from "../RecordRepository.ts"
 import { recordEvent } from "./outbox.ts"
-import { WebhookSender } from "./sender.ts"
-import { abandonDelivery, findDelivery, findEvent, recordAttempt, signingSecrets, type StoredDelivery } from "./store.ts"
+import { type AttemptOutcome, WebhookSender } from "./sender.ts"
+import { abandonDelivery, findDelivery, findEvent, recordAttempt, signingSecrets, type StoredDelivery, type StoredEvent } from "./store.ts"
 import { recordAttemptMetrics } from "./WebhookMetrics.ts"
 
 const SECOND = 1000
@@ -58,6 +58,19 @@ export type AttemptVerdict = "succeeded" | "retry" | "failed" | "abandoned"
 
 const endpointOf = (delivery: StoredDelivery) => findRecord(WebhookEndpoint, delivery.appId, delivery.endpointId)
 
+/** One attempt to POST the event to the endpoint, signed with the secrets that sign now. */
+export const sendEvent = (endpoint: RecordOf<typeof WebhookEndpoint>, event: StoredEvent): Step<AttemptOutcome> =>
+  Effect.gen(function*() {
+    const sender = yield* WebhookSender
+    return yield* sender.send({
+      endpointId: endpoint.id,
+      url: endpoint.url,
+      eventId: event.id,
+      body: JSON.stringify(event),
+      secrets: yield* signingSecrets(endpoint.id)
+    })
+  })
+
 /**
  * Attempt `attempt` of the delivery: the event signed and POSTed to its
  * endpoint, the attempt recorded with where the delivery stands after it. A
@@ -74,14 +87,7 @@ export const attemptDelivery = (deliveryId: string, attempt: number): Step<Attem
       yield* abandonDelivery(deliveryId)
       return "abandoned"
     }
-    const sender = yield* WebhookSender
-    const outcome = yield* sender.send({
-      endpointId: endpoint.id,
-      url: endpoint.url,
-      eventId: event.id,
-      body: JSON.stringify(event),
-      secrets: yield* signingSecrets(endpoint.id)
-    })
+    const outcome = yield* sendEvent(endpoint, event)
     yield* recordAttemptMetrics(outcome, event.createdAt)
     const { succeeded: _succeeded, ...recorded } = outcome
     const verdict: AttemptVerdict = outcome.succeeded ? "succeeded" : attempt >= MAX_ATTEMPTS ? "failed" : "retry"

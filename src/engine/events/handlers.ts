@@ -10,6 +10,7 @@ import { WebhookEndpoint } from "../../domain/resources/webhooks.ts"
 import { getRecord, recordHandlers, type RecordOf, type StoredFields, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { EngineHandlers, OperationContext, Step } from "../Operation.ts"
+import { sendEvent } from "./attempts.ts"
 import { WebhookSender } from "./sender.ts"
 import {
   abandonDeliveriesTo,
@@ -22,8 +23,7 @@ import {
   listEvents,
   recordAttempt,
   removeSecrets,
-  rotateSecret,
-  signingSecrets
+  rotateSecret
 } from "./store.ts"
 import { recordAttemptMetrics } from "./WebhookMetrics.ts"
 
@@ -75,14 +75,7 @@ const test: EngineHandlers["webhookEndpoint"]["test"] = (context, { params }) =>
     const data: EventData<"endpoint.test"> = { endpointId: endpoint.id }
     const event = yield* insertRelayedEvent(context.appId, "endpoint.test", data)
     const delivery = yield* insertDelivery({ appId: context.appId, endpointId: endpoint.id, eventId: event.id, eventType: event.type }, true)
-    const sender = yield* WebhookSender
-    const outcome = yield* sender.send({
-      endpointId: endpoint.id,
-      url: endpoint.url,
-      eventId: event.id,
-      body: JSON.stringify(event),
-      secrets: yield* signingSecrets(endpoint.id)
-    })
+    const outcome = yield* sendEvent(endpoint, event)
     // A test measures the attempt, not a delivery's lag.
     yield* recordAttemptMetrics(outcome, undefined)
     const { succeeded, ...attempt } = outcome
