@@ -398,7 +398,8 @@ export const documentTransform = (spec: Record<string, unknown>): Record<string,
       responses.default = engineErrorResponse()
       const requestBody = operation.requestBody
       if (isObject(requestBody)) {
-        requestBody.description ??= "The request body, as JSON. Unknown fields are a 400."
+        const media = isObject(requestBody.content) ? Object.keys(requestBody.content) : []
+        if (media.includes("application/json")) requestBody.description ??= "The request body, as JSON. Unknown fields are a 400."
         if (method === "put") recordAsRead(requestBody, responses["200"], schemas)
         addMediaExamples(requestBody, schemas, true)
       }

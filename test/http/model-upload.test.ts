@@ -126,6 +126,57 @@ for (const backend of backends) {
         assert.strictEqual(quote.lines.length, 2)
       }))
 
+    it.effect("a multipart form's file is stored as the raw upload of the same bytes; a form without one is a 400", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const { appId } = yield* appWithTicket("upload-form")
+        const secret = (yield* client.createSecret(appId)).value
+        const form = (fileName: string, bytes: Uint8Array = CUBE, field = "file") => {
+          const data = new FormData()
+          data.append("note", "a field before the file is skipped")
+          data.append(field, new Blob([bytes], { type: "application/octet-stream" }), fileName)
+          return data
+        }
+        const post = (body: FormData | Uint8Array, query = "", headers: Record<string, string> = {}) =>
+          Effect.promise(async () => {
+            const response = await fetch(`${client.baseUrl}/v1/model-file${query}`, {
+              method: "POST",
+              headers: { authorization: secret, ...headers },
+              body,
+              signal: AbortSignal.timeout(20_000)
+            })
+            const text = await response.text()
+            return { status: response.status, text, json: () => JSON.parse(text) }
+          })
+
+        const formed = yield* post(form("housing.stl"))
+        assert.strictEqual(formed.status, 200, formed.text)
+        const file = formed.json()
+        assert.strictEqual(file.fileName, "housing.stl")
+        assert.strictEqual(file.size, CUBE.length)
+        // The same bytes raw: the same file.
+        const raw = yield* upload(client.baseUrl, secret, CUBE, "?fileName=raw.stl")
+        assert.strictEqual(raw.json().id, file.id)
+        const content = yield* send("GET", file.url, secret)
+        assert.deepStrictEqual(content.bytes, CUBE)
+        // `fileName` names it over the form's own filename.
+        const renamed = yield* post(form("ignored.stl", binaryStl(box(1, 2, 3))), "?fileName=named.stl")
+        assert.strictEqual(renamed.json().fileName, "named.stl")
+
+        const noFile = new FormData()
+        noFile.append("note", "no file here")
+        const empty = yield* post(noFile)
+        assert.strictEqual(empty.status, 400)
+        assert.include(empty.json().message, "file")
+        const wrongName = yield* post(form("notes.txt"))
+        assert.strictEqual(wrongName.status, 400)
+        assert.include(wrongName.json().message, ".stl, .3mf or .obj")
+        // Over MODEL_UPLOAD_MAX_BYTES inside a form: the same 413, nothing kept.
+        const tooLarge = yield* post(form("big.stl", new Uint8Array(LIMIT + 1024).fill(1)))
+        assert.strictEqual(tooLarge.status, 413)
+        assert.strictEqual((yield* modelFileRows(appId))[0]!.count, 2)
+      }))
+
     it.effect("upload, then create_part through MCP with the file's url", () =>
       Effect.gen(function*() {
         const client = yield* TestClient

@@ -1,7 +1,9 @@
 /** Uploaded model files: a part's or catalogue model's file without a public URL. */
+import { Schema } from "effect"
+import { Multipart } from "effect/http"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { NotFound } from "../../domain/Errors.ts"
-import { ModelFileQuery, ModelFileRecord, UPLOAD_MEDIA_TYPES } from "../../domain/resources/modelFileUpload.ts"
+import { ModelFileQuery, ModelFileRecord, MULTIPART_MAX_FIELD_BYTES, MULTIPART_MAX_PARTS, UPLOAD_MEDIA_TYPES } from "../../domain/resources/modelFileUpload.ts"
 import { COMMON_ERRORS, get, IdParam, recordOf, tag } from "../endpoints.ts"
 
 const ModelFile = { name: "modelFile", path: "/model-file", title: "model file", record: ModelFileRecord } as const
@@ -9,17 +11,28 @@ const ModelFile = { name: "modelFile", path: "/model-file", title: "model file",
 /** The file's bytes, in either direction: read as they arrive, never whole before they are stored. */
 const FileBytes = HttpApiSchema.StreamUint8Array({ contentType: UPLOAD_MEDIA_TYPES })
 
+/**
+ * The file as a form's `file` field (`multipart/form-data`, as `curl -F` and
+ * browsers send it): its parts read as they arrive, the file's bytes passed
+ * on as those of a raw upload; a form holds the file and at most a few small
+ * fields.
+ */
+const FileForm = Schema.Struct({
+  file: Multipart.SingleFileSchema.annotate({ description: "The model file (STL, 3MF or OBJ); its `filename` names it unless `fileName` does" })
+}).pipe(HttpApiSchema.asMultipartStream({ maxParts: MULTIPART_MAX_PARTS, maxFieldSize: MULTIPART_MAX_FIELD_BYTES }))
+
 export const ModelFileGroup = HttpApiGroup.make("modelFile")
   .add(
     HttpApiEndpoint.post("upload", "/model-file", {
       query: ModelFileQuery,
-      payload: FileBytes,
+      payload: [FileBytes, FileForm],
       success: recordOf(ModelFile),
       error: [...COMMON_ERRORS, NotFound]
     }).annotate(OpenApi.Summary, "Upload a model file").annotate(
       OpenApi.Description,
       "The body is the file itself (STL, 3MF or OBJ), sent as `model/stl`, `model/3mf`, `model/obj` or `application/octet-stream`; " +
-        "the file name is `fileName`, else the `filename` of `Content-Disposition`, else `model.<format>` of a `model/*` type " +
+        "or as the `file` field of a `multipart/form-data` form (`curl -F file=@bracket.stl`); " +
+        "the file name is `fileName`, else the `filename` of `Content-Disposition` (or of the form's file), else `model.<format>` of a `model/*` type " +
         "(`application/octet-stream` without a name is a 400). Another content type is a 415. A body over MODEL_UPLOAD_MAX_BYTES " +
         "(100 MiB unless configured) is a 413, at once when `Content-Length` says so, else when the bytes read pass it. " +
         "Files are stored once per app and content: uploading the same bytes again answers the first upload's record, 200 both " +

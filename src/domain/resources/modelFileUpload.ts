@@ -17,6 +17,10 @@ export const UPLOAD_MEDIA_TYPES = [...Object.values(MODEL_MEDIA_TYPES), OCTET_ST
 
 export const DEFAULT_MODEL_UPLOAD_MAX_BYTES = 100 * 1024 * 1024
 
+/** A multipart upload: the file and a few small fields at most (anything else is refused by the parser). */
+export const MULTIPART_MAX_PARTS = 8
+export const MULTIPART_MAX_FIELD_BYTES = 4096
+
 /** A model file name: no path, ending in a model format's extension. */
 export const ModelFileName = Schema.String.check(
   Schema.isMaxLength(255),

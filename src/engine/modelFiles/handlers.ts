@@ -5,6 +5,7 @@
  * on, makes it absolute.
  */
 import { Effect, Stream } from "effect"
+import type { Multipart } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { formatOf, modelFileContentPath, type ModelFileRecord } from "../../domain/resources/modelFileUpload.ts"
 import { EngineError } from "../EngineError.ts"
@@ -22,6 +23,17 @@ const asRecord = (file: StoredModelFile): ModelFileRecord => ({
 
 const interrupted = EngineError.modelFile({ status: 400, type: "UploadInterrupted", message: "The model file's body did not arrive whole" })
 
+/**
+ * The file's bytes. The gateway always sends them as they are: it takes a
+ * form apart itself (src/layers/http/ModelFileHandlers.ts). A form's parts
+ * sent to the engine's own API end the upload as a body that did not
+ * arrive as bytes.
+ */
+const fileBytes = (payload: Stream.Stream<Uint8Array, unknown> | Stream.Stream<Multipart.Part, unknown>): Stream.Stream<Uint8Array, unknown> =>
+  (payload as Stream.Stream<Uint8Array | Multipart.Part, unknown>).pipe(
+    Stream.mapEffect((chunk) => chunk instanceof Uint8Array ? Effect.succeed(chunk) : Effect.fail(interrupted))
+  )
+
 export const modelFileHandlers: GroupHandlers<"modelFile"> = {
   upload: (context, { payload, query }) =>
     Effect.gen(function*() {
@@ -29,7 +41,7 @@ export const modelFileHandlers: GroupHandlers<"modelFile"> = {
       if (fileName === undefined || formatOf(fileName) === undefined) {
         return yield* EngineError.invalid("fileName: a file name ending in .stl, .3mf or .obj is required")
       }
-      const { file } = yield* storeModelFile(context.appId, fileName, payload).pipe(
+      const { file } = yield* storeModelFile(context.appId, fileName, fileBytes(payload)).pipe(
         Effect.catchTags({
           UploadInterrupted: () => Effect.fail(interrupted),
           EmptyUpload: () => Effect.fail(EngineError.invalid("The model file is empty"))

@@ -7,8 +7,10 @@
  *   leaves this route's body alone). Over the limit is a 413, at once when
  *   `Content-Length` says so, else when the bytes read pass it; the
  *   connection is then closed and the engine, whose body failed, keeps nothing;
- * - the file name comes from `fileName`, else `Content-Disposition`, else
- *   the `model/*` type;
+ * - the file is the body, or the first file of a `multipart/form-data` form
+ *   (its parts read as they arrive, the file's bytes passed on the same way);
+ * - the file name comes from `fileName`, else `Content-Disposition` (or the
+ *   form's file's `filename`), else the `model/*` type;
  * - a record's `url` is made absolute with the host the request was sent to
  *   (`Host`, and `X-Forwarded-Proto` for the scheme, http by default);
  * - the content answers with the file format's type and its length.
@@ -16,8 +18,8 @@
  * An upload takes no Idempotency-Key: storing the same bytes again answers
  * the same record, so a retry is safe as it is.
  */
-import { Effect, Schema, Stream } from "effect"
-import { HttpServerResponse } from "effect/http"
+import { Effect, Pull, Schema, Stream } from "effect"
+import { HttpServerResponse, Multipart } from "effect/http"
 import type { HttpServerRequest } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
 import type { CurrentCaller } from "../../api/Authorization.ts"
@@ -74,10 +76,15 @@ const dispositionFileName = (header: string | undefined): string | undefined => 
   return plain === null ? undefined : (plain[1]?.replace(/\\(.)/gu, "$1") ?? plain[2])
 }
 
+const FORM_DATA = "multipart/form-data"
+
+/** The request's media type, lower case, without parameters. */
+const mediaTypeOf = (request: ForwardedRequest) => (request.request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+
 /** The upload's file name, or the 400 saying why there is none. */
 const uploadFileName = (request: ForwardedRequest): string | HttpServerResponse.HttpServerResponse => {
   const headers = request.request.headers
-  const mediaType = (headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+  const mediaType = mediaTypeOf(request)
   const typed = Object.entries(MODEL_MEDIA_TYPES).find(([, type]) => type === mediaType)?.[0]
   const fromQuery = (request.query as { readonly fileName?: string } | undefined)?.fileName
   const fromHeader = dispositionFileName(headers["content-disposition"])
@@ -116,14 +123,12 @@ export const isModelFileEndpoint = (endpoint: HttpApiEndpoint.Top) => operationO
 
 /** The handler of the model-file endpoints, given the Downstream and MODEL_UPLOAD_MAX_BYTES. */
 export const makeModelFileHandler = (downstream: Downstream["Service"], maxBytes: number) => {
-  const upload = (request: ForwardedRequest, scope: CallScope) =>
+  /** The file's bytes stored under `fileName`, counted against the limit as they pass. */
+  const store = (request: ForwardedRequest, scope: CallScope, fileName: string, bytes: Stream.Stream<Uint8Array, unknown>) =>
     Effect.gen(function*() {
-      if (Number(request.request.headers["content-length"]) > maxBytes) return tooLarge(maxBytes)
-      const fileName = uploadFileName(request)
-      if (typeof fileName !== "string") return fileName
       let read = 0
       let overLimit = false
-      const body = (request.payload as Stream.Stream<Uint8Array, unknown>).pipe(
+      const body = bytes.pipe(
         Stream.mapEffect((chunk) => {
           read += chunk.length
           if (read <= maxBytes) return Effect.succeed(chunk)
@@ -135,6 +140,39 @@ export const makeModelFileHandler = (downstream: Downstream["Service"], maxBytes
       if (overLimit) return tooLarge(maxBytes)
       if (answer._tag === "Failure") return downstreamResponse(answer.failure)
       return recordResponse(request, answer.success as ModelFileRecord)
+    })
+
+  /**
+   * A form: its parts read up to the first file, whose bytes are stored as
+   * a raw upload's, named by `fileName` or the file's own `filename`. The
+   * parser's own refusals (too many parts, a field too large) are 400s naming
+   * what was wrong.
+   */
+  const formUpload = (request: ForwardedRequest, scope: CallScope) =>
+    Effect.gen(function*() {
+      const pull = yield* Stream.toPull(request.payload as Stream.Stream<Multipart.Part, Multipart.MultipartError>)
+      let file: Multipart.File | undefined
+      while (file === undefined) {
+        const parts = yield* Pull.catchDone(pull, () => Effect.succeed(undefined))
+        if (parts === undefined) return badRequest("file", "the form has no file: send the model file as its `file` field")
+        file = parts.find(Multipart.isFile)
+      }
+      const fromQuery = (request.query as { readonly fileName?: string } | undefined)?.fileName
+      const fileName = fromQuery ?? file.name
+      if (!isModelFileName(fileName)) return badRequest("file", "the file's filename must end in .stl, .3mf or .obj, without a path")
+      return yield* store(request, scope, fileName, file.content)
+    }).pipe(
+      Effect.scoped,
+      Effect.catchTag("MultipartError", (error) => Effect.succeed(badRequest("body", `the form could not be read (${error.reason._tag})`)))
+    )
+
+  const upload = (request: ForwardedRequest, scope: CallScope) =>
+    Effect.gen(function*() {
+      if (Number(request.request.headers["content-length"]) > maxBytes) return tooLarge(maxBytes)
+      if (mediaTypeOf(request) === FORM_DATA) return yield* formUpload(request, scope)
+      const fileName = uploadFileName(request)
+      if (typeof fileName !== "string") return fileName
+      return yield* store(request, scope, fileName, request.payload as Stream.Stream<Uint8Array, unknown>)
     })
 
   const get = (request: ForwardedRequest, scope: CallScope) =>
