@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import type { EventType } from "../../domain/events/types.ts"
 import { recordEvent } from "../events/outbox.ts"
 import type { OperationContext, Step } from "../Operation.ts"
-import type { Job, JobState, PpsRecord } from "./jobs.ts"
+import type { Job, JobState, PpsRecord } from "./records.ts"
 
 /** The event of a move by the state it reaches. */
 const MOVE_EVENTS = {

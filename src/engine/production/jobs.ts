@@ -3,16 +3,15 @@
  * states are open, and the reads and writes every workflow shares.
  */
 import { Effect } from "effect"
-import { type Pps, ServiceJob } from "../../domain/resources/production.ts"
-import { findRecord, type RecordOf } from "../crud.ts"
+import { ServiceJob } from "../../domain/resources/production.ts"
+import { findRecord } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { OperationContext, Step } from "../Operation.ts"
 import { jobMoved } from "./jobEvents.ts"
+import type { Job, JobState } from "./records.ts"
 import { replaceRecord } from "./store.ts"
 
-export type Job = RecordOf<typeof ServiceJob>
-export type JobState = Job["state"]
-export type PpsRecord = RecordOf<typeof Pps>
+export type { Job, JobState, PpsRecord } from "./records.ts"
 
 /** States in which a job still makes its parts: a part is in at most one job in these. */
 export const OPEN_STATES: ReadonlyArray<JobState> = ["queued", "running", "paused"]
