@@ -9,11 +9,13 @@ import { ModelServicesLive } from "./layers/ModelServices.ts"
 import { runService } from "./layers/ServiceMain.ts"
 import { StorageLive } from "./layers/storage/Storage.ts"
 import { TelemetryLive } from "./layers/Telemetry.ts"
-import { WebhookSenderLive } from "./layers/Webhooks.ts"
+import { WebhookDeliveryWithEmbeddedEngine, WebhookSenderLive } from "./layers/Webhooks.ts"
 import { AppConfig } from "./services/AppConfig.ts"
 
 const Main = HttpServerLive.pipe(
   Layer.provide(ServicesLive),
+  // The embedded engine's webhook deliveries (none when the engine is remote).
+  Layer.merge(WebhookDeliveryWithEmbeddedEngine),
   Layer.provideMerge(StorageLive("serve")),
   // The model file services as AppConfig read them at start (an invalid value stopped the start, naming it).
   Layer.provide(ModelServicesLive),

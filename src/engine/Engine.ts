@@ -11,7 +11,7 @@ import { PublicContract } from "../api/PublicApi.ts"
 import { traced } from "../domain/Span.ts"
 import { isOutage } from "../domain/StorageOutage.ts"
 import { EngineError } from "./EngineError.ts"
-import { CurrentRequestId } from "./events/outbox.ts"
+import { type CallEvents, CurrentCallEvents, CurrentRequestId, eventsCommitted } from "./events/outbox.ts"
 import { WebhookSender } from "./events/sender.ts"
 import { ModelAnalyser } from "./geometry/ModelAnalyser.ts"
 import { ModelFetcher } from "./geometry/ModelFetcher.ts"
@@ -82,7 +82,10 @@ export class Engine extends Context.Service<Engine, {
             const handler = table.get(operation)!
             const step = handler(context, input as never) as Step<OperationAnswer<E>>
             const precondition = context.precondition
+            const events: CallEvents = { wrote: false }
             return (precondition === undefined ? step : underPrecondition(operation, context.appId, precondition, step)).pipe(
+              // Committed by now: the relay, if it runs in this process, picks the events up at once.
+              Effect.tap(() => events.wrote ? Effect.sync(eventsCommitted) : Effect.void),
               Effect.catchTag("SqlError", (error) => isOutage(error) ? Effect.fail(EngineError.storageUnavailable()) : Effect.die(error)),
               Effect.provideService(RecordRepository, repository),
               Effect.provideService(SqlClient.SqlClient, sql),
@@ -90,6 +93,7 @@ export class Engine extends Context.Service<Engine, {
               Effect.provideService(ModelAnalyser, analyser),
               Effect.provideService(WebhookSender, sender),
               Effect.provideService(CurrentRequestId, context.requestId),
+              Effect.provideService(CurrentCallEvents, events),
               traced(`engine ${operation}`, { attributes: { "app.id": context.appId } })
             )
           }

@@ -10,7 +10,6 @@ import { DownstreamError } from "../domain/Errors.ts"
 import { Engine } from "../engine/Engine.ts"
 import type { EngineError } from "../engine/EngineError.ts"
 import { Downstream } from "../services/Downstream.ts"
-import { WebhookDeliveryLive } from "./Webhooks.ts"
 
 export const ENGINE_SOURCE = "engine"
 
@@ -33,8 +32,4 @@ export const DownstreamEmbedded = Layer.effect(
       call: (endpoint) => (input, scope) => Effect.mapError(engine.run(endpoint, scope, input), (error) => fromEngineError(error, scope))
     })
   })
-).pipe(
-  Layer.provide(Engine.layer),
-  // The engine's deliveries run where it does.
-  Layer.merge(WebhookDeliveryLive)
-)
+).pipe(Layer.provide(Engine.layer))

@@ -100,3 +100,13 @@ export const WebhookDeliveryLive = Layer.unwrap(Effect.map(AppConfig, (config) =
     Layer.provide(RecordRepository.layer)
   )
 }))
+
+/**
+ * Delivery in a server whose engine is embedded (no DOWNSTREAM_URL): its
+ * engine's events are delivered here. A gateway over a remote engine leaves
+ * them to that engine's process, and a CLI command runs none (it may share
+ * a running server's embedded database, whose server delivers).
+ */
+export const WebhookDeliveryWithEmbeddedEngine = Layer.unwrap(
+  Effect.map(AppConfig, (config) => Option.isSome(config.downstreamUrl) ? Layer.empty : WebhookDeliveryLive)
+)

@@ -14,7 +14,7 @@ import { ServicesLive } from "../../src/layers/AppLayers.ts"
 import { type EngineRoutesOptions, EngineRoutesWith } from "../../src/layers/EngineServer.ts"
 import { GatewayRoutes, ROUTER_CONFIG } from "../../src/layers/http/Server.ts"
 import { MeterSqlClient, StorageLive } from "../../src/layers/storage/Storage.ts"
-import { WebhookDeliveryLive, WebhookSenderLive } from "../../src/layers/Webhooks.ts"
+import { WebhookDeliveryLive, WebhookDeliveryWithEmbeddedEngine, WebhookSenderLive } from "../../src/layers/Webhooks.ts"
 import { AppConfig, type AppConfigShape } from "../../src/services/AppConfig.ts"
 import type { Downstream } from "../../src/services/Downstream.ts"
 import type { Meter } from "../../src/services/Meter.ts"
@@ -143,6 +143,7 @@ const gateway = <A, E>(
     Layer.provideMerge(HttpRouter.serve(GatewayRoutes(undefined), { disableLogger: true, disableListenLog: true, routerConfig: ROUTER_CONFIG })),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(Layer.provide(services, WebhookSenderLive)),
+    Layer.merge(WebhookDeliveryWithEmbeddedEngine),
     Layer.provideMerge(base)
   )
 

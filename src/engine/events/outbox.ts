@@ -14,6 +14,25 @@ import type { Step } from "../Operation.ts"
 /** The request whose operation is running (Engine.run provides it): events record it, so a call can name the events it wrote. */
 export const CurrentRequestId = Context.Reference<string | undefined>("mfg/engine/CurrentRequestId", { defaultValue: () => undefined })
 
+/** Whether the running operation wrote an event (Engine.run provides one per call and reads it once the call has committed). */
+export interface CallEvents {
+  wrote: boolean
+}
+export const CurrentCallEvents = Context.Reference<CallEvents | undefined>("mfg/engine/CurrentCallEvents", { defaultValue: () => undefined })
+
+const committedListeners = new Set<() => void>()
+
+/** Calls `listener` whenever an operation of this process has committed events (the relay wakes on it); answers the unsubscribe. */
+export const onEventsCommitted = (listener: () => void): () => void => {
+  committedListeners.add(listener)
+  return () => committedListeners.delete(listener)
+}
+
+/** Tells the listeners that events were committed. */
+export const eventsCommitted = (): void => {
+  for (const listener of committedListeners) listener()
+}
+
 /**
  * Writes the event `type` of the app with `data`. Call it inside the
  * transaction of the change (crud.ts's `transactional`, `sql.withTransaction`
@@ -35,6 +54,8 @@ export const recordEvent = <T extends EventType>(appId: string, type: T, data: E
     const encoded = yield* Effect.orDie(Schema.encodeEffect(schema)(data))
     const sql = yield* SqlClient.SqlClient
     const requestId = yield* CurrentRequestId
+    const call = yield* CurrentCallEvents
+    if (call !== undefined) call.wrote = true
     const id = timeOrderedUuid()
     yield* sql`
       INSERT INTO engine_event (id, app_id, type, created_at, data, request_id)

@@ -24,9 +24,15 @@ import type { WorkflowEngine } from "effect/workflow"
 import { WebhookEndpoint } from "../../domain/resources/webhooks.ts"
 import { expireQuotes } from "../orders/quoteExpiry.ts"
 import { DeliverWebhook } from "./delivery.ts"
+import { onEventsCommitted } from "./outbox.ts"
 
-/** How often an idle relay looks for new events: the floor of a delivery's latency. */
-export const POLL_INTERVAL = Duration.millis(100)
+/**
+ * How often an idle relay looks for new events. An operation of this
+ * instance that commits events wakes it at once (outbox.ts
+ * `eventsCommitted`); events of another instance sharing the database wait
+ * for the next look.
+ */
+export const POLL_INTERVAL = Duration.millis(250)
 /** How often quotes past their validity are moved to expired: their event's delay at most. */
 export const EXPIRY_INTERVAL = Duration.minutes(1)
 /** Events, and deliveries, per round. */
@@ -82,7 +88,25 @@ const round: Effect.Effect<number, never, SqlClient.SqlClient | WorkflowEngine.W
   Effect.orDie
 )
 
-const relayLoop = Effect.forever(Effect.flatMap(round, (done) => done === 0 ? Effect.sleep(POLL_INTERVAL) : Effect.void))
+/** POLL_INTERVAL, or less if this instance commits events meanwhile. */
+const idle = Effect.callback<void>((resume) => {
+  const stop = () => {
+    clearTimeout(timer)
+    unsubscribe()
+  }
+  const timer = setTimeout(() => {
+    stop()
+    resume(Effect.void)
+  }, Duration.toMillis(POLL_INTERVAL))
+  const unsubscribe = onEventsCommitted(() => {
+    stop()
+    resume(Effect.void)
+  })
+  // Interrupted (the singleton moves, the service stops): neither is left behind.
+  return Effect.sync(stop)
+})
+
+const relayLoop = Effect.forever(Effect.flatMap(round, (done) => done === 0 ? idle : Effect.void))
 
 const expiryLoop = Effect.forever(
   expireQuotes.pipe(

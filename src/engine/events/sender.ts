@@ -155,19 +155,32 @@ export const makeWebhookSender = (options: WebhookSenderOptions) =>
   })
 
 /**
+ * A sender whose agent is made at its first send, in a scope that lasts as
+ * long as the process: the default for tools and tests, which end with it,
+ * and which may never send at all.
+ */
+const senderOnFirstUse = (options: WebhookSenderOptions): WebhookSenderShape => {
+  let made: WebhookSenderShape | undefined
+  const sender = Effect.suspend(() =>
+    made !== undefined ? Effect.succeed(made) : makeWebhookSender(options).pipe(
+      Effect.provideService(Scope.Scope, Scope.makeUnsafe()),
+      Effect.tap((sender) => Effect.sync(() => made ??= sender))
+    )
+  )
+  return {
+    refusal: (url) => urlRefusal(options, url),
+    send: (request) => Effect.flatMap(sender, (each) => each.send(request))
+  }
+}
+
+/**
  * The sender the engine uses: a reference, so operations need not declare
  * it; by default with the documented defaults (tools, tests). The gateway and
  * the engine service provide the one AppConfig configured
  * (src/layers/Webhooks.ts); a test may provide `webhookSenderLayer(options)`.
  */
 export const WebhookSender = Context.Reference<WebhookSenderShape>("mfg/engine/WebhookSender", {
-  // Its agent lives as long as the process: the default serves tools and tests, which end with it.
-  defaultValue: () =>
-    Effect.runSync(
-      makeWebhookSender({ timeout: DEFAULT_WEBHOOKS.timeout, allowPrivate: DEFAULT_MODEL_FETCH.allowPrivate }).pipe(
-        Effect.provideService(Scope.Scope, Scope.makeUnsafe())
-      )
-    )
+  defaultValue: () => senderOnFirstUse({ timeout: DEFAULT_WEBHOOKS.timeout, allowPrivate: DEFAULT_MODEL_FETCH.allowPrivate })
 })
 
 export const webhookSenderLayer = (options: WebhookSenderOptions) => Layer.effect(WebhookSender, makeWebhookSender(options))
