@@ -1,8 +1,8 @@
 /**
  * The orders engine: how tickets, parts, quotes, catalogue models and items
  * are completed when stored, and the order workflows (quotes and their
- * states, cancelling a ticket, parts from a catalogue, similarity,
- * machining strategies, post-processing, model fields). See
+ * states, cancelling a ticket, parts from a catalogue, similarity, price
+ * breaks, machining strategies, post-processing, model fields). See
  * docs/workflows-orders.md.
  */
 import { Effect } from "effect"
@@ -14,6 +14,7 @@ import { catalogueModelHandlers } from "./orders/catalogueModels.ts"
 import { itemHandlers } from "./orders/items.ts"
 import { fieldsResolve } from "./orders/modelVersions.ts"
 import { partHandlers } from "./orders/parts.ts"
+import { priceBreaks } from "./orders/priceBreaks.ts"
 import { ticketQuoteHandlers } from "./orders/quotes.ts"
 import { similarity } from "./orders/similarity.ts"
 import { ticketHandlers } from "./orders/tickets.ts"
@@ -40,7 +41,7 @@ export const orderHandlers: OrderHandlers = {
   app: { get: getApp },
   item: itemHandlers,
   catalogueModel: catalogueModelHandlers,
-  ticketModel: { ...partHandlers, similarity },
+  ticketModel: { ...partHandlers, similarity, priceBreaks },
   modelVersion: { list: versions.list, get: versions.get, fieldsResolve },
   ticketQuote: ticketQuoteHandlers,
   ticket: ticketHandlers

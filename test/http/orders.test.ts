@@ -398,6 +398,17 @@ for (const backend of backends) {
         engineError(yield* call("POST", "/ticket-model/missing/similarity", {}), 404, "missing")
       }))
 
+    it.effect("price breaks: the part priced at each quantity asked, as a write at that quantity prices it (test/http/price-breaks.test.ts)", () =>
+      Effect.gen(function*() {
+        const { appId, call, part } = yield* setup
+        const created = ok(yield* part(), "part")
+        engineError(yield* call("POST", `/ticket-model/${created.id}/price-breaks`, { quantities: [1, 10] }), 409, "has no price yet")
+        yield* patch("ticketModel", appId, created.id, { geometry: geometry(20, 20, 20) })
+        const answer = ok(yield* call("POST", `/ticket-model/${created.id}/price-breaks`, { quantities: [10, 1] }), "price breaks")
+        assert.deepStrictEqual(answer.breaks.map((b: any) => [b.quantity, b.unitPrice, b.totalPrice]), [[10, 1.83, 18.3], [1, 6.93, 6.93]])
+        assert.isNull(answer.leadTimeBasis, "no machines: no lead times")
+      }))
+
     it.effect("model versions: resolve fields by name and dotted path", () =>
       Effect.gen(function*() {
         const { appId, call, part } = yield* setup

@@ -1,6 +1,6 @@
 /** Groups of orders: projects, tickets, items, parts, quotes, model versions and notes. */
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { NotFound } from "../../domain/Errors.ts"
 import {
   FieldsResolveRequest,
@@ -21,6 +21,7 @@ import {
   TicketModel,
   TicketQuote
 } from "../../domain/resources/orders.ts"
+import { PriceBreaks, PriceBreaksRequest } from "../../domain/resources/priceBreaks.ts"
 import { ServiceJob } from "../../domain/resources/production.ts"
 import { COMMON_ERRORS, create, get, IdParam, list, lookup, PAGING, recordOf, remove, replace, tag } from "../endpoints.ts"
 import { emptyOk } from "../openapi.ts"
@@ -142,6 +143,21 @@ export const TicketModelGroup = HttpApiGroup.make("ticketModel")
       success: Schema.Array(SimilarPart),
       error: [...COMMON_ERRORS, NotFound]
     }).annotate(OpenApi.Summary, "Find similar parts"),
+    HttpApiEndpoint.post("priceBreaks", "/ticket-model/:id/price-breaks", {
+      params: IdParam,
+      payload: PriceBreaksRequest,
+      success: PriceBreaks,
+      error: [...COMMON_ERRORS, NotFound]
+    }).annotate(OpenApi.Summary, "Price a part at several quantities").annotate(
+      OpenApi.Description,
+      "Prices the part at each of `quantities` (1 to 20 distinct), answered in that order: each break's `unitPrice`, `totalPrice` and " +
+        "`productionTimes` are what the part would have at that quantity (its price calculation, on the app's records as they are now), " +
+        "in EUR. `leadTimeDays` is in working days, from the app's machines of the part's technology (their groups' `workingHours`), the " +
+        "hours left in its open service jobs and a margin; `expedite` makes the break ahead of those jobs at a surcharge, and is there when " +
+        "that is sooner. `leadTimeBasis` says what the lead times come from; without a machine of the technology it is null, as is every " +
+        "`leadTimeDays`. Reads only: the part is not changed, and no event is written. A part without a price yet (its model not analysed) " +
+        "is a 409 naming it; another app's part a 404. docs/pricing.md, \"Price breaks\" and \"Lead times\"."
+    ),
     HttpApiEndpoint.get("getMachiningStrategy", "/ticket-model/:ticketModelId/machining-strategy/:serviceId", {
       params: { ...TicketModelParams, serviceId: Id },
       success: MachiningStrategy,
@@ -175,6 +191,11 @@ export const TicketModelGroup = HttpApiGroup.make("ticketModel")
 
 const EXPIRED_ON_READ = "A `sent` quote whose `validUntil` has passed reads as `expired` (and the `state` filter finds it so)."
 
+/** A quote's other representation: the PDF the gateway renders from it (src/layers/http/QuotePdfHandler.ts). */
+const QuotePdf = Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "application/pdf" })).annotate({
+  description: "The quote as a PDF document (A4, fonts embedded)"
+})
+
 export const TicketQuoteGroup = HttpApiGroup.make("ticketQuote")
   .add(
     list(TicketQuote).annotate(
@@ -182,7 +203,17 @@ export const TicketQuoteGroup = HttpApiGroup.make("ticketQuote")
       "Filters are repeatable (`?ids=a&ids=b`) and combine with AND; each date field takes one date or a `[from]`/`[to]` range. " +
         `${PAGING} ${EXPIRED_ON_READ}`
     ),
-    get(TicketQuote).annotate(OpenApi.Description, EXPIRED_ON_READ),
+    HttpApiEndpoint.get("get", "/ticket-quote/:id", {
+      params: IdParam,
+      success: [recordOf(TicketQuote), QuotePdf],
+      error: [...COMMON_ERRORS, NotFound]
+    }).annotate(OpenApi.Summary, "Get a Ticket quote").annotate(
+      OpenApi.Description,
+      `${EXPIRED_ON_READ} With \`Accept: application/pdf\` (preferred over \`application/json\`) the answer is the quote as a PDF: ` +
+        "A4, `Content-Disposition: inline; filename=<number>.pdf`, the same bytes for the same quote: the app, the customer, the ticket, " +
+        "the dates, the state, each line with its quantity, prices, manufacturability findings and lead time, the total. " +
+        "A missing quote asked for as a PDF is a 404 `NotFound` (as JSON), not the empty 200. The quote's `pdfUrl` is this path."
+    ).annotate(OpenApi.Transform, emptyOk),
     replace(TicketQuote).annotate(
       OpenApi.Description,
       "Whole-record replacement of a `sent` quote; every other state is final (409 `Conflict` naming it), though a PUT that " +

@@ -218,7 +218,11 @@ export const TicketQuote = defineResource({
     exchangeRate: Positive.annotate({
       description: "Units of the quote's currency per 1 EUR (the base currency) used to convert its prices; 1 for EUR"
     }),
-    total: Money.annotate({ description: "Set by the engine: the sum of the line totals, exactly" })
+    total: Money.annotate({ description: "Set by the engine: the sum of the line totals, exactly" }),
+    pdfUrl: Schema.String.annotate({
+      description: "Where the quote reads as a PDF (A4, the same bytes for the same quote): the quote's own path, relative to the " +
+        "API's origin like a created record's `Location`, read with `Accept: application/pdf`"
+    })
   },
   filters: ["ticketId", "state"],
   storage: { numberPrefix: "Q", references: { ticketId: "ticket", currencyId: "currency" } }

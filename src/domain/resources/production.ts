@@ -9,6 +9,24 @@ import { Schema, SchemaGetter } from "effect"
 import { acceptingTheRecord, DateRangeQuery, defineResource } from "../Resource.ts"
 import { Dimensions, IsoDateTime, Location, Money, Name, NonNegative, Quantity, Ref, Text } from "./fields.ts"
 
+/** A time of day, `HH:MM` on the 24-hour clock; `24:00` is the end of the day. */
+const TimeOfDay = Schema.String.check(
+  Schema.isPattern(/^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$/, { message: "expected a time of day, HH:MM (00:00 to 24:00)" })
+)
+
+/** Minutes since midnight of a `HH:MM` time. */
+export const minutesOfDay = (time: string) => Number(time.slice(0, 2)) * 60 + Number(time.slice(3, 5))
+
+/** When a group's machines work, every week: the same hours on each of its days (docs/pricing.md, "Lead times"). */
+export const WorkingHours = Schema.Struct({
+  days: Schema.Array(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 7 }))).check(
+    Schema.isMinLength(1),
+    Schema.isUnique({ message: "expected distinct days" })
+  ).annotate({ description: "The weekdays they work, ISO numbers: 1 Monday … 7 Sunday", examples: [[1, 2, 3, 4, 5]] }),
+  from: TimeOfDay.annotate({ description: "When their day starts, HH:MM", examples: ["08:00"] }),
+  to: TimeOfDay.annotate({ description: "When their day ends, HH:MM (24:00: midnight), after `from`", examples: ["18:00"] })
+}).check(Schema.makeFilter((hours) => minutesOfDay(hours.from) < minutesOfDay(hours.to) ? true : { path: ["to"], issue: "must be after `from`" }))
+
 export const MachineGroup = defineResource({
   name: "machineGroup",
   path: "/machine-group",
@@ -17,7 +35,10 @@ export const MachineGroup = defineResource({
     name: Name,
     technologyId: Ref("technology"),
     hourlyRate: Schema.optional(Money.annotate({ description: "Per hour, for machines without their own" })),
-    description: Schema.optional(Text(2000))
+    description: Schema.optional(Text(2000)),
+    workingHours: Schema.optional(WorkingHours.annotate({
+      description: "When the group's machines work, the capacity lead times are computed from (docs/pricing.md); absent: around the clock, every day"
+    }))
   },
   filters: ["technologyId", "name"],
   storage: { references: { technologyId: "technology" } }

@@ -168,8 +168,8 @@ const setPostProcessing: PartHandlers["setPostProcessing"] = (context, { params:
     return stored
   })
 
-/** The part group's handlers, but for `similarity` (similarity.ts). */
-export const partHandlers: Omit<PartHandlers, "similarity"> = {
+/** The part group's handlers, but for `similarity` (similarity.ts) and `priceBreaks` (priceBreaks.ts). */
+export const partHandlers: Omit<PartHandlers, "similarity" | "priceBreaks"> = {
   list: parts.list,
   create: parts.create,
   get: parts.get,

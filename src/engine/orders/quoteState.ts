@@ -30,8 +30,19 @@ export const stateAt = (quote: Pick<Quote, "state" | "validUntil">, now: number)
 /** Quotes stored before exchange rates carried the EUR figures whatever their currency: their rate is 1. */
 const rateOf = (quote: { readonly exchangeRate?: number | undefined }) => quote.exchangeRate ?? 1
 
-/** A stored quote as every read answers it: its state as of `now`, and its exchange rate. */
-export const asRead = (quote: Quote, now = Date.now()): Quote => ({ ...quote, state: stateAt(quote, now), exchangeRate: rateOf(quote) })
+/** Where the quote's PDF is read: its own path, which answers the PDF to `Accept: application/pdf` (docs/workflows-orders.md). */
+export const quotePdfPath = (id: string) => `/v1${TicketQuote.path}/${encodeURIComponent(id)}`
+
+/** A stored quote as every read answers it: its state as of `now`, its exchange rate and where its PDF is. */
+export const asRead = (quote: Quote, now = Date.now()): Quote => ({
+  ...quote,
+  state: stateAt(quote, now),
+  exchangeRate: rateOf(quote),
+  pdfUrl: quotePdfPath(quote.id)
+})
+
+/** What a quote stores: its fields but those every read derives (`pdfUrl`). */
+export type QuoteFields = Omit<StoredFields<typeof TicketQuote>, "pdfUrl">
 
 /**
  * The event of each state a quote is stored in. A withdrawn quote has none
@@ -52,11 +63,13 @@ const STATE_EVENTS = {
  * that is a move (a new quote is `sent`; a revision that stays `sent` is no
  * move). Answers the quote as read.
  */
-export const writeQuote = (appId: string, previous: Quote | undefined, fields: StoredFields<typeof TicketQuote>): Step<Quote> =>
+export const writeQuote = (appId: string, previous: Quote | undefined, fields: QuoteFields): Step<Quote> =>
   Effect.gen(function*() {
+    // A quote read and written back carries its derived pdfUrl: storage keeps none.
+    const { pdfUrl: _derived, ...kept } = fields as QuoteFields & { readonly pdfUrl?: string }
     const stored = previous === undefined
-      ? yield* insertLocked(TicketQuote.name, appId, fields, { numberPrefix: TicketQuote.storage.numberPrefix })
-      : yield* replaceLocked(TicketQuote.name, appId, previous.id, fields)
+      ? yield* insertLocked(TicketQuote.name, appId, kept, { numberPrefix: TicketQuote.storage.numberPrefix })
+      : yield* replaceLocked(TicketQuote.name, appId, previous.id, kept)
     if (stored === undefined) return yield* EngineError.notFound(TicketQuote.name, previous?.id ?? "")
     const quote = asRead(asRecord(TicketQuote, stored))
     if (previous?.state === fields.state) return quote

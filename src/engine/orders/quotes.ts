@@ -7,7 +7,7 @@
  */
 import { Effect } from "effect"
 import { Item, Project, TicketModel, TicketQuote } from "../../domain/resources/orders.ts"
-import { findRecord, getRecord, type InputOf, listRecords, type StoredFields, transactional } from "../crud.ts"
+import { findRecord, getRecord, type InputOf, listRecords, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
 import { currencyTerms } from "../pricing/currencies.ts"
@@ -15,7 +15,7 @@ import { BASE_CURRENCY, toMinor } from "../pricing/money.ts"
 import { manufacturabilityOf } from "./manufacturability.ts"
 import { itemLine, partLine, type QuoteLine, type QuoteTerms, reviseLines, totalOf } from "./quoteLines.ts"
 import { listQuotes } from "./quoteList.ts"
-import { asRead, closeOpenQuotes, openQuotes, type Quote, quoteLabel, writeQuote } from "./quoteState.ts"
+import { asRead, closeOpenQuotes, openQuotes, type Quote, type QuoteFields, quoteLabel, writeQuote } from "./quoteState.ts"
 import { getLockedTicket, moveTicket, ticketLabel, type TicketRecord } from "./ticketState.ts"
 
 const DAY_MS = 86_400_000
@@ -94,7 +94,7 @@ const createQuote: GroupHandlers<"ticket">["quote"] = (context, { params: { tick
         partLine(part, terms, verdicts[index]?.status))),
       ...items.map((item) => itemLine(item, terms))
     ]
-    const quote: StoredFields<typeof TicketQuote> = {
+    const quote: QuoteFields = {
       ticketId,
       currencyId: terms.currencyId,
       exchangeRate: terms.exchangeRate,
@@ -171,7 +171,7 @@ const replaceQuote: GroupHandlers<"ticketQuote">["replace"] = (context, { params
         return yield* EngineError.conflict(`${ticketLabel(ticket)} is ${ticket.state}: only a quoted ticket can accept a quote`)
       }
     }
-    const revised: StoredFields<typeof TicketQuote> = {
+    const revised: QuoteFields = {
       ticketId: quote.ticketId,
       currencyId: quote.currencyId,
       exchangeRate: quote.exchangeRate,

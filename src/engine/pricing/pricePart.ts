@@ -11,7 +11,7 @@ import { Material, PostProcessingService } from "../../domain/resources/referenc
 import { findRecord, listRecords, type RecordOf, type StoredFields } from "../crud.ts"
 import type { OperationContext, Step } from "../Operation.ts"
 import { MATERIAL_DEFAULTS } from "../production/materials.ts"
-import { calculatePrice, type PostProcessing } from "./calculate.ts"
+import { calculatePrice, type PostProcessing, type PriceCalculation } from "./calculate.ts"
 import { DEFAULT_MACHINE_RATES } from "./rates.ts"
 
 type PartFields = StoredFields<typeof TicketModel>
@@ -50,23 +50,37 @@ const postProcessingOf = (service: RecordOf<typeof PostProcessingService>): Post
   cycleTimePerSquareCentimetre: service.cycleTimePerSquareCentimetre
 })
 
-/** The part with its price calculation (writes check references, so missing ones only leave defaults). */
-export const pricePart = <P extends PricedPart>(context: OperationContext, part: P): Step<P & PartPrice> =>
+/**
+ * The part's price calculation at any quantity, from what the app's records
+ * say now (material, machine rate, services); undefined for a part without
+ * geometry. A write of the part prices it at its quantity; price breaks
+ * price it at several (orders/priceBreaks.ts), with this same calculation.
+ */
+export const partPricing = (
+  context: OperationContext,
+  part: Omit<PricedPart, "quantity">
+): Step<((quantity: number) => PriceCalculation | undefined) | undefined> =>
   Effect.gen(function*() {
     const geometry = part.geometry ?? undefined
-    if (geometry === undefined) return { ...part, ...UNPRICED }
+    if (geometry === undefined) return undefined
     const technologyId = part.technologyId
     const material = yield* findRecord(Material, context.appId, part.materialId)
     const defaults = MATERIAL_DEFAULTS[technologyId] ?? { density: 1, pricePerKg: 0 }
     const services = yield* Effect.forEach(part.serviceIds ?? [], (serviceId) => findRecord(PostProcessingService, context.appId, serviceId))
-    const calculation = calculatePrice({
+    const input = {
       technologyId,
       geometry,
       material: { density: material?.density ?? defaults.density, pricePerKg: material?.pricePerKg ?? defaults.pricePerKg },
       parameters: part.productionParameterIds,
       machineRate: yield* machineRate(context, technologyId),
-      services: services.flatMap((service) => (service === undefined ? [] : [postProcessingOf(service)])),
-      quantity: part.quantity
-    })
+      services: services.flatMap((service) => (service === undefined ? [] : [postProcessingOf(service)]))
+    }
+    return (quantity: number) => calculatePrice({ ...input, quantity })
+  })
+
+/** The part with its price calculation (writes check references, so missing ones only leave defaults). */
+export const pricePart = <P extends PricedPart>(context: OperationContext, part: P): Step<P & PartPrice> =>
+  Effect.map(partPricing(context, part), (priceAt) => {
+    const calculation = priceAt?.(part.quantity)
     return calculation === undefined ? { ...part, ...UNPRICED } : { ...part, ...calculation }
   })

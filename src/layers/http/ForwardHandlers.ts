@@ -30,6 +30,7 @@ import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
 import { IdempotentCalls, type WithIdempotencyKey } from "./Idempotency.ts"
 import { mismatchedId, unstorableInput } from "./InputChecks.ts"
 import { isModelFileEndpoint, makeModelFileHandler, modelUploadMaxBytes } from "./ModelFileHandlers.ts"
+import { isQuoteRead, makeQuoteReadHandler } from "./QuotePdfHandler.ts"
 import { undeclaredInput } from "./UndeclaredInput.ts"
 
 /** The spec's answer for a missing id: 200 with an empty body, and so no content-type (there is no JSON to parse). */
@@ -158,7 +159,9 @@ export const makeForward = (downstream: Downstream["Service"], idempotent: WithI
 /**
  * The handler of every public endpoint, built once: the router's handlers
  * (PublicHandlers) and the direct record read (RecordReadDirect) take this
- * one instance, so the two paths cannot answer differently.
+ * one instance, so the two paths cannot answer differently. Model files
+ * (ModelFileHandlers.ts) and the quote's read, which also answers a PDF
+ * (QuotePdfHandler.ts), have handlers of their own inside it.
  */
 export class PublicOperationHandler extends Context.Service<
   PublicOperationHandler,
@@ -170,8 +173,13 @@ export class PublicOperationHandler extends Context.Service<
       const downstream = yield* Downstream
       const forward = makeForward(downstream, yield* IdempotentCalls)
       const modelFiles = makeModelFileHandler(downstream, modelUploadMaxBytes(yield* AppConfig))
+      const quoteRead = yield* makeQuoteReadHandler(downstream, forward)
       return (request: ForwardedRequest) =>
-        isModelFileEndpoint(request.endpoint) ? Effect.flatMap(CurrentCaller, (caller) => modelFiles(request, caller)) : forward(request)
+        isModelFileEndpoint(request.endpoint)
+          ? Effect.flatMap(CurrentCaller, (caller) => modelFiles(request, caller))
+          : isQuoteRead(request.endpoint)
+          ? quoteRead(request)
+          : forward(request)
     })
   ).pipe(Layer.provide(IdempotentCalls.layer))
 }

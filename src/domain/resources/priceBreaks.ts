@@ -1,0 +1,68 @@
+/**
+ * Price breaks: a part priced at several quantities in one call, each with
+ * its lead time from the app's capacity and, when priority scheduling
+ * shortens it, an expedite option (docs/pricing.md, "Price breaks" and
+ * "Lead times").
+ */
+import { Schema } from "effect"
+import { Money, NonNegative, Positive, Quantity } from "./fields.ts"
+import { ProductionTimes } from "./orders.ts"
+
+/** The most quantities one call prices: a ladder, not a table. */
+export const MAX_PRICE_BREAKS = 20
+
+/** `POST /ticket-model/{id}/price-breaks`. */
+export const PriceBreaksRequest = Schema.Struct({
+  quantities: Schema.Array(Quantity).check(
+    Schema.isMinLength(1),
+    Schema.isMaxLength(MAX_PRICE_BREAKS),
+    Schema.isUnique({ message: "expected distinct quantities" })
+  ).annotate({
+    description: `The quantities to price: 1 to ${MAX_PRICE_BREAKS} distinct whole numbers, each a valid part quantity; answered in this order`,
+    examples: [[1, 10, 100, 1000]]
+  })
+})
+
+const LeadTimeDays = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
+export const Expedite = Schema.Struct({
+  leadTimeDays: LeadTimeDays.annotate({
+    description: "Working days when the break is made ahead of the queue of open service jobs: fewer than the break's own `leadTimeDays`",
+    examples: [3]
+  }),
+  unitPrice: Money.annotate({ description: "EUR: the break's unit price plus the expedite surcharge, rounded half up to the cent (at least a cent more)" }),
+  totalPrice: Money.annotate({ description: "EUR: quantity × unitPrice, exactly; more than the break's `totalPrice`" })
+}).annotate({ description: "Priority scheduling at the expedite surcharge; absent when it would not deliver sooner" })
+
+export const PriceBreak = Schema.Struct({
+  quantity: Quantity,
+  unitPrice: Money.annotate({ description: "EUR: what the part's `unitPrice` is at this quantity (setup and programming amortised over it)" }),
+  totalPrice: Money.annotate({ description: "EUR: quantity × unitPrice, exactly" }),
+  productionTimes: ProductionTimes,
+  leadTimeDays: Schema.NullOr(LeadTimeDays).annotate({
+    description: "Working days until the break is made: the queue of open service jobs of the technology plus this break's hours, over the " +
+      "machines' hours per working day, rounded up, plus the margin; null when the app has no machine of the technology",
+    examples: [5]
+  }),
+  expedite: Schema.optional(Expedite)
+})
+
+/** What the lead times are computed from; null when the app has no machine of the part's technology. */
+export const LeadTimeBasis = Schema.Struct({
+  machineCount: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "The app's machines of the technology" }),
+  workingDaysPerWeek: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 7 })).annotate({
+    description: "Weekdays on which at least one of them works (their groups' `workingHours`; a machine without one works every day)"
+  }),
+  capacityHoursPerWorkingDay: Positive.annotate({ description: "Machine hours per working day: their hours per week over the working days" }),
+  backlogHours: NonNegative.annotate({ description: "Hours still to make in the open (queued, running, paused) service jobs of the technology" }),
+  marginDays: LeadTimeDays.annotate({ description: "Working days added to every lead time (inspection, packing, hand-over)" }),
+  expediteSurchargePercent: NonNegative.annotate({ description: "What expediting adds to the unit price, in percent" })
+}).annotate({ description: "The capacity and queue the lead times come from, rounded to the hundredth of an hour" })
+
+export const PriceBreaks = Schema.Struct({
+  ticketModelId: Schema.String,
+  technologyId: Schema.String,
+  currencyId: Schema.String.annotate({ description: "The currency of every price: EUR, the base currency", examples: ["EUR"] }),
+  breaks: Schema.Array(PriceBreak).annotate({ description: "One per quantity asked for, in the order asked" }),
+  leadTimeBasis: Schema.NullOr(LeadTimeBasis)
+}).annotate({ title: "Price breaks" })

@@ -1,0 +1,200 @@
+/**
+ * `GET /v1/ticket-quote/{id}` answers the quote as JSON or, to a request
+ * whose `Accept` prefers `application/pdf`, as a PDF (the endpoint declares
+ * both successes: src/api/groups/orders.ts).
+ *
+ * The gateway renders the PDF from the contract's own answers: the quote
+ * (`ticketQuote.get`), its ticket, the ticket's project and customer, the
+ * app, the currency and the quote's parts (their manufacturability
+ * findings), each read through Downstream as the REST calls read them. So
+ * the quote keeps its one definition and the engine its one protocol,
+ * embedded or over HTTP, and the JSON read, which the record-read fast path
+ * (RecordReadDirect) answers through this same handler, stays as it was.
+ *
+ * A missing quote asked for as a PDF is a 404, not the empty 200: there is
+ * no document of nothing. Both answers say `Vary: Accept`; the PDF carries
+ * its entity tag (the same bytes for the same quote) and answers a matching
+ * `If-None-Match` with a 304.
+ */
+import { Effect } from "effect"
+import { type HttpServerRequest, HttpServerResponse } from "effect/http"
+import type { HttpApiEndpoint } from "effect/http-api"
+import { createHash } from "node:crypto"
+import { CurrentCaller } from "../../api/Authorization.ts"
+import type { CallScope } from "../../api/EngineCall.ts"
+import { operationOf } from "../../api/Operations.ts"
+import { PublicContract } from "../../api/PublicApi.ts"
+import type { DownstreamError } from "../../domain/Errors.ts"
+import type { TicketModel, TicketQuote } from "../../domain/resources/orders.ts"
+import type { Downstream } from "../../services/Downstream.ts"
+import { loadPdfFonts } from "../pdf/PdfFonts.ts"
+import { type QuotePdfData, type QuotePdfLine, renderQuotePdf } from "../pdf/QuotePdf.ts"
+import { namesTag, notModified } from "./Conditional.ts"
+import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
+import { unstorableInput } from "./InputChecks.ts"
+import { undeclaredInput } from "./UndeclaredInput.ts"
+
+const GROUPS = PublicContract.groups
+
+/** What the handler reads of a request the builder decoded (ForwardHandlers' ForwardedRequest). */
+interface ForwardedRequest {
+  readonly endpoint: HttpApiEndpoint.Top
+  readonly request: HttpServerRequest.HttpServerRequest
+  readonly params?: unknown
+}
+
+type Handler = (request: ForwardedRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, CurrentCaller>
+
+type Quote = (typeof TicketQuote)["record"]["Type"]
+type Part = (typeof TicketModel)["record"]["Type"]
+
+export const PDF = "application/pdf"
+const JSON_TYPE = "application/json"
+/** The currency every EUR price and rate is in, as `GET /app` names it. */
+const BASE = "EUR"
+
+/** Whether `endpoint` is the quote read, which answers JSON or a PDF. */
+export const isQuoteRead = (endpoint: HttpApiEndpoint.Top) => operationOf(endpoint) === "ticketQuote.get"
+
+/**
+ * How much an `Accept` header wants `type` (RFC 9110, 12.5.1): the quality
+ * of its most specific range that matches (`type/subtype` over `type/*` over
+ * `*\/*`), and how specific that range is; 0 when none matches.
+ */
+const preference = (accept: string, type: string): { readonly quality: number; readonly specificity: number } => {
+  const [major] = type.split("/")
+  let best = { quality: 0, specificity: -1 }
+  for (const range of accept.split(",")) {
+    const [name = "", ...parameters] = range.split(";").map((part) => part.trim().toLowerCase())
+    const specificity = name === type ? 2 : name === `${major}/*` ? 1 : name === "*/*" ? 0 : -1
+    if (specificity <= best.specificity) continue
+    const q = parameters.find((parameter) => parameter.startsWith("q="))
+    const quality = q === undefined ? 1 : Number(q.slice(2))
+    best = { quality: Number.isFinite(quality) ? quality : 0, specificity }
+  }
+  return best
+}
+
+/** Whether `Accept` prefers the PDF: it wants it more than JSON, or as much but by name where JSON only by a wildcard. */
+export const prefersPdf = (accept: string | undefined): boolean => {
+  if (accept === undefined) return false
+  const pdf = preference(accept, PDF)
+  const json = preference(accept, JSON_TYPE)
+  return pdf.quality > 0 && (pdf.quality > json.quality || (pdf.quality === json.quality && pdf.specificity > json.specificity))
+}
+
+const notFound = (id: string) => errorResponse({ code: 404, type: "NotFound", message: `ticket quote ${id} not found: a quote that does not exist has no PDF` })
+
+const renderFailed = errorResponse({ code: 500, type: "InternalServerError", message: "The quote's PDF could not be rendered" })
+
+const varies = (response: HttpServerResponse.HttpServerResponse) => HttpServerResponse.setHeader(response, "vary", "Accept")
+
+/** A file name a `Content-Disposition` can carry as it is: the quote's number, which is plain already. */
+const fileNameOf = (number: string) => `${number.replace(/[^A-Za-z0-9._-]/gu, "_")}.pdf`
+
+/** The parts `ids` name, read a page of the most a list answers at a time. */
+const PAGE = 1000
+
+const lineOf = (line: Quote["lines"][number], parts: ReadonlyMap<string, Part>): QuotePdfLine => {
+  const part = line.ticketModelId === undefined ? undefined : parts.get(line.ticketModelId)
+  // A lead time is there when the line carries one (quotes priced from price breaks).
+  const leadTimeDays = (line as { readonly leadTimeDays?: unknown }).leadTimeDays
+  return {
+    description: line.description,
+    kind: line.ticketModelId === undefined ? "item" : "part",
+    quantity: line.quantity,
+    unitPrice: line.unitPrice,
+    total: line.total,
+    ...(typeof leadTimeDays === "number" ? { leadTimeDays } : {}),
+    ...(line.manufacturability === undefined ? {} : {
+      manufacturability: {
+        status: line.manufacturability,
+        // The findings of the part's checks as stored with its verdict; a part written again would have superseded the quote.
+        findings: (part?.manufacturability?.checks ?? []).filter((check) => check.status !== "ok").map(({ id, message, status }) => ({ id, message, status }))
+      }
+    })
+  }
+}
+
+/** The quote's read, with the JSON variant `json` (the forwarded answer) and the PDF rendered here. */
+export const makeQuoteReadHandler = Effect.fnUntraced(function*(downstream: Downstream["Service"], json: Handler) {
+  // Read on the first PDF, then kept.
+  const fonts = yield* Effect.cached(loadPdfFonts)
+
+  const partsOf = (quote: Quote, scope: CallScope) =>
+    Effect.gen(function*() {
+      const ids = [...new Set(quote.lines.flatMap((line) => line.ticketModelId === undefined ? [] : [line.ticketModelId]))]
+      const parts = new Map<string, Part>()
+      for (let start = 0; start < ids.length; start += PAGE) {
+        const page = yield* downstream.call(GROUPS.ticketModel.endpoints.list)({ query: { ids: ids.slice(start, start + PAGE), limit: PAGE } }, scope)
+        for (const part of page.items) parts.set(part.id, part)
+      }
+      return parts
+    })
+
+  /** What the PDF shows, read as the REST calls read it. */
+  const dataOf = (quote: Quote, scope: CallScope) =>
+    Effect.gen(function*() {
+      const app = yield* downstream.call(GROUPS.app.endpoints.get)({}, scope)
+      const ticket = yield* downstream.call(GROUPS.ticket.endpoints.lookup)({ query: { identifier: quote.ticketId } }, scope)
+      const project = ticket === null ? null : yield* downstream.call(GROUPS.project.endpoints.get)({ params: { id: ticket.projectId } }, scope)
+      const customer = project === null ? null : yield* downstream.call(GROUPS.customer.endpoints.get)({ params: { id: project.customerId } }, scope)
+      const currency = yield* downstream.call(GROUPS.currency.endpoints.get)({ params: { id: quote.currencyId } }, scope)
+      const parts = yield* partsOf(quote, scope)
+      const data: QuotePdfData = {
+        appName: app?.name ?? scope.appId,
+        id: quote.id,
+        number: quote.number,
+        state: quote.state,
+        createdAt: quote.createdAt,
+        updatedAt: quote.updatedAt,
+        validUntil: quote.validUntil,
+        currency: { code: quote.currencyId, minorUnits: currency?.minorUnits ?? 2, exchangeRate: quote.exchangeRate, base: app?.defaultCurrency ?? BASE },
+        total: quote.total,
+        notes: quote.notes,
+        ticket: ticket === null ? undefined : { number: ticket.number, name: ticket.name },
+        customer: customer === null ? undefined : { name: customer.name, email: customer.email, company: customer.company },
+        lines: quote.lines.map((line) => lineOf(line, parts))
+      }
+      return data
+    })
+
+  const pdf = (request: ForwardedRequest, scope: CallScope) =>
+    Effect.gen(function*() {
+      const { id } = request.params as { readonly id: string }
+      const quote = yield* downstream.call(GROUPS.ticketQuote.endpoints.get)({ params: { id } }, scope)
+      if (quote === null) return notFound(id)
+      // The engine answers the quote itself; its PDF is made here.
+      if (quote instanceof Uint8Array) return yield* Effect.die(new Error("ticketQuote.get: the engine answered bytes, not the quote"))
+      const data = yield* dataOf(quote, scope)
+      const files = yield* fonts
+      const rendered = yield* Effect.tryPromise(() => renderQuotePdf(data, files)).pipe(Effect.result)
+      if (rendered._tag === "Failure") {
+        yield* Effect.logError(`The PDF of quote ${quote.number} could not be rendered`, rendered.failure.cause)
+        return renderFailed
+      }
+      const bytes = rendered.success
+      const tag = `"${createHash("sha256").update(bytes).digest("base64url")}"`
+      const ifNoneMatch = request.request.headers["if-none-match"]
+      if (ifNoneMatch !== undefined && namesTag(ifNoneMatch, tag, "weak")) return notModified(tag)
+      return HttpServerResponse.uint8Array(bytes, {
+        contentType: PDF,
+        headers: { "content-disposition": `inline; filename="${fileNameOf(quote.number)}"`, etag: tag }
+      })
+    })
+
+  return ((request) =>
+    Effect.map(
+      prefersPdf(request.request.headers.accept)
+        ? Effect.gen(function*() {
+          const caller = yield* CurrentCaller
+          const undeclared = yield* undeclaredInput(request.endpoint, request.request)
+          if (undeclared !== undefined) return errorResponse(undeclared)
+          const unstorable = unstorableInput({ params: request.params })
+          if (unstorable !== undefined) return errorResponse(unstorable)
+          return yield* pdf(request, { appId: caller.appId, requestId: caller.requestId })
+        }).pipe(Effect.catch((error: DownstreamError) => Effect.succeed(downstreamResponse(error))))
+        : json(request),
+      varies
+    )) satisfies Handler
+})

@@ -1,0 +1,295 @@
+/**
+ * A quote as a PDF through HTTP: `GET /v1/ticket-quote/{id}` with
+ * `Accept: application/pdf` answers an A4 PDF whose text (poppler's
+ * pdftotext) holds the quote's number, its ticket and customer, every
+ * line and the total, with its fonts embedded; the same quote gives the
+ * same bytes; many lines run over several pages; page 1 is rendered to a
+ * PNG under test-output/ for a reviewer to look at. The JSON read answers
+ * as before, with the quote's `pdfUrl`; a missing quote asked for as a PDF
+ * is a 404; the PDF is metered as the read, and the direct record read and
+ * the router answer the same bytes.
+ */
+import { assert, describe, expect, it as plain, layer } from "@effect/vitest"
+import { Duration, Effect, Layer } from "effect"
+import { execFileSync } from "node:child_process"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { modelFetcherLayer } from "../../src/engine/geometry/ModelFetcher.ts"
+import { binaryStl, box } from "../../src/engine/geometry/writers.ts"
+import { prefersPdf } from "../../src/layers/http/QuotePdfHandler.ts"
+import { loadPdfFonts } from "../../src/layers/pdf/PdfFonts.ts"
+import { formatAmount, renderQuotePdf } from "../../src/layers/pdf/QuotePdf.ts"
+import { ADMIN_TOKEN, backends } from "../support/backends.ts"
+import { FileHost, FileHostLive } from "../support/fileHost.ts"
+import { ok } from "../support/http.ts"
+import { TestApp, TestClient } from "../support/TestApp.ts"
+
+const FILES: Readonly<Record<string, Uint8Array>> = {
+  "/models/cube.stl": binaryStl(box(10, 10, 10)),
+  "/models/bar.stl": binaryStl(box(400, 20, 20))
+}
+
+const fetcher = modelFetcherLayer({ allowPrivate: true, maxBytes: 1 << 20, timeout: Duration.seconds(5), maxRedirects: 0, placeholderHosts: [] })
+
+/** Where the rendered pages are kept for a reviewer (gitignored). */
+const OUTPUT = resolve(import.meta.dirname, "../../test-output")
+
+const PDF = "application/pdf"
+
+interface Binary {
+  readonly status: number
+  readonly headers: Headers
+  readonly bytes: Buffer
+}
+
+/** Poppler's tools over a PDF written to test-output/<name>.pdf. */
+const poppler = (name: string, bytes: Uint8Array) => {
+  mkdirSync(OUTPUT, { recursive: true })
+  const file = join(OUTPUT, `${name}.pdf`)
+  writeFileSync(file, bytes)
+  const run = (tool: string, ...args: ReadonlyArray<string>) => execFileSync(tool, [...args], { encoding: "utf8" })
+  return {
+    file,
+    text: () => run("pdftotext", "-layout", file, "-"),
+    info: (...options: ReadonlyArray<string>) => run("pdfinfo", ...options, file),
+    fonts: () => run("pdffonts", file),
+    /** Page 1 as a PNG at 50 dpi: its path. */
+    firstPage: () => {
+      const prefix = join(OUTPUT, name)
+      run("pdftoppm", "-png", "-r", "50", "-f", "1", "-l", "1", "-singlefile", file, prefix)
+      return `${prefix}.png`
+    }
+  }
+}
+
+/** The total's line as pdftotext lays it out: `Total EUR 1,234.50`. */
+const totalLine = (total: number) => new RegExp(`Total EUR\\s+${formatAmount(total, 2).replace(".", "\\.")}\\n`, "u")
+
+/** The embedded-ness of every font pdffonts lists: `yes` for each. */
+const embedded = (listing: string) =>
+  listing.split("\n").slice(2).filter((row) => row.trim().length > 0).map((row) => {
+    const columns = row.trim().split(/\s+/u)
+    // name, type (two words for CID TrueType), encoding, emb, sub, uni, object, generation
+    return columns.at(-5)
+  })
+
+describe("Accept: which answers prefer the PDF", () => {
+  plain("a PDF named over JSON, or as much as a wildcard that takes JSON; never by a wildcard alone", () => {
+    expect(prefersPdf(undefined)).toBe(false)
+    expect(prefersPdf("application/pdf")).toBe(true)
+    expect(prefersPdf("application/pdf, */*;q=0.1")).toBe(true)
+    expect(prefersPdf("application/pdf, */*")).toBe(true)
+    expect(prefersPdf("application/json;q=0.5, Application/PDF")).toBe(true)
+    expect(prefersPdf("*/*")).toBe(false)
+    expect(prefersPdf("application/*")).toBe(false)
+    expect(prefersPdf("application/json, application/pdf;q=0.5")).toBe(false)
+    expect(prefersPdf("application/json, application/pdf")).toBe(false)
+    expect(prefersPdf("application/pdf;q=0")).toBe(false)
+    expect(prefersPdf("text/html")).toBe(false)
+  })
+})
+
+describe("renderQuotePdf", () => {
+  plain("prints a line's lead time when it carries one, in a column of its own", async () => {
+    const fonts = await Effect.runPromise(loadPdfFonts)
+    const line = { description: "Bracket", kind: "part" as const, quantity: 10, unitPrice: 4.2, total: 42 }
+    const data = {
+      appName: "lead-times",
+      id: "q-lead",
+      number: "Q-000777",
+      state: "sent",
+      createdAt: "2026-11-02T09:00:00.000Z",
+      updatedAt: "2026-11-02T09:00:00.000Z",
+      validUntil: "2026-12-02T09:00:00.000Z",
+      currency: { code: "EUR", minorUnits: 2, exchangeRate: 1, base: "EUR" },
+      total: 50.5,
+      ticket: { number: "T-000001", name: "Run" },
+      customer: { name: "Acme", email: "buyer@acme.example" },
+      lines: [{ ...line, leadTimeDays: 7 }, { ...line, description: "Fee", kind: "item" as const, quantity: 1, unitPrice: 8.5, total: 8.5 }]
+    }
+    const text = poppler("quote-pdf-lead-times", await renderQuotePdf(data, fonts)).text()
+    expect(text).toContain("Lead time")
+    expect(text).toMatch(/Bracket\s+10\s+4\.20\s+7 days\s+42\.00/u)
+    const without = poppler("quote-pdf-no-lead-times", await renderQuotePdf({ ...data, lines: [line] }, fonts)).text()
+    expect(without).not.toContain("Lead time")
+  })
+})
+
+for (const backend of backends) {
+  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostLive(FILES)), { timeout: 120_000, excludeTestServices: true })(
+    `The quote as a PDF (${backend})`,
+    (it) => {
+      /** A fresh app with a customer, a project and a ticket; its calls, JSON and binary. */
+      const setup = Effect.gen(function*() {
+        const client = yield* TestClient
+        const host = yield* FileHost
+        const appId = `quote-pdf-${Math.random().toString(36).slice(2)}`
+        const { value: secret } = yield* client.createSecret(appId)
+        const call = (method: string, path: string, body?: unknown) => client.call(method, `/v1${path}`, { secret, body })
+        const binary = (path: string, headers: Record<string, string> = { accept: PDF }) =>
+          Effect.promise(async (): Promise<Binary> => {
+            const response = await fetch(`${client.baseUrl}${path}`, { headers: { authorization: secret, ...headers } })
+            return { status: response.status, headers: response.headers, bytes: Buffer.from(await response.arrayBuffer()) }
+          })
+        const customer = ok(yield* call("POST", "/customer", { name: "Acme Robotics", email: "buyer@acme.example", company: "Acme Robotics GmbH" }), "customer")
+        const project = ok(yield* call("POST", "/project", { customerId: customer.id, name: "Gearbox" }), "project")
+        const ticket = ok(yield* call("POST", "/ticket", { projectId: project.id, name: "Prototype run" }), "ticket")
+        const material = ok(yield* call("POST", "/material", { name: "PLA", technologyId: "fdm" }), "material")
+        const part = (name: string, file: string, quantity: number) =>
+          Effect.map(
+            call("POST", "/ticket-model", {
+              ticketId: ticket.id,
+              name,
+              modelEndpoint: { url: `${host.url}/models/${file}` },
+              technologyId: "fdm",
+              materialId: material.id,
+              quantity
+            }),
+            (reply) => ok(reply, name)
+          )
+        const item = (name: string, quantity: number, unitPrice: number) =>
+          Effect.map(call("POST", "/item", { ticketId: ticket.id, name, quantity, unitPrice }), (reply) => ok(reply, name))
+        return { appId, call, binary, client, ticket, part, item }
+      })
+
+      it.effect("answers the quote as an A4 PDF: number, ticket, customer, every line, DFM findings and the total; fonts embedded", () =>
+        Effect.gen(function*() {
+          const { appId, binary, call, item, part, ticket } = yield* setup
+          const cube = yield* part("Cube 10 mm", "cube.stl", 4)
+          const bar = yield* part("Long bar", "bar.stl", 2)
+          assert.strictEqual(bar.manufacturability.status, "blocked")
+          yield* item("Setup fee", 1, 25)
+          const quote = ok(yield* call("POST", `/ticket/${ticket.id}/quote`, { override: true, notes: "Valid with drawing rev B" }), "quote")
+
+          const reply = yield* binary(`/v1/ticket-quote/${quote.id}`)
+          assert.strictEqual(reply.status, 200, reply.bytes.toString())
+          assert.strictEqual(reply.headers.get("content-type"), PDF)
+          assert.strictEqual(reply.headers.get("content-disposition"), `inline; filename="${quote.number}.pdf"`)
+          assert.strictEqual(Number(reply.headers.get("content-length")), reply.bytes.length)
+          assert.strictEqual(reply.headers.get("vary"), "Accept")
+          assert.strictEqual(reply.bytes.subarray(0, 5).toString("latin1"), "%PDF-")
+
+          const pdf = poppler(`quote-pdf-${backend}`, reply.bytes)
+          assert.match(pdf.info(), /Page size:\s+595\.28 x 841\.89 pts \(A4\)/u)
+          const text = pdf.text()
+          for (const expected of [quote.number, ticket.number, "Prototype run", "Acme Robotics", "buyer@acme.example", appId, "SENT"]) {
+            assert.include(text, expected)
+          }
+          for (const line of quote.lines) assert.include(text, line.description)
+          assert.deepStrictEqual(quote.lines.map((line: { description: string }) => line.description), [cube.name, bar.name, "Setup fee"])
+          assert.match(text, totalLine(quote.total))
+          // The blocked part's line says so, with the check that blocks it; the cube's line has no finding.
+          assert.include(text, "Manufacturability: blocked")
+          assert.include(text, "build-volume (blocked)")
+          assert.notInclude(text, "Manufacturability: ok")
+          assert.include(text, "Valid with drawing rev B")
+          for (const label of ["CUSTOMER", "EMAIL", "TICKET", "QUOTE DATE", "VALID UNTIL", "STATE", "CURRENCY"]) assert.include(text, label)
+          assert.include(text, quote.createdAt.slice(0, 10))
+          assert.include(text, `${quote.validUntil.slice(0, 16).replace("T", " ")} UTC (30 days)`)
+          assert.include(text, "Page 1 of 1")
+
+          const fonts = embedded(pdf.fonts())
+          assert.isAbove(fonts.length, 0)
+          assert.deepStrictEqual(fonts, fonts.map(() => "yes"), pdf.fonts())
+          assert.include(pdf.fonts(), "DejaVuSans")
+
+          const png = pdf.firstPage()
+          console.log(`quote PDF page 1 (${backend}): ${png}`)
+          const image = readFileSync(png)
+          assert.strictEqual(image.subarray(1, 4).toString("latin1"), "PNG")
+          // A4 at 50 dpi: 595.28 × 841.89 pt is 413.4 × 584.6 px, which pdftoppm rounds up (the IHDR chunk's width and height).
+          assert.deepStrictEqual([image.readUInt32BE(16), image.readUInt32BE(20)], [414, 585])
+        }))
+
+      it.effect("the same quote gives the same bytes, on the direct read and through the router; its tag answers a 304", () =>
+        Effect.gen(function*() {
+          const { binary, call, item, ticket } = yield* setup
+          yield* item("Setup fee", 1, 25)
+          yield* item("Inspection report", 2, 12.5)
+          const quote = ok(yield* call("POST", `/ticket/${ticket.id}/quote`, {}), "quote")
+          const first = yield* binary(`/v1/ticket-quote/${quote.id}`)
+          const again = yield* binary(`/v1/ticket-quote/${quote.id}`)
+          // `?` alone is no query parameter: the router's route, not the direct record read.
+          const routed = yield* binary(`/v1/ticket-quote/${quote.id}?`)
+          assert.strictEqual(first.status, 200)
+          assert.isTrue(first.bytes.equals(again.bytes), "rendered twice, the bytes differ")
+          assert.isTrue(first.bytes.equals(routed.bytes), "the router's PDF differs from the direct read's")
+          const tag = first.headers.get("etag")!
+          assert.strictEqual(again.headers.get("etag"), tag)
+          const unchanged = yield* binary(`/v1/ticket-quote/${quote.id}`, { accept: PDF, "if-none-match": tag })
+          assert.strictEqual(unchanged.status, 304)
+          assert.strictEqual(unchanged.bytes.length, 0)
+          // The document's dates are the quote's, never the time of rendering.
+          const info = poppler(`quote-pdf-twice-${backend}`, first.bytes).info("-isodates")
+          assert.match(info, new RegExp(`CreationDate:\\s+${quote.createdAt.slice(0, 19)}Z`, "u"))
+          assert.match(info, new RegExp(`ModDate:\\s+${quote.updatedAt.slice(0, 19)}Z`, "u"))
+        }))
+
+      it.effect("sixty lines run over several pages, each line and the total in the text", () =>
+        Effect.gen(function*() {
+          const { binary, call, item, ticket } = yield* setup
+          const names = Array.from({ length: 60 }, (_, index) => `Line item ${String(index + 1).padStart(2, "0")}`)
+          for (const [index, name] of names.entries()) yield* item(name, index + 1, 1.25 + index)
+          const quote = ok(yield* call("POST", `/ticket/${ticket.id}/quote`, {}), "quote")
+          const reply = yield* binary(`/v1/ticket-quote/${quote.id}`)
+          assert.strictEqual(reply.status, 200)
+          const pdf = poppler(`quote-pdf-60-lines-${backend}`, reply.bytes)
+          const pages = Number(/Pages:\s+(\d+)/u.exec(pdf.info())?.[1])
+          assert.isAtLeast(pages, 2)
+          const text = pdf.text()
+          for (const name of names) assert.include(text, name)
+          assert.match(text, totalLine(quote.total))
+          assert.include(text, `Page ${pages} of ${pages}`)
+          assert.include(text, `Quote ${quote.number} (continued)`)
+        }))
+
+      it.effect("the JSON read is the quote with its pdfUrl; a missing quote is a 404 as a PDF and the empty 200 as JSON; metered as the read", () =>
+        Effect.gen(function*() {
+          const { appId, binary, call, client, item, ticket } = yield* setup
+          yield* item("Setup fee", 1, 25)
+          const quote = ok(yield* call("POST", `/ticket/${ticket.id}/quote`, {}), "quote")
+          assert.strictEqual(quote.pdfUrl, `/v1/ticket-quote/${quote.id}`)
+          const read = yield* call("GET", `/ticket-quote/${quote.id}`)
+          assert.strictEqual(read.headers.get("content-type"), "application/json")
+          assert.strictEqual(read.headers.get("vary"), "Accept")
+          assert.deepStrictEqual(read.json(), quote)
+          // JSON preferred, or a wildcard: the JSON, byte for byte.
+          for (const accept of ["application/json", "*/*", "application/json, application/pdf;q=0.5"]) {
+            const asked = yield* binary(`/v1/ticket-quote/${quote.id}`, { accept })
+            assert.strictEqual(asked.headers.get("content-type"), "application/json", accept)
+            assert.strictEqual(asked.bytes.toString(), read.text, accept)
+          }
+          const listed = ok(yield* call("GET", `/ticket-quote?ticketId=${ticket.id}`), "list")
+          assert.deepStrictEqual(listed.map((each: { pdfUrl: string }) => each.pdfUrl), [quote.pdfUrl])
+          // pdfUrl is read-only: the quote as read goes back in a PUT, its pdfUrl ignored.
+          const { id: _id, number: _number, exchangeRate: _rate, total: _total, createdAt: _c, updatedAt: _u, ...writable } = quote
+          const replaced = ok(yield* call("PUT", `/ticket-quote/${quote.id}`, { ...writable, pdfUrl: "/elsewhere" }), "replace")
+          assert.strictEqual(replaced.pdfUrl, quote.pdfUrl)
+
+          const missing = yield* binary("/v1/ticket-quote/no-such-quote")
+          assert.strictEqual(missing.status, 404)
+          assert.strictEqual(missing.headers.get("content-type"), "application/json")
+          assert.deepStrictEqual(JSON.parse(missing.bytes.toString()), {
+            code: 404,
+            type: "NotFound",
+            message: "ticket quote no-such-quote not found: a quote that does not exist has no PDF"
+          })
+          const empty = yield* call("GET", "/ticket-quote/no-such-quote")
+          assert.deepStrictEqual([empty.status, empty.text], [200, ""])
+          // Another app's quote is missing too.
+          const { value: otherSecret } = yield* client.createSecret(`${appId}-other`)
+          const theirs = yield* Effect.promise(() =>
+            fetch(`${client.baseUrl}/v1/ticket-quote/${quote.id}`, { headers: { authorization: otherSecret, accept: PDF } })
+          )
+          assert.strictEqual(theirs.status, 404)
+
+          // Every read here was a ticketQuote.get: 1 JSON + 3 negotiated + 1 missing PDF + 1 missing JSON + 2 PDFs now.
+          yield* binary(`/v1/ticket-quote/${quote.id}`)
+          yield* binary(`/v1/ticket-quote/${quote.id}?`)
+          const usage = ok(yield* client.call("GET", `/api/v1/usage?appId=${appId}`, { headers: { "x-admin-token": ADMIN_TOKEN } }), "usage")
+          const reads = usage.byOperation.find((row: { operation: string }) => row.operation === "ticketQuote.get")?.calls
+          assert.strictEqual(reads, 8)
+        }))
+    }
+  )
+}
