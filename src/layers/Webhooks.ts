@@ -97,7 +97,9 @@ export const WebhookDeliveryLive = Layer.unwrap(Effect.map(AppConfig, (config) =
   return Layer.mergeAll(DeliverWebhookLive, WebhookRelayLive).pipe(
     Layer.provide(ClusterWorkflowEngine.layer),
     Layer.provide(cluster),
-    Layer.provide(RecordRepository.layer)
+    Layer.provide(RecordRepository.layer),
+    // Its own configured sender: the attempts never fall back to the reference's default.
+    Layer.provide(WebhookSenderLive)
   )
 }))
 
