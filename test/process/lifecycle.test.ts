@@ -31,7 +31,7 @@ const started = async (command: string, args: ReadonlyArray<string>, env: Record
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()))
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
   const deadline = Date.now() + 45_000
-  while (!output.includes("Listening on")) {
+  while (!output.includes("Listening on http")) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${command} ${args.join(" ")} did not start:\n${output}`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
@@ -252,7 +252,7 @@ describe.skipIf(privatePostgresUnavailable() !== undefined)("PostgreSQL at start
         }
         await until(() => logLines(output).filter((line) => line.level === "WARN").length >= 2, 20_000)
         await cluster.start()
-        await until(() => output.includes("Listening on"), 30_000)
+        await until(() => output.includes("Listening on http"), 30_000)
         assert.strictEqual((await fetch(`http://127.0.0.1:${port}/ready`)).status, 200)
       } finally {
         child.kill("SIGTERM")

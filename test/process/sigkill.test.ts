@@ -98,7 +98,7 @@ const startServer = async (storage: Readonly<Record<string, string>>): Promise<S
     }, STARTUP_TIMEOUT_MS)
     const onData = (chunk: Buffer) => {
       output += chunk.toString("utf8")
-      if (output.includes("Listening on")) {
+      if (output.includes("Listening on http")) {
         clearTimeout(timer)
         resolve()
       }

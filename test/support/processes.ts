@@ -53,7 +53,7 @@ export const startService = async (env: Record<string, string | undefined>, time
     const timer = setTimeout(() => reject(new Error(`the service did not start:\n${output}`)), timeoutMs)
     const onData = (chunk: Buffer) => {
       output += chunk.toString()
-      if (output.includes("Listening on")) {
+      if (output.includes("Listening on http")) {
         clearTimeout(timer)
         resolve()
       }
@@ -210,7 +210,7 @@ export const startNodeServer = async (
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${script} did not start within ${timeoutMs} ms:\n${output}`)), timeoutMs)
     const check = setInterval(() => {
-      if (output.includes("Listening on")) {
+      if (output.includes("Listening on http")) {
         clearTimeout(timer)
         clearInterval(check)
         resolve()
