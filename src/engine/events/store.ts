@@ -207,8 +207,9 @@ export const listDeliveries = (appId: string, query: typeof WebhookDeliveryQuery
 
 /**
  * Records an attempt and where the delivery stands after it: `pending` with
- * the next attempt's time, or final. Only a pending delivery changes (one
- * ended meanwhile, its endpoint removed, stays as it is).
+ * the next attempt's time, or final. Every attempt made is recorded (one
+ * repeated after a takeover too); only a pending delivery changes its state
+ * (one ended meanwhile, its endpoint removed, stays as it is).
  */
 export const recordAttempt = (
   id: string,
@@ -221,10 +222,11 @@ export const recordAttempt = (
         attempts = CASE WHEN jsonb_array_length(attempts) >= ${KEPT_ATTEMPTS}
           THEN (attempts - 0) || jsonb_build_array(${JSON.stringify(attempt)}::jsonb)
           ELSE attempts || jsonb_build_array(${JSON.stringify(attempt)}::jsonb) END,
-        status = ${after.status},
-        next_attempt_at = ${after.nextAttemptAt === null ? null : after.nextAttemptAt.toISOString()}::timestamptz,
+        status = CASE WHEN status = 'pending' THEN ${after.status} ELSE status END,
+        next_attempt_at = CASE WHEN status = 'pending'
+          THEN ${after.nextAttemptAt === null ? null : after.nextAttemptAt.toISOString()}::timestamptz ELSE next_attempt_at END,
         updated_at = now()
-      WHERE id = ${id} AND status = 'pending'`))
+      WHERE id = ${id}`))
 
 /** Ends a pending delivery without an attempt (its endpoint was disabled or removed). */
 export const abandonDelivery = (id: string): Step<void> =>
