@@ -15,7 +15,7 @@
 import { layerClientProtocol } from "@effect/platform-node/NodeClusterSocket"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
-import { Duration, Effect, Layer, Option } from "effect"
+import { Cause, Duration, Effect, Layer, Option } from "effect"
 import {
   ClusterWorkflowEngine,
   type MessageStorage,
@@ -110,5 +110,31 @@ export const WebhookDeliveryLive = Layer.unwrap(Effect.map(AppConfig, (config) =
  * a running server's embedded database, whose server delivers).
  */
 export const WebhookDeliveryWithEmbeddedEngine = Layer.unwrap(
-  Effect.map(AppConfig, (config) => Option.isSome(config.downstreamUrl) ? Layer.empty : WebhookDeliveryLive)
+  Effect.map(AppConfig, (config) => Option.isSome(config.downstreamUrl) ? Layer.empty : supervised(WebhookDeliveryLive))
 )
+
+/** How long a delivery cluster that stopped on a failure waits before it starts again. */
+const RESTART_AFTER = Duration.seconds(5)
+
+/**
+ * A background layer in a fiber of its own: a failure of it while running
+ * (its storage lost: PostgreSQL restarting, the embedded database process
+ * gone) is logged and it starts again after RESTART_AFTER, and never stops
+ * the server, whose own storage checks and watchers decide that and say why.
+ */
+const supervised = <E, R>(layer: Layer.Layer<never, E, R>) =>
+  Layer.effectDiscard(
+    Layer.launch(layer).pipe(
+      Effect.catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause)
+          ? Effect.failCause(cause)
+          : Effect.logWarning("webhook delivery stopped on a failure; it starts again shortly", {
+            restartInMs: Duration.toMillis(RESTART_AFTER),
+            error: Cause.squash(cause) instanceof Error ? (Cause.squash(cause) as Error).message : String(Cause.squash(cause))
+          })
+      ),
+      Effect.andThen(Effect.sleep(RESTART_AFTER)),
+      Effect.forever,
+      Effect.forkScoped
+    )
+  )
