@@ -2,7 +2,7 @@
  * The orders engine: how tickets, parts, quotes, catalogue models and items
  * are completed when stored, and the order workflows (quotes and their
  * states, cancelling a ticket, parts from a catalogue, similarity, price
- * breaks, machining strategies, post-processing, model fields). See
+ * breaks of parts and catalogue configurations, machining strategies, post-processing, model fields). See
  * docs/workflows-orders.md.
  */
 import { Effect } from "effect"
@@ -11,6 +11,7 @@ import type { AppSettings } from "../domain/resources/reference.ts"
 import { recordHandlers } from "./crud.ts"
 import type { EngineHandlers, GroupHandlers } from "./Operation.ts"
 import { catalogueModelHandlers } from "./orders/catalogueModels.ts"
+import { configurationPriceBreaks } from "./orders/configurationPriceBreaks.ts"
 import { itemHandlers } from "./orders/items.ts"
 import { fieldsResolve } from "./orders/modelVersions.ts"
 import { partHandlers } from "./orders/parts.ts"
@@ -40,7 +41,7 @@ const getApp: GroupHandlers<"app">["get"] = (context) =>
 export const orderHandlers: OrderHandlers = {
   app: { get: getApp },
   item: itemHandlers,
-  catalogueModel: catalogueModelHandlers,
+  catalogueModel: { ...catalogueModelHandlers, configurationPriceBreaks },
   ticketModel: { ...partHandlers, similarity, priceBreaks },
   modelVersion: { list: versions.list, get: versions.get, fieldsResolve },
   ticketQuote: ticketQuoteHandlers,

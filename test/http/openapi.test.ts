@@ -179,7 +179,7 @@ for (const backend of backends.slice(0, 1)) {
         const operations = operationsOf(document)
         // Every endpoint of PublicApi, and POST /v1/mcp, is in the document.
         const endpoints = Object.values(PublicApi.groups).reduce((count, group) => count + Object.keys(group.endpoints).length, 0)
-        assert.strictEqual(endpoints, 129)
+        assert.strictEqual(endpoints, 130)
         assert.strictEqual(operations.length, endpoints + 1)
         const exact = JSON.stringify({ code: 401, message: "Not Authorized" })
         for (const { path, method, operation } of operations) {

@@ -151,7 +151,7 @@ for (const backend of backends) {
 
     it.effect("catalogues: a project and its models; configurations get ids that replaces keep", () =>
       Effect.gen(function*() {
-        const { call, customer, material } = yield* setup
+        const { appId, call, customer, material } = yield* setup
         const catalogue = ok(yield* call("POST", "/catalogue", { name: "Spare parts", customerId: customer.id }), "catalogue.create")
         const body = {
           catalogueId: catalogue.id,
@@ -174,6 +174,12 @@ for (const backend of backends) {
         assert.strictEqual(replaced.configurations[0].id, firstId)
         assert.match(replaced.configurations[1].id, /^[0-9a-f-]{36}$/)
         assert.notStrictEqual(replaced.configurations[1].id, firstId)
+        // A configuration priced as a part made from it (test/http/price-breaks.test.ts): none without the model's geometry.
+        const configurationBreaks = `/catalogue-model-configuration/${firstId}/price-breaks`
+        engineError(yield* call("POST", configurationBreaks, { quantities: [1, 10] }), 409, "has no price yet")
+        yield* patch("catalogueModel", appId, model.id, { geometry: geometry(20, 20, 20) })
+        const breaks = ok(yield* call("POST", configurationBreaks, { quantities: [10, 1] }), "configuration price breaks")
+        assert.deepStrictEqual(breaks.breaks.map((b: any) => [b.quantity, b.unitPrice, b.totalPrice]), [[10, 1.83, 18.3], [1, 6.93, 6.93]])
         engineError(
           yield* call("POST", "/catalogue-model", { ...body, configurations: [{ technologyId: "fdm", materialId: "nope" }] }),
           422,

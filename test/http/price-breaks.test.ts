@@ -7,7 +7,9 @@
  * shorter once part of it is made, with more machines, longer on a working
  * calendar) by the documented formula; expedite is sooner and dearer; an
  * unpriced part is a 409, bad quantities a 400, another app's part a 404
- * and another app's machines and jobs count for nothing here.
+ * and another app's machines and jobs count for nothing here. A catalogue
+ * configuration's breaks are the prices of a part made from it (404 for
+ * another app's, 409 without geometry).
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
@@ -365,6 +367,103 @@ for (const backend of backends) {
           ok(yield* theirs.call("POST", "/service-job", { name: "Their run", technologyId: "fdm", ticketModelIds: [theirPart.id] }), "their job")
           assert.deepStrictEqual(yield* mine.breaks(cube.id, [100]), before)
           assert.deepInclude((yield* theirs.breaks(theirPart.id, [100])).leadTimeBasis, { machineCount: 5 })
+        }))
+
+      it.effect("a catalogue configuration's breaks are the prices a part made from it has at each quantity, with the same lead times", () =>
+        Effect.gen(function*() {
+          const host = (yield* FileHost).url
+          const { call, breaks, machines, material, ticket } = yield* newApp("breaks-catalogue")
+          yield* machines(1)
+          const catalogue = ok(yield* call("POST", "/catalogue", { name: "Standard parts" }), "catalogue")
+          const model = ok(
+            yield* call("POST", "/catalogue-model", {
+              catalogueId: catalogue.id,
+              name: "Cube",
+              modelEndpoint: { url: `${host}/cube.stl` },
+              configurations: [
+                { name: "Fine", technologyId: "fdm", materialId: material.id, productionParameterIds: { layerHeight: "fdm-lh-0.1" } },
+                { name: "Standard", technologyId: "fdm", materialId: material.id }
+              ]
+            }),
+            "catalogue model"
+          )
+          const quantities = [100, 1, 10]
+          for (const configuration of model.configurations) {
+            const answer = ok(
+              yield* call("POST", `/catalogue-model-configuration/${configuration.id}/price-breaks`, { quantities }),
+              `breaks of ${configuration.name}`
+            ) as Omit<Answer, "ticketModelId"> & { catalogueModelConfigurationId: string; catalogueModelId: string }
+            assert.deepStrictEqual(
+              [answer.catalogueModelConfigurationId, answer.catalogueModelId, answer.technologyId, answer.currencyId],
+              [configuration.id, model.id, "fdm", "EUR"]
+            )
+            assert.deepStrictEqual(answer.breaks.map((b) => b.quantity), quantities)
+            // A part made from the configuration at each quantity reads the break's figures, and its own breaks say the same.
+            for (const b of answer.breaks) {
+              const [part] = ok(
+                yield* call("POST", "/ticket-model/from-catalogue", {
+                  ticketId: ticket.id,
+                  parts: [{ catalogueModelConfigurationId: configuration.id, quantity: b.quantity }]
+                }),
+                `part of ${b.quantity}`
+              ) as Array<any>
+              assert.deepStrictEqual(
+                [part.unitPrice, part.totalPrice, part.productionTimes],
+                [b.unitPrice, b.totalPrice, b.productionTimes],
+                `${configuration.name} at ${b.quantity}`
+              )
+              assert.deepStrictEqual((yield* breaks(part.id, [b.quantity])).breaks[0], b)
+            }
+          }
+          // The production parameters count: the finer layers cost more than the standard ones.
+          const [fine, standard] = yield* Effect.forEach(model.configurations as Array<{ id: string }>, (configuration) =>
+            Effect.map(
+              call("POST", `/catalogue-model-configuration/${configuration.id}/price-breaks`, { quantities: [10] }),
+              (reply) => (ok(reply, "ten") as Answer).breaks[0]!.unitPrice
+            ))
+          assert.isAbove(fine!, standard!)
+        }))
+
+      it.effect("a catalogue configuration: 404 when missing or another app's, 409 without geometry, 400 for bad quantities; metered", () =>
+        Effect.gen(function*() {
+          const client = yield* TestClient
+          const host = (yield* FileHost).url
+          const mine = yield* newApp("breaks-catalogue-mine")
+          const theirs = yield* newApp("breaks-catalogue-theirs")
+          const catalogue = ok(yield* mine.call("POST", "/catalogue", { name: "Standard parts" }), "catalogue")
+          const modelOf = (name: string, url: string) =>
+            Effect.map(
+              mine.call("POST", "/catalogue-model", {
+                catalogueId: catalogue.id,
+                name,
+                modelEndpoint: { url },
+                configurations: [{ technologyId: "fdm", materialId: mine.material.id }]
+              }),
+              (reply) => ok(reply, name).configurations[0].id as string
+            )
+          const priced = yield* modelOf("Cube", `${host}/cube.stl`)
+          const placeholder = yield* modelOf("Knob", "https://files.example/knob.stl")
+          const path = (id: string) => `/catalogue-model-configuration/${id}/price-breaks`
+
+          const foreign = yield* theirs.call("POST", path(priced), { quantities: [1] })
+          assert.strictEqual(foreign.status, 404, foreign.text)
+          assert.include(foreign.json().message, priced)
+          assert.strictEqual(foreign.headers.get("x-error-source"), "engine")
+          const missing = yield* mine.call("POST", path("missing"), { quantities: [1] })
+          assert.strictEqual(missing.status, 404, missing.text)
+
+          const unpriced = yield* mine.call("POST", path(placeholder), { quantities: [1] })
+          assert.strictEqual(unpriced.status, 409, unpriced.text)
+          assert.include(unpriced.json().message, "catalogue model Knob")
+          assert.include(unpriced.json().message, "has no price yet")
+
+          for (const quantities of [[], [0], [10, 10], Array.from({ length: 21 }, (_, i) => i + 1)]) {
+            badRequest(yield* mine.call("POST", path(priced), { quantities }), "quantities")
+          }
+          ok(yield* mine.call("POST", path(priced), { quantities: [1, 10] }), "breaks")
+          const usage = (yield* client.call("GET", `/api/v1/usage?appId=${mine.appId}`, { headers: { "x-admin-token": ADMIN_TOKEN } })).json()
+          // Every call of mine is metered, refused or not: the missing one (404), the 409, the four 400s and the answered one.
+          assert.deepInclude(usage.byOperation, { operation: "catalogueModel.configurationPriceBreaks", calls: 7 })
         }))
 
       it.effect("each call is metered as ticketModel.priceBreaks", () =>

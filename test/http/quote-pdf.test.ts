@@ -3,7 +3,8 @@
  * `Accept: application/pdf` answers an A4 PDF whose text (poppler's
  * pdftotext) holds the quote's number, its ticket and customer, every
  * line and the total, with its fonts embedded; the same quote gives the
- * same bytes; many lines run over several pages; page 1 is rendered to a
+ * same bytes; many lines run over several pages; a line's quantity options
+ * are listed under it, the chosen one marked; page 1 is rendered to a
  * PNG under test-output/ for a reviewer to look at. The JSON read answers
  * as before, with the quote's `pdfUrl`; a missing quote asked for as a PDF
  * is a 404; the PDF is metered as the read, and the direct record read and
@@ -199,6 +200,29 @@ for (const backend of backends) {
           assert.strictEqual(image.subarray(1, 4).toString("latin1"), "PNG")
           // A4 at 50 dpi: 595.28 × 841.89 pt is 413.4 × 584.6 px, which pdftoppm rounds up (the IHDR chunk's width and height).
           assert.deepStrictEqual([image.readUInt32BE(16), image.readUInt32BE(20)], [414, 585])
+        }))
+
+      it.effect("a line's options are rows under it, each quantity with its prices; once accepted the chosen one is marked", () =>
+        Effect.gen(function*() {
+          const { binary, call, part, ticket } = yield* setup
+          const cube = yield* part("Cube 10 mm", "cube.stl", 4)
+          const quote = ok(yield* call("POST", `/ticket/${ticket.id}/quote`, { quantityOptions: [{ ticketModelId: cube.id, quantities: [1, 100] }] }), "quote")
+          const options = quote.lines[0].options as Array<{ quantity: number; unitPrice: number; total: number }>
+          assert.deepStrictEqual(options.map((option) => option.quantity), [1, 4, 100])
+          const row = (label: string, option: (typeof options)[number]) =>
+            new RegExp(`${label}\\s+${option.quantity}\\s+${formatAmount(option.unitPrice, 2)}\\s+${formatAmount(option.total, 2)}\\n`, "u")
+          const sent = poppler(`quote-pdf-options-${backend}`, (yield* binary(`/v1/ticket-quote/${quote.id}`)).bytes).text()
+          for (const option of options) assert.match(sent, row("Option", option))
+          assert.notInclude(sent, "Chosen")
+
+          const lines = quote.lines.map((line: { quantity: number }) => ({ ...line, quantity: 100 }))
+          const { currencyId, ticketId, validUntil } = quote
+          ok(yield* call("PUT", `/ticket-quote/${quote.id}`, { ticketId, currencyId, validUntil, lines, state: "accepted" }), "accept at 100")
+          const accepted = poppler(`quote-pdf-options-accepted-${backend}`, (yield* binary(`/v1/ticket-quote/${quote.id}`)).bytes).text()
+          assert.match(accepted, row("Chosen option", options[2]!))
+          assert.strictEqual(accepted.split("Chosen option").length, 2, "one option is marked")
+          for (const option of options.slice(0, 2)) assert.match(accepted, row("Option", option))
+          assert.match(accepted, totalLine(options[2]!.total))
         }))
 
       it.effect("the same quote gives the same bytes, on the direct read and through the router; its tag answers a 304", () =>

@@ -1,7 +1,9 @@
-/** Groups of the catalogue: catalogue projects and their models. */
-import { HttpApiGroup, OpenApi } from "effect/http-api"
+/** Groups of the catalogue: catalogue projects and their models, and the price breaks of a model's configuration. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { NotFound } from "../../domain/Errors.ts"
 import { CatalogueModel, CatalogueProject } from "../../domain/resources/catalogue.ts"
-import { create, get, list, remove, replace, tag } from "../endpoints.ts"
+import { CatalogueConfigurationPriceBreaks, PriceBreaksRequest } from "../../domain/resources/priceBreaks.ts"
+import { COMMON_ERRORS, create, get, IdParam, list, remove, replace, tag } from "../endpoints.ts"
 
 /** What every write of a catalogue model checks. */
 const MODEL_RULES = "A url that does not end in a model file name needs `modelEndpoint.fileName` (400 naming it). Each configuration " +
@@ -22,6 +24,20 @@ export const CatalogueModelGroup = HttpApiGroup.make("catalogueModel")
       OpenApi.Description,
       `Whole-record replacement: a configuration sent with its \`id\` keeps it (parts refer to it). ${MODEL_RULES}`
     ),
-    remove(CatalogueModel)
+    remove(CatalogueModel),
+    HttpApiEndpoint.post("configurationPriceBreaks", "/catalogue-model-configuration/:id/price-breaks", {
+      params: IdParam,
+      payload: PriceBreaksRequest,
+      success: CatalogueConfigurationPriceBreaks,
+      error: [...COMMON_ERRORS, NotFound]
+    }).annotate(OpenApi.Summary, "Price a catalogue configuration at several quantities").annotate(
+      OpenApi.Description,
+      "`id` is a configuration's `id` (a part's `catalogueModelConfigurationId`). Prices the configuration at each of `quantities` (1 to 20 " +
+        "distinct), answered in that order, as a part made from it would be priced (`POST /ticket-model/from-catalogue`: its technology, " +
+        "material and production parameters, its catalogue model's geometry, no post-processing), so each break is what such a part " +
+        "reads at that quantity, in EUR; lead times and `expedite` as for a part's price breaks. Reads only; no event is written. A " +
+        "configuration whose catalogue model has no geometry (a placeholder host) is a 409 naming it; one the app cannot see (another " +
+        "app's) a 404. docs/pricing.md, \"Price breaks\"."
+    )
   )
   .annotateMerge(tag("Catalogue model", "Models of a catalogue, each with configurations (technology, material, parameters) from which parts are created."))

@@ -81,7 +81,11 @@ export const TicketGroup = HttpApiGroup.make("ticket")
         "(`sent` → `superseded`). A part without a price yet is a 409 naming it; a ticket without parts or items a 422. " +
         "Currency: `currencyId`, else the project's, else EUR. Part and item prices are in EUR; in another currency each unit price is " +
         "converted at the `exchangeRate` given, else the currency's rate for the app (GET /currency/{id}), rounded to the currency's minor unit, " +
-        "and the rate is recorded on the quote. Every line total is exactly quantity × unitPrice and the total their sum."
+        "and the rate is recorded on the quote. Every line total is exactly quantity × unitPrice and the total their sum. " +
+        "`quantityOptions` offers a part's line at several quantities: the line's `options` price the part at each (as its price breaks, " +
+        "converted like the unit price, with the break's `leadTimeDays`), its own quantity included, and the buyer chooses one when " +
+        "accepting the quote; the line and the total still price the part's own quantity. A part not on the ticket, or named twice, is a " +
+        "422 naming `quantityOptions.<i>.ticketModelId`."
     )
   )
   .annotateMerge(tag("Ticket", "Tickets of a project: their parts are priced into quotes and sent to production."))
@@ -211,7 +215,8 @@ export const TicketQuoteGroup = HttpApiGroup.make("ticketQuote")
       OpenApi.Description,
       `${EXPIRED_ON_READ} With \`Accept: application/pdf\` (preferred over \`application/json\`) the answer is the quote as a PDF: ` +
         "A4, `Content-Disposition: inline; filename=<number>.pdf`, the same bytes for the same quote: the app, the customer, the ticket, " +
-        "the dates, the state, each line with its quantity, prices, manufacturability findings and lead time, the total. " +
+        "the dates, the state, each line with its quantity, prices, manufacturability findings and lead time, each of a line's `options` " +
+        "in a row under it (the chosen one marked once accepted), the total. " +
         "A missing quote asked for as a PDF is a 404 `NotFound` (as JSON), not the empty 200. The quote's `pdfUrl` is this path."
     ).annotate(OpenApi.Transform, emptyOk),
     replace(TicketQuote).annotate(
@@ -222,7 +227,10 @@ export const TicketQuoteGroup = HttpApiGroup.make("ticketQuote")
         "cannot change (422 naming the field). The lines are the engine's, one per part and item of the ticket: a PUT may change a line's " +
         "`description` and override its `unitPrice` (in the quote's minor unit), never add, drop or re-point a line or change its quantity " +
         "(422 naming `lines.<i>.<field>`; `lines: []` is a 422 naming `lines`). The engine recomputes each line total " +
-        "(quantity × unitPrice) and the total."
+        "(quantity × unitPrice) and the total. A line with `options` is the exception: accepting the quote with the line's `quantity` set " +
+        "to one of its options' quantities chooses that option (the line takes its unit price and total, the part that quantity and its " +
+        "price at it, without superseding the quote); another quantity is a 422 naming `lines.<i>.quantity` and the quantities offered. " +
+        "`options` are the engine's (a value sent is replaced); the option at the line's quantity follows the line's unit price."
     )
   )
   .annotateMerge(tag("Ticket quote", "Quotes of a ticket: priced lines, a total, a state and a validity."))

@@ -121,7 +121,9 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
     title: "Create and send a ticket quote",
     description: "Prices the ticket's parts and items into a new quote in state `sent` (valid `validDays`, default 30) and moves the " +
       "ticket to `quoted`. The ticket must be `draft` or `quoted`, with parts or items, every part priced. The ticket's open quote, " +
-      "if any, becomes `superseded` (final). Currency: `currencyId`, else the project's, else EUR.",
+      "if any, becomes `superseded` (final). Currency: `currencyId`, else the project's, else EUR. `quantityOptions` " +
+      "(`[{ticketModelId, quantities: [1, 10, 100]}]`) offers a part's line at several quantities: the line's `options` give each " +
+      "quantity's unit price, total and lead time, the part's own quantity included, for the buyer to choose one on acceptance.",
     rest: "POST /v1/ticket/{ticketId}/quote",
     ...ticket("quote"),
     readOnly: false,
@@ -137,7 +139,9 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
     description: `Replaces a \`sent\` quote with the arguments: pass the quote ${RECORD_AS_READ}. Omitted optional fields (\`notes\`) ` +
       "are cleared. `state` `accepted` records the customer's acceptance (the newest sent quote, still valid; the ticket becomes " +
       "`accepted`), `rejected` the refusal; both are final. While `sent`, a line's `description` and `unitPrice` may change; lines " +
-      "cannot be added, removed or re-pointed, `ticketId` and `currencyId` cannot change.",
+      "cannot be added, removed or re-pointed, `ticketId` and `currencyId` cannot change. A line with `options` is accepted at the " +
+      "quantity the buyer chose: set its `quantity` to one of its options' quantities with `state` `accepted` (the line takes that " +
+      "option's price, the part that quantity).",
     rest: "PUT /v1/ticket-quote/{id}",
     ...ticketQuote("replace"),
     readOnly: false,
@@ -266,7 +270,8 @@ const ARGUMENT_SOURCES: Readonly<Record<string, string>> = {
     "technology in the `mfg://production-parameter-field{?technologyId}` resource; a field left out takes its default value",
   serviceIds: "Post-processing services: `id`s from the `mfg://post-processing-service` resource whose `technologyIds` include the part's technology",
   currencyId: "The quote's currency: the `id` of a currency from the `mfg://currency` resource",
-  ticketModelId: "The part this line prices, as the quote reads it: keep it",
+  ticketModelId: "A part of the ticket: the `id` of a `create_part` or `list_parts` result; on a quote's line, the part the line " +
+    "prices, as the quote reads it: keep it",
   itemId: "The ticket item this line prices, as the quote reads it: keep it"
 }
 

@@ -184,11 +184,50 @@ export const QuoteState = Schema.Literals(["sent", "accepted", "rejected", "supe
 
 const Notes = Text(4000).annotate({ description: "Free-text notes on the quote", examples: ["Valid with drawing rev B"] })
 
+/** The most quantities one call prices, or one quote line offers: a ladder, not a table. */
+export const MAX_QUANTITY_LADDER = 20
+
+/** Quantities asked for at once: 1 to 20 distinct part quantities (400 naming the field otherwise). */
+export const QuantityLadder = Schema.Array(Quantity).check(
+  Schema.isMinLength(1),
+  Schema.isMaxLength(MAX_QUANTITY_LADDER),
+  Schema.isUnique({ message: "expected distinct quantities" })
+)
+
+/** Working days until something is made (docs/pricing.md, "Lead times"). */
+export const LeadTimeDays = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
+export const QuoteOption = Schema.Struct({
+  quantity: Quantity.annotate({ description: "A quantity the buyer may choose for the line's part" }),
+  unitPrice: Money.annotate({
+    description: "In the quote's currency, in its minor unit: the part's EUR unit price at this quantity (its price breaks) at the quote's " +
+      "exchange rate; at the line's own quantity, always the line's unitPrice"
+  }),
+  total: Money.annotate({ description: "quantity × unitPrice, exactly" }),
+  leadTimeDays: Schema.NullOr(LeadTimeDays).annotate({
+    description: "Working days until made at this quantity, as the part's price breaks say when the quote is made; null when the app has no " +
+      "machine of the part's technology",
+    examples: [9]
+  })
+}).annotate({ description: "One quantity a quote line offers, with its price and lead time" })
+
+/** `POST /ticket/{ticketId}/quote`: a part's line offered at several quantities. */
+export const QuantityOptionsRequest = Schema.Struct({
+  ticketModelId: Ref("part").annotate({ description: "A part of the quoted ticket (once in `quantityOptions`)" }),
+  quantities: QuantityLadder.annotate({
+    description: `The quantities to offer: 1 to ${MAX_QUANTITY_LADDER} distinct part quantities; the part's own quantity is added when missing`,
+    examples: [[1, 10, 100]]
+  })
+})
+
 export const QuoteLine = Schema.Struct({
   description: Text(500),
   ticketModelId: Schema.optional(Schema.String.annotate({ description: "The part (of the quote's ticket) this line prices" })),
   itemId: Schema.optional(Schema.String.annotate({ description: "The item (of the quote's ticket) this line prices" })),
-  quantity: Quantity.annotate({ description: "The part's or item's quantity; a replacement of the quote cannot change it" }),
+  quantity: Quantity.annotate({
+    description: "The part's or item's quantity. A replacement of the quote cannot change it, except on a line with `options` when it " +
+      "accepts the quote: one of the options' quantities chooses that option (the part takes the quantity)"
+  }),
   manufacturability: Schema.optional(ManufacturabilityStatus.annotate({
     description: "Set by the engine on a part's line: the part's manufacturability status when the quote was made; a value sent is replaced"
   })),
@@ -196,7 +235,14 @@ export const QuoteLine = Schema.Struct({
     description: "In the quote's currency, in its minor unit (0.01 for EUR): the part's or item's EUR unit price at the quote's exchange rate; " +
       "a replacement of the quote may override it while the quote is sent"
   }),
-  total: Money.annotate({ description: "Set by the engine: quantity × unitPrice, exactly; a value sent is replaced" })
+  total: Money.annotate({ description: "Set by the engine: quantity × unitPrice, exactly; a value sent is replaced" }),
+  options: Schema.optional(
+    Schema.Array(QuoteOption).annotate({
+      description: "Set by the engine on a part's line quoted at several quantities (`quantityOptions` of the quote request), in ascending " +
+        "quantity, the line's own quantity among them; the buyer chooses one by accepting the quote with the line's `quantity` set to it. " +
+        "A value sent is replaced"
+    })
+  )
 })
 
 export const TicketQuote = defineResource({
@@ -242,6 +288,13 @@ export const QuoteRequest = Schema.Struct({
     })
   ),
   notes: Schema.optional(Notes),
+  quantityOptions: Schema.optional(
+    Schema.Array(QuantityOptionsRequest).annotate({
+      description: "Parts whose lines offer several quantities for the buyer to choose one when accepting the quote; each line still " +
+        "prices the part's own quantity, and the quote's total is that of the lines as they are. 422 naming " +
+        "`quantityOptions.<i>.ticketModelId` for a part not on the ticket or named twice"
+    })
+  ),
   override: Schema.optional(Schema.Boolean.annotate({
     description: "true quotes the ticket even when a part's manufacturability is blocked (its line says so); without it such a ticket is a 409 " +
       "naming the part and the check",

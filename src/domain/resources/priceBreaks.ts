@@ -1,29 +1,23 @@
 /**
- * Price breaks: a part priced at several quantities in one call, each with
- * its lead time from the app's capacity and, when priority scheduling
- * shortens it, an expedite option (docs/pricing.md, "Price breaks" and
- * "Lead times").
+ * Price breaks: a part, or a catalogue configuration as a part made from it
+ * would be, priced at several quantities in one call, each with its lead
+ * time from the app's capacity and, when priority scheduling shortens it,
+ * an expedite option (docs/pricing.md, "Price breaks" and "Lead times").
  */
 import { Schema } from "effect"
 import { Money, NonNegative, Positive, Quantity } from "./fields.ts"
-import { ProductionTimes } from "./orders.ts"
+import { LeadTimeDays, MAX_QUANTITY_LADDER, ProductionTimes, QuantityLadder } from "./orders.ts"
 
 /** The most quantities one call prices: a ladder, not a table. */
-export const MAX_PRICE_BREAKS = 20
+export const MAX_PRICE_BREAKS = MAX_QUANTITY_LADDER
 
-/** `POST /ticket-model/{id}/price-breaks`. */
+/** `POST /ticket-model/{id}/price-breaks` and `POST /catalogue-model-configuration/{id}/price-breaks`. */
 export const PriceBreaksRequest = Schema.Struct({
-  quantities: Schema.Array(Quantity).check(
-    Schema.isMinLength(1),
-    Schema.isMaxLength(MAX_PRICE_BREAKS),
-    Schema.isUnique({ message: "expected distinct quantities" })
-  ).annotate({
+  quantities: QuantityLadder.annotate({
     description: `The quantities to price: 1 to ${MAX_PRICE_BREAKS} distinct whole numbers, each a valid part quantity; answered in this order`,
     examples: [[1, 10, 100, 1000]]
   })
 })
-
-const LeadTimeDays = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 export const Expedite = Schema.Struct({
   leadTimeDays: LeadTimeDays.annotate({
@@ -36,7 +30,10 @@ export const Expedite = Schema.Struct({
 
 export const PriceBreak = Schema.Struct({
   quantity: Quantity,
-  unitPrice: Money.annotate({ description: "EUR: what the part's `unitPrice` is at this quantity (setup and programming amortised over it)" }),
+  unitPrice: Money.annotate({
+    description: "EUR: what the part's `unitPrice` is at this quantity (setup and programming amortised over it); for a catalogue " +
+      "configuration, that of a part made from it"
+  }),
   totalPrice: Money.annotate({ description: "EUR: quantity × unitPrice, exactly" }),
   productionTimes: ProductionTimes,
   leadTimeDays: Schema.NullOr(LeadTimeDays).annotate({
@@ -59,10 +56,22 @@ export const LeadTimeBasis = Schema.Struct({
   expediteSurchargePercent: NonNegative.annotate({ description: "What expediting adds to the unit price, in percent" })
 }).annotate({ description: "The capacity and queue the lead times come from, rounded to the hundredth of an hour" })
 
-export const PriceBreaks = Schema.Struct({
-  ticketModelId: Schema.String,
+/** What both answers share: the breaks, their currency and what their lead times come from. */
+const breaksFields = {
   technologyId: Schema.String,
   currencyId: Schema.String.annotate({ description: "The currency of every price: EUR, the base currency", examples: ["EUR"] }),
   breaks: Schema.Array(PriceBreak).annotate({ description: "One per quantity asked for, in the order asked" }),
   leadTimeBasis: Schema.NullOr(LeadTimeBasis)
+}
+
+export const PriceBreaks = Schema.Struct({
+  ticketModelId: Schema.String,
+  ...breaksFields
 }).annotate({ title: "Price breaks" })
+
+/** A catalogue configuration priced as a part made from it would be: its model's geometry, no post-processing. */
+export const CatalogueConfigurationPriceBreaks = Schema.Struct({
+  catalogueModelConfigurationId: Schema.String,
+  catalogueModelId: Schema.String.annotate({ description: "The catalogue model holding the configuration" }),
+  ...breaksFields
+}).annotate({ title: "Catalogue configuration price breaks" })

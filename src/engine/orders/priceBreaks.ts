@@ -4,17 +4,19 @@
  * so a break's price is the part's price at that quantity; each with its
  * lead time from the app's capacity and an expedite option (leadTime.ts).
  * It reads only: the part, its events and its ticket stay as they are.
+ * A catalogue configuration is priced the same way, as a part made from it
+ * (configurationPriceBreaks.ts).
  */
 import { Effect } from "effect"
 import { TicketModel } from "../../domain/resources/orders.ts"
 import type { LeadTimeBasis, PriceBreak } from "../../domain/resources/priceBreaks.ts"
 import { getRecord } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
-import type { GroupHandlers } from "../Operation.ts"
+import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
 import type { PriceCalculation } from "../pricing/calculate.ts"
 import { batchHours, expeditedUnitPrice, leadTimes, type Schedule, scheduleOf } from "../pricing/leadTime.ts"
 import { BASE_CURRENCY, BASE_MINOR_UNITS, times } from "../pricing/money.ts"
-import { partPricing } from "../pricing/pricePart.ts"
+import { partPricing, type PricedPart } from "../pricing/pricePart.ts"
 
 /** Hours as answered: to the hundredth. */
 const hundredths = (hours: number) => Math.round(hours * 100) / 100
@@ -39,20 +41,37 @@ const breakOf = (quantity: number, price: PriceCalculation, schedule: Schedule |
   }
 }
 
-export const priceBreaks: GroupHandlers<"ticketModel">["priceBreaks"] = (context, { params: { id }, payload: { quantities } }) =>
+/** What every price-breaks answer holds, whatever it prices. */
+export interface Breaks {
+  readonly technologyId: string
+  readonly currencyId: string
+  readonly breaks: ReadonlyArray<typeof PriceBreak.Type>
+  readonly leadTimeBasis: typeof LeadTimeBasis.Type | null
+}
+
+/**
+ * The breaks of what is priced as a part is (a part, or a catalogue
+ * configuration as a part made from it), at each quantity in the order
+ * asked; undefined when it has no price (no geometry).
+ */
+export const breaksOf = (context: OperationContext, priced: Omit<PricedPart, "quantity">, quantities: ReadonlyArray<number>): Step<Breaks | undefined> =>
   Effect.gen(function*() {
-    const part = yield* getRecord(TicketModel, context.appId, id)
-    const [priceAt, schedule] = yield* Effect.all([partPricing(context, part), scheduleOf(context, part.technologyId)])
+    const [priceAt, schedule] = yield* Effect.all([partPricing(context, priced), scheduleOf(context, priced.technologyId)])
     const prices = quantities.map((quantity) => priceAt?.(quantity))
-    if (!prices.every((price) => price !== undefined)) {
-      // As quoting: a part whose model is not analysed yet has no price at any quantity.
-      return yield* EngineError.conflict(`part ${part.name ?? part.id} has no price yet`)
-    }
+    if (!prices.every((price) => price !== undefined)) return undefined
     return {
-      ticketModelId: part.id,
-      technologyId: part.technologyId,
+      technologyId: priced.technologyId,
       currencyId: BASE_CURRENCY,
       breaks: quantities.map((quantity, index) => breakOf(quantity, prices[index]!, schedule)),
       leadTimeBasis: schedule === undefined ? null : basisOf(schedule)
     }
+  })
+
+export const priceBreaks: GroupHandlers<"ticketModel">["priceBreaks"] = (context, { params: { id }, payload: { quantities } }) =>
+  Effect.gen(function*() {
+    const part = yield* getRecord(TicketModel, context.appId, id)
+    const breaks = yield* breaksOf(context, part, quantities)
+    // As quoting: a part whose model is not analysed yet has no price at any quantity.
+    if (breaks === undefined) return yield* EngineError.conflict(`part ${part.name ?? part.id} has no price yet`)
+    return { ticketModelId: part.id, ...breaks }
   })

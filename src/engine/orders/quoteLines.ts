@@ -4,7 +4,9 @@
  * and rounded to its minor unit, each total exactly quantity × unit price,
  * the quote's total exactly their sum. A PUT of a sent quote may rename a
  * line or override its unit price; it cannot add, drop or re-point a line,
- * or change its quantity or a part line's manufacturability status.
+ * or change a part line's manufacturability status or options, or its
+ * quantity, but for an acceptance that chooses another of the line's
+ * options (quoteOptions.ts).
  */
 import { Effect } from "effect"
 import { Item, TicketModel } from "../../domain/resources/orders.ts"
@@ -13,6 +15,7 @@ import { EngineError } from "../EngineError.ts"
 import type { OperationContext, Step } from "../Operation.ts"
 import type { CurrencyTerms } from "../pricing/currencies.ts"
 import { fromBase, fromMinor, isWholeMinor, sum, times } from "../pricing/money.ts"
+import { atLinePrice, chosenOption } from "./quoteOptions.ts"
 import type { Quote } from "./quoteState.ts"
 
 export type QuoteLine = Quote["lines"][number]
@@ -85,16 +88,19 @@ const ticketOf = (context: OperationContext, { id, kind }: Priced): Step<string 
 /**
  * The lines a PUT gives a sent quote, checked against the ones it was made
  * with (422 naming `lines.<i>.<field>`): each prices a part or item of the
- * quote's ticket that has a line on the quote, once, at its quantity, at a
- * unit price in the currency's minor unit. Descriptions and unit prices are
- * the PUT's; the totals are the engine's.
+ * quote's ticket that has a line on the quote, once, at its quantity (or,
+ * when `accepting`, another of its options' quantities, at that option's
+ * price), at a unit price in the currency's minor unit. Descriptions and
+ * unit prices are the PUT's; the totals and options are the engine's (the
+ * option at the line's quantity at the line's price).
  */
 export const reviseLines = (
   context: OperationContext,
   quote: Quote,
   ticket: string,
   lines: ReadonlyArray<QuoteLine>,
-  minorUnits: number
+  minorUnits: number,
+  accepting: boolean
 ): Step<ReadonlyArray<QuoteLine>> =>
   Effect.gen(function*() {
     if (lines.length === 0) {
@@ -117,10 +123,12 @@ export const reviseLines = (
       if (original === undefined) {
         return yield* EngineError.invalid(`${at}: ${what.kind} ${what.id} has no line on quote ${quote.number}: a quote keeps the lines it was made with`)
       }
-      if (line.quantity !== original.quantity) {
-        return yield* EngineError.invalid(`lines.${index}.quantity: ${line.quantity} is not ${original.quantity}, the quantity of ${what.kind} ${what.id}`)
-      }
-      if (!isWholeMinor(line.unitPrice, minorUnits)) {
+      // A quantity other than the line's chooses one of its options, at that option's price.
+      const chosen = line.quantity === original.quantity
+        ? undefined
+        : yield* chosenOption(original, line, { index, what: `${what.kind} ${what.id}`, quote: `quote ${quote.number}`, accepting, minorUnits })
+      const unitPrice = chosen?.unitPrice ?? line.unitPrice
+      if (!isWholeMinor(unitPrice, minorUnits)) {
         return yield* EngineError.invalid(
           `lines.${index}.unitPrice: ${line.unitPrice} is finer than the minor unit of ${quote.currencyId} (${fromMinor(1, minorUnits)})`
         )
@@ -131,7 +139,8 @@ export const reviseLines = (
         quantity: line.quantity,
         // The engine's, as the quote was made: a value sent is replaced.
         ...(original.manufacturability === undefined ? {} : { manufacturability: original.manufacturability }),
-        unitPrice: line.unitPrice
+        unitPrice,
+        ...(original.options === undefined ? {} : { options: atLinePrice(original.options, { quantity: line.quantity, unitPrice }, minorUnits) })
       }, minorUnits))
     }
     for (const [key, line] of made) {

@@ -2,7 +2,9 @@
  * Quotes: `POST /ticket/{ticketId}/quote` prices a draft or quoted ticket's
  * parts and items into a sent quote (superseding its open one), and
  * `PUT /ticket-quote/{id}` revises a sent quote or moves it to accepted
- * (which accepts the ticket) or rejected. Every state but sent is final. See
+ * (which accepts the ticket) or rejected. Every state but sent is final. A
+ * part's line may offer several quantities (quoteOptions.ts); accepting the
+ * quote with another of them sets the part to it (chosenQuantities.ts). See
  * docs/workflows-orders.md for the state table.
  */
 import { Effect } from "effect"
@@ -11,10 +13,12 @@ import { findRecord, getRecord, type InputOf, listRecords, transactional } from 
 import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
 import { currencyTerms } from "../pricing/currencies.ts"
-import { BASE_CURRENCY, toMinor } from "../pricing/money.ts"
+import { BASE_CURRENCY } from "../pricing/money.ts"
+import { takeChosenQuantities } from "./chosenQuantities.ts"
 import { manufacturabilityOf } from "./manufacturability.ts"
 import { itemLine, partLine, type QuoteLine, type QuoteTerms, reviseLines, totalOf } from "./quoteLines.ts"
 import { listQuotes } from "./quoteList.ts"
+import { askedQuantities, lineOptions, samePriceAsLine, schedulesOf } from "./quoteOptions.ts"
 import { asRead, closeOpenQuotes, openQuotes, type Quote, type QuoteFields, quoteLabel, writeQuote } from "./quoteState.ts"
 import { getLockedTicket, moveTicket, ticketLabel, type TicketRecord } from "./ticketState.ts"
 
@@ -83,16 +87,27 @@ const createQuote: GroupHandlers<"ticket">["quote"] = (context, { params: { tick
       return yield* EngineError.invalid(`${ticketLabel(ticket)} has no parts or items to quote`)
     }
     const terms = yield* termsOf(context, ticket, payload)
+    const asked = yield* askedQuantities(payload.quantityOptions, parts, ticketLabel(ticket))
     // A part written before the checks existed has none stored: its verdict is made now.
     const verdicts = yield* Effect.forEach(parts, (part) =>
       part.manufacturability !== undefined ? Effect.succeed(part.manufacturability) : manufacturabilityOf(context, part.technologyId, part.geometry))
     if (payload.override !== true) {
       yield* checkManufacturable(parts, verdicts)
     }
+    const schedules = yield* schedulesOf(context, parts, asked)
+    /** A part's line, with its options when they are asked for. */
+    const lineOfPart = (part: Part, index: number) =>
+      Effect.flatMap(partLine(part, terms, verdicts[index]?.status), (line) => {
+        const quantities = asked.get(part.id)
+        return quantities === undefined
+          ? Effect.succeed(line)
+          : Effect.map(lineOptions(context, part, line, quantities, terms, schedules.get(part.technologyId)), (options) => ({ ...line, options }))
+      })
     const lines: ReadonlyArray<QuoteLine> = [
-      ...(yield* Effect.forEach(parts, (part, index) =>
-        partLine(part, terms, verdicts[index]?.status))),
-      ...items.map((item) => itemLine(item, terms))
+      ...(yield* Effect.forEach(parts, lineOfPart)),
+      ...items.map((item) =>
+        itemLine(item, terms)
+      )
     ]
     const quote: QuoteFields = {
       ticketId,
@@ -112,7 +127,10 @@ const createQuote: GroupHandlers<"ticket">["quote"] = (context, { params: { tick
 
 type Input = InputOf<typeof TicketQuote>
 
-/** Whether a PUT asks for the quote as it is: a retried acceptance, say, which answers the quote and changes nothing. */
+/**
+ * Whether a PUT asks for the quote as it is: a retried acceptance, say, which answers the quote and changes nothing (on a line with
+ * options, the price the line had before its quantity was chosen is taken too: quoteOptions.ts).
+ */
 const asItIs = (quote: Quote, input: Input) =>
   input.state === quote.state && input.ticketId === quote.ticketId && input.currencyId === quote.currencyId &&
   Date.parse(input.validUntil) === Date.parse(quote.validUntil) && input.notes === quote.notes &&
@@ -121,7 +139,7 @@ const asItIs = (quote: Quote, input: Input) =>
     const same = quote.lines[index]!
     return line.description === same.description && line.ticketModelId === same.ticketModelId && line.itemId === same.itemId &&
       // Compared at four decimals, the finest minor unit a currency has, so 13.5 and 13.50000000001 are one price.
-      line.quantity === same.quantity && toMinor(line.unitPrice, MAX_MINOR_UNITS) === toMinor(same.unitPrice, MAX_MINOR_UNITS)
+      line.quantity === same.quantity && samePriceAsLine(line, same, MAX_MINOR_UNITS)
   })
 
 /** Only the newest open quote of a ticket can be accepted: an older one no longer prices what the customer last saw. */
@@ -164,7 +182,7 @@ const replaceQuote: GroupHandlers<"ticketQuote">["replace"] = (context, { params
       )
     }
     const minorUnits = (yield* currencyTerms(context, quote.currencyId))?.minorUnits ?? DEFAULT_MINOR_UNITS
-    const lines = yield* reviseLines(context, quote, ticketLabel(ticket), payload.lines, minorUnits)
+    const lines = yield* reviseLines(context, quote, ticketLabel(ticket), payload.lines, minorUnits, payload.state === "accepted")
     if (payload.state === "accepted") {
       yield* checkNewest(context, quote, ticket)
       if (ticket.state !== "quoted") {
@@ -181,6 +199,8 @@ const replaceQuote: GroupHandlers<"ticketQuote">["replace"] = (context, { params
       total: totalOf(lines, minorUnits),
       ...(payload.notes === undefined ? {} : { notes: payload.notes })
     }
+    // The parts take the quantities chosen first, so that their events come before the acceptance's; this write supersedes no quote.
+    if (payload.state === "accepted") yield* takeChosenQuantities(context, quote.lines, lines)
     const replaced = yield* writeQuote(context.appId, quote, revised)
     if (payload.state === "accepted") yield* moveTicket(context, ticket, "accepted")
     return replaced

@@ -95,10 +95,10 @@ const fileNameOf = (number: string) => `${number.replace(/[^A-Za-z0-9._-]/gu, "_
 /** The parts `ids` name, read a page of the most a list answers at a time. */
 const PAGE = 1000
 
-const lineOf = (line: Quote["lines"][number], parts: ReadonlyMap<string, Part>): QuotePdfLine => {
+const lineOf = (line: Quote["lines"][number], parts: ReadonlyMap<string, Part>, accepted: boolean): QuotePdfLine => {
   const part = line.ticketModelId === undefined ? undefined : parts.get(line.ticketModelId)
-  // A lead time is there when the line carries one (quotes priced from price breaks).
-  const leadTimeDays = (line as { readonly leadTimeDays?: unknown }).leadTimeDays
+  // A line offered at several quantities has the lead time of its option at its own quantity.
+  const leadTimeDays = line.options?.find((option) => option.quantity === line.quantity)?.leadTimeDays
   return {
     description: line.description,
     kind: line.ticketModelId === undefined ? "item" : "part",
@@ -106,6 +106,9 @@ const lineOf = (line: Quote["lines"][number], parts: ReadonlyMap<string, Part>):
     unitPrice: line.unitPrice,
     total: line.total,
     ...(typeof leadTimeDays === "number" ? { leadTimeDays } : {}),
+    ...(line.options === undefined ? {} : {
+      options: line.options.map((option) => ({ ...option, chosen: accepted && option.quantity === line.quantity }))
+    }),
     ...(line.manufacturability === undefined ? {} : {
       manufacturability: {
         status: line.manufacturability,
@@ -154,7 +157,7 @@ export const makeQuoteReadHandler = Effect.fnUntraced(function*(downstream: Down
         notes: quote.notes,
         ticket: ticket === null ? undefined : { number: ticket.number, name: ticket.name },
         customer: customer === null ? undefined : { name: customer.name, email: customer.email, company: customer.company },
-        lines: quote.lines.map((line) => lineOf(line, parts))
+        lines: quote.lines.map((line) => lineOf(line, parts, quote.state === "accepted"))
       }
       return data
     })

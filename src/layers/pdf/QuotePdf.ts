@@ -1,7 +1,9 @@
 /**
  * A quote as a PDF: data in, bytes out. A4 pages, DejaVu Sans embedded
  * (subset to the glyphs used), the lines in a table that continues over as
- * many pages as it needs, each page numbered.
+ * many pages as it needs, each page numbered; a line offered at several
+ * quantities lists each option in a row of its own under it, the chosen one
+ * marked once the quote is accepted.
  *
  * The same data gives the same bytes: the document's dates are the quote's
  * own (created, last changed), its ID is derived from the quote's id and the
@@ -16,6 +18,15 @@ import type { PdfFonts } from "./PdfFonts.ts"
 
 export type ManufacturabilityStatus = "ok" | "warning" | "blocked"
 
+/** One quantity a line offers; `chosen` once the quote is accepted at it. */
+export interface QuotePdfOption {
+  readonly quantity: number
+  readonly unitPrice: number
+  readonly total: number
+  readonly leadTimeDays: number | null
+  readonly chosen: boolean
+}
+
 export interface QuotePdfLine {
   readonly description: string
   readonly kind: "part" | "item"
@@ -29,6 +40,8 @@ export interface QuotePdfLine {
     readonly status: ManufacturabilityStatus
     readonly findings: ReadonlyArray<{ readonly id: string; readonly status: ManufacturabilityStatus; readonly message: string }>
   } | undefined
+  /** The quantities the line offers, ascending; absent on a line quoted at its quantity alone. */
+  readonly options?: ReadonlyArray<QuotePdfOption> | undefined
 }
 
 export interface QuotePdfData {
@@ -159,30 +172,39 @@ interface Fonts {
   readonly bold: Measured
 }
 
+/** What a row of the table prices: a line, or one of a line's options. */
+type Priced = Pick<QuotePdfLine, "quantity" | "unitPrice" | "total" | "leadTimeDays">
+
 interface Column {
   readonly title: string
   readonly width: number
   readonly align: "left" | "right"
   /** The cell of a line; the description's column draws its own. */
   readonly cell?: (line: QuotePdfLine, index: number) => string
+  /** The cell of an option's row, in the columns that price. */
+  readonly option?: (option: Priced) => string
 }
 
-/** The table's columns: the lead time only when a line has one. */
+const days = (value: number | null | undefined) => typeof value === "number" ? `${value} ${value === 1 ? "day" : "days"}` : "—"
+
+/** The table's columns: the lead time only when a line or an option has one. */
 const columnsOf = (lines: ReadonlyArray<QuotePdfLine>, currency: QuotePdfData["currency"]): ReadonlyArray<Column> => {
   const amount = (value: number) => formatAmount(value, currency.minorUnits)
-  const leadTime: ReadonlyArray<Column> = lines.some((line) => typeof line.leadTimeDays === "number")
-    ? [{
-      title: "Lead time",
-      width: 58,
-      align: "right",
-      cell: (line) => typeof line.leadTimeDays === "number" ? `${line.leadTimeDays} ${line.leadTimeDays === 1 ? "day" : "days"}` : "—"
-    }]
+  const hasLeadTime = (priced: Priced) => typeof priced.leadTimeDays === "number"
+  const leadTime: ReadonlyArray<Column> = lines.some((line) => hasLeadTime(line) || (line.options ?? []).some(hasLeadTime))
+    ? [{ title: "Lead time", width: 58, align: "right", cell: (line) => days(line.leadTimeDays), option: (option) => days(option.leadTimeDays) }]
     : []
   const fixed: ReadonlyArray<Column> = [
-    { title: "Qty", width: 48, align: "right", cell: (line) => formatQuantity(line.quantity) },
-    { title: `Unit price (${currency.code})`, width: 86, align: "right", cell: (line) => amount(line.unitPrice) },
+    { title: "Qty", width: 48, align: "right", cell: (line) => formatQuantity(line.quantity), option: (option) => formatQuantity(option.quantity) },
+    {
+      title: `Unit price (${currency.code})`,
+      width: 86,
+      align: "right",
+      cell: (line) => amount(line.unitPrice),
+      option: (option) => amount(option.unitPrice)
+    },
     ...leadTime,
-    { title: `Total (${currency.code})`, width: 88, align: "right", cell: (line) => amount(line.total) }
+    { title: `Total (${currency.code})`, width: 88, align: "right", cell: (line) => amount(line.total), option: (option) => amount(option.total) }
   ]
   const number: Column = { title: "#", width: 22, align: "left", cell: (_line, index) => String(index + 1) }
   const used = number.width + fixed.reduce((sum, column) => sum + column.width, 0)
@@ -211,8 +233,12 @@ const rowText = (line: QuotePdfLine, fonts: Fonts, width: number): RowText => {
   return { description, details: [headline, ...findings] }
 }
 
-/** At most what a row takes down the page, its rule included. */
-const rowHeight = (row: RowText) => row.description.length * LEADING.body + row.details.length * LEADING.small + 8
+/** At most what a row takes down the page, its options and rule included. */
+const rowHeight = (row: RowText, line: QuotePdfLine) =>
+  row.description.length * LEADING.body + (row.details.length + (line.options?.length ?? 0)) * LEADING.small + 8
+
+/** What an option's row says in the description's column: the chosen one says so. */
+const optionLabel = (option: QuotePdfOption) => option.chosen ? "✓ Chosen option" : "Option"
 
 /** Draws on pages of the document, adding one when what comes next does not fit. */
 class Pages {
@@ -326,6 +352,18 @@ const lineRow = (pages: Pages, columns: ReadonlyArray<Column>, line: QuotePdfLin
     pages.y -= LEADING.small
     leading = LEADING.small
   }
+  for (const option of line.options ?? []) {
+    const style = { size: SIZE.small, bold: option.chosen, colour: option.chosen ? COLOUR.ok : COLOUR.muted }
+    pages.text(optionLabel(option), textX + 8, style)
+    let at = MARGIN.left
+    for (const column of columns) {
+      const cell = column.option?.(option)
+      if (cell !== undefined) pages.text(cell, column.align === "right" ? at + column.width - 4 : at + 4, { ...style, align: column.align })
+      at += column.width
+    }
+    pages.y -= LEADING.small
+    leading = LEADING.small
+  }
   // From the next line's baseline to just under the last one's descenders, then to the next row's baseline.
   pages.y += leading - 4
   pages.rule()
@@ -397,7 +435,7 @@ export const renderQuotePdf = async (data: QuotePdfData, fontFiles: PdfFonts): P
   tableHeader(pages, columns)
   for (const [index, line] of data.lines.entries()) {
     const row = rowText(line, fonts, columns[1]!.width - 8)
-    pages.ensure(rowHeight(row), continued)
+    pages.ensure(rowHeight(row, line), continued)
     lineRow(pages, columns, line, index, row)
   }
   pages.ensure(40, continued)
