@@ -17,6 +17,7 @@ import * as Path from "node:path"
 import { parseArgs } from "node:util"
 import { createBenchDatabase } from "./postgres.ts"
 import { freePort, startServer } from "./servers.ts"
+import { START_ENV, START_NODE_OPTIONS } from "./targets.ts"
 
 const { values } = parseArgs({ options: { storage: { type: "string", default: "postgres" }, mib: { type: "string", default: "100" } } })
 const storage = values.storage === "pglite" ? "pglite" : "postgres"
@@ -41,9 +42,10 @@ const dataDir = storage === "pglite" ? Fs.mkdtempSync(Path.join(Os.tmpdir(), "be
 const port = await freePort()
 const server = await startServer({
   name: `service (${storage})`,
-  args: ["src/main.ts"],
+  args: [...START_NODE_OPTIONS, "src/main.ts"],
   port,
   env: {
+    ...START_ENV,
     PORT: String(port),
     ADMIN_TOKEN,
     REQUEST_LOG: "false",

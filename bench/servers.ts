@@ -1,6 +1,6 @@
 /**
  * Servers under test as child processes: started with their own environment,
- * ready once they log "Listening on" (and, if asked, once a path answers
+ * ready once they log "Listening on http" (and, if asked, once a path answers
  * 200), stopped with SIGTERM (SIGKILL if they do not go).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
@@ -88,7 +88,7 @@ const waitForExit = (child: ChildProcess, timeoutMs: number): Promise<boolean> =
       })
     })
 
-const readStatusMiB = (pid: number, field: "VmHWM" | "VmRSS"): number | undefined => {
+export const readStatusMiB = (pid: number, field: "VmHWM" | "VmRSS"): number | undefined => {
   try {
     const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))
     return match === null ? undefined : Number(match[1]) / 1024
@@ -102,7 +102,7 @@ const readStatusMiB = (pid: number, field: "VmHWM" | "VmRSS"): number | undefine
  * The service on embedded PGlite runs its database in a child process, whose
  * memory and CPU are the service's as much as its own are.
  */
-const processTree = (pid: number): ReadonlyArray<number> => {
+export const processTree = (pid: number): ReadonlyArray<number> => {
   const tree = [pid]
   for (let index = 0; index < tree.length; index++) {
     let threads: Array<string>
@@ -130,7 +130,7 @@ const sumOverTree = (pid: number, read: (pid: number) => number | undefined): nu
   return own === undefined ? undefined : descendants.reduce((sum, child) => sum + (read(child) ?? 0), own)
 }
 
-const resetPeakRss = (pid: number): boolean => {
+export const resetPeakRss = (pid: number): boolean => {
   try {
     // "5" resets the peak resident set size to the current one (proc(5)).
     writeFileSync(`/proc/${pid}/clear_refs`, "5")
@@ -200,6 +200,10 @@ export const postgresCpuBetween = (
   return total
 }
 
+/** Resident and peak memory (MiB) of each process of a server's tree: the server first, then its children (Linux only). */
+export const memoryByProcess = (server: Server): ReadonlyArray<{ readonly pid: number; readonly rssMiB: number; readonly peakMiB: number }> =>
+  processTree(server.pid).map((pid) => ({ pid, rssMiB: readStatusMiB(pid, "VmRSS") ?? Number.NaN, peakMiB: readStatusMiB(pid, "VmHWM") ?? Number.NaN }))
+
 /** Every server started and not yet stopped, so an interrupted benchmark can stop them. */
 const running = new Set<Server>()
 
@@ -217,7 +221,7 @@ export const startServer = async (spec: ServerSpec): Promise<Server> => {
   let listening = false
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString("utf8")).slice(-OUTPUT_KEPT)
-    if (!listening && output.includes("Listening on")) listening = true
+    if (!listening && output.includes("Listening on http")) listening = true
   }
   child.stdout.on("data", keep)
   child.stderr.on("data", keep)
@@ -263,7 +267,7 @@ export const startServer = async (spec: ServerSpec): Promise<Server> => {
   }
   while (!listening) {
     if (exited(child)) return fail(`exited (code ${child.exitCode}, signal ${child.signalCode}) before listening`)
-    if (Date.now() > deadline) return fail("did not log \"Listening on\" in time")
+    if (Date.now() > deadline) return fail("did not log \"Listening on http\" in time")
     await sleep(50)
   }
   if (spec.readyPath !== undefined) {

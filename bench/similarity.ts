@@ -37,6 +37,7 @@ import { box, cubeWithHole, sphere } from "../src/engine/geometry/writers.ts"
 import { StorageLive } from "../src/layers/storage/Storage.ts"
 import { AppConfig } from "../src/services/AppConfig.ts"
 import { freePort, startServer, stopAll } from "./servers.ts"
+import { START_ENV, START_NODE_OPTIONS } from "./targets.ts"
 
 const { values: flags } = parseArgs({
   options: {
@@ -256,9 +257,9 @@ const measure = async (storage: Storage): Promise<ReadonlyArray<Row>> => {
     const port = await freePort()
     const server = await startServer({
       name: `service (${storage})`,
-      args: ["src/main.ts"],
+      args: [...START_NODE_OPTIONS, "src/main.ts"],
       port,
-      env: { ...prepared.env, PORT: String(port), HOST: "127.0.0.1", ADMIN_TOKEN },
+      env: { ...START_ENV, ...prepared.env, PORT: String(port), HOST: "127.0.0.1", ADMIN_TOKEN },
       unset: storage === "pglite" ? ["DATABASE_URL", "DOWNSTREAM_URL"] : ["DOWNSTREAM_URL"],
       readyPath: "/ready"
     })

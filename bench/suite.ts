@@ -22,7 +22,7 @@ import { runLoad } from "./load.ts"
 import { listOf, positiveNumber, usageError } from "./options.ts"
 import { type BenchDatabase, countRows, createBenchDatabase } from "./postgres.ts"
 import { buildScenarios, checkScenario, prepareService, RATE_LIMIT_ON, type Scenario, SCENARIO_IDS, type SuiteTargets } from "./scenarios.ts"
-import { freePort, NODE, type Server, startServer } from "./servers.ts"
+import { freePort, memoryByProcess, NODE, type Server, startServer } from "./servers.ts"
 import { fixed, thousands } from "./stats.ts"
 import { type Cell, renderResult, summarize, writeResult } from "./suite-report.ts"
 import { BenchmarkInvalid, cleanupOnExit, startBaselines, startService, type Storage } from "./targets.ts"
@@ -68,6 +68,15 @@ const BENCH_REDIS_URL = process.env["BENCH_REDIS_URL"] ?? "redis://127.0.0.1:637
 // ---------------------------------------------------------------- setup
 
 let database: BenchDatabase | undefined
+/** The service's processes (server, then its database process on PGlite) right after /ready, and before the first load. */
+let startupMemory: ReturnType<typeof memoryByProcess> = []
+let beforeLoadMemory: ReturnType<typeof memoryByProcess> = []
+
+const describeMemory = (processes: ReturnType<typeof memoryByProcess>, field: "rssMiB" | "peakMiB") =>
+  processes.length === 0
+    ? "-"
+    : `${thousands(processes.reduce((sum, one) => sum + one[field], 0))} MiB` +
+      (processes.length > 1 ? ` (${processes.map((one) => thousands(one[field])).join(" + ")}: server + database process)` : "")
 
 const { cleanup, interrupted } = cleanupOnExit(BENCH_DATABASE, () => database)
 
@@ -82,16 +91,17 @@ const fixtureStats = async (host: Server) => (await fetch(`${host.baseUrl}/stats
 const startTargets = async (db: BenchDatabase): Promise<SuiteTargets> => {
   const needs = (id: (typeof SCENARIO_IDS)[number]) => scenarioIds.includes(id)
   const fixtureHost = needs("part") || needs("tracing") ? await startFixtureHost() : undefined
-  const service = await prepareService(
-    await startService({
-      name: `service (${storage})`,
-      storage,
-      databaseUrl: db.url,
-      nodeOptions,
-      // The part scenario's model is on 127.0.0.1: allowed for this process only.
-      env: { MODEL_FETCH_ALLOW_PRIVATE: "true" }
-    })
-  )
+  const started = await startService({
+    name: `service (${storage})`,
+    storage,
+    databaseUrl: db.url,
+    nodeOptions,
+    // The part scenario's model is on 127.0.0.1: allowed for this process only.
+    env: { MODEL_FETCH_ALLOW_PRIVATE: "true" }
+  })
+  // Read before any call: the peak of the start itself (on PGlite, a fresh DATA_DIR's initdb included).
+  startupMemory = memoryByProcess(started)
+  const service = await prepareService(started)
   const baselines = needs("read") ? await startBaselines(db, service.customer) : undefined
   const traced = needs("tracing") && fixtureHost !== undefined
     ? await prepareService(
@@ -213,6 +223,7 @@ const main = async () => {
   const targets = await startTargets(database)
   const scenarios = buildScenarios(scenarioIds, targets)
   for (const scenario of scenarios) await checkScenario(scenario)
+  beforeLoadMemory = memoryByProcess(targets.service.server)
 
   const processes = [
     targets.service.server,
@@ -251,7 +262,11 @@ const main = async () => {
 
   console.log(`\nmedian of ${rounds} round${rounds === 1 ? "" : "s"}; errors: unexpected status or body, socket errors and timeouts, warm-ups included\n`)
   console.log(renderResult(result, scenarios.flatMap((scenario) => scenario.ratios)))
-  console.log(`\nmetered: ${metered}`)
+  console.log(
+    `\nservice memory: start-up high-water mark ${describeMemory(startupMemory, "peakMiB")}; ` +
+      `resident after setup, before the load ${describeMemory(beforeLoadMemory, "rssMiB")}`
+  )
+  console.log(`metered: ${metered}`)
   if (exported !== undefined) {
     console.log(
       `fixture host: ${exported["modelDownloads"]} model downloads, ${exported["traceExports"]} OTLP trace exports ` +
@@ -265,6 +280,7 @@ const main = async () => {
     options: { duration, warmup, rounds, connections, scenarios: scenarioIds, storage },
     machine: { node: process.versions.node, cpus: cpus().length, postgres: database.settings, loadBefore, loadAfter },
     metered,
+    serviceMemory: { startup: startupMemory, beforeLoad: beforeLoadMemory },
     fixtureHost: exported ?? null
   }, result)
   console.log(`results: ${file}`)

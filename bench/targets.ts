@@ -4,12 +4,12 @@
  * bench/baselines.ts, plus the calls that set them up (a secret, records).
  */
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { issueSecret } from "./auth.ts"
 import { type BenchDatabase, withClient } from "./postgres.ts"
-import { freePort, type Server, startServer, stopAll } from "./servers.ts"
+import { freePort, REPO_ROOT, type Server, startServer, stopAll } from "./servers.ts"
 
 /** A benchmark whose setup or responses are wrong: it reports no number. */
 export class BenchmarkInvalid extends Error {}
@@ -62,7 +62,26 @@ export interface ServiceOptions {
 }
 
 /**
- * `node src/main.ts` on its storage, ready once /ready answers 200. Tracing
+ * What `npm start` runs (package.json's start script, `[NAME=value ...] exec
+ * node [options] src/main.ts`): the variables it sets and the options it
+ * gives node (the memory settings of docs/operations.md), so that the
+ * benchmarks measure the service as operators run it.
+ */
+const START_SCRIPT = (() => {
+  const { scripts } = JSON.parse(readFileSync(Path.join(REPO_ROOT, "package.json"), "utf8")) as { readonly scripts: Record<string, string> }
+  const [, assignments = "", options = ""] = /^\s*((?:\w+=\S*\s+)*)exec\s+node\s+(.*?)\s*src\/main\.ts/.exec(scripts["start"] ?? "") ?? []
+  const words = (text: string) => text.split(/\s+/).filter((word) => word.length > 0)
+  return {
+    env: Object.fromEntries(words(assignments).map((assignment) => assignment.split("=", 2) as [string, string])),
+    nodeOptions: words(options)
+  }
+})()
+export const START_ENV: Readonly<Record<string, string>> = START_SCRIPT.env
+export const START_NODE_OPTIONS: ReadonlyArray<string> = START_SCRIPT.nodeOptions
+
+/**
+ * `node src/main.ts` on its storage, as `npm start` runs it (START_ENV,
+ * START_NODE_OPTIONS, then `nodeOptions`), ready once /ready answers 200. Tracing
  * and rate limits are off unless `env` sets an exporter or RATE_LIMIT (and
  * REDIS_URL), whatever this process's environment holds, and the engine is
  * the embedded one.
@@ -80,10 +99,10 @@ export const startService = async (options: ServiceOptions): Promise<Server> => 
   }
   return startServer({
     name: options.name,
-    args: [...(options.nodeOptions ?? []), "src/main.ts"],
+    args: [...START_NODE_OPTIONS, ...(options.nodeOptions ?? []), "src/main.ts"],
     port,
     // No rate limit unless `env` sets one: the load would spend RATE_LIMIT's default budget in a fraction of a second.
-    env: { PORT: String(port), HOST: "127.0.0.1", ADMIN_TOKEN, RATE_LIMIT: "off", ...storageEnv, ...options.env },
+    env: { ...START_ENV, PORT: String(port), HOST: "127.0.0.1", ADMIN_TOKEN, RATE_LIMIT: "off", ...storageEnv, ...options.env },
     unset: [
       options.storage === "postgres" ? "DATA_DIR" : "DATABASE_URL",
       "DOWNSTREAM_URL",

@@ -526,6 +526,21 @@ describe("the model analyser (worker threads)", () => {
       assert.include(error.reason, "no facets")
     })))
 
+  it.live("starts its threads for the first file and ends them once no file has come for the idle timeout", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const analyser = yield* makeModelAnalyser({ ...defaultAnalyserOptions, workers: 2 }, Duration.millis(300))
+      assert.deepStrictEqual(analyser.threadIds(), [], "no thread before a file")
+      assert.strictEqual((yield* analyser.analyse(cubeStl(), "first.stl", "app")).volume, 1000)
+      assert.lengthOf(analyser.threadIds(), 2)
+      yield* Effect.sleep(Duration.millis(100))
+      assert.strictEqual((yield* analyser.analyse(cubeStl(), "second.stl", "app")).volume, 1000)
+      yield* Effect.sleep(Duration.millis(200))
+      assert.lengthOf(analyser.threadIds(), 2, "a file within the timeout keeps them")
+      yield* Effect.sleep(Duration.millis(400))
+      assert.deepStrictEqual(analyser.threadIds(), [], "gone once idle")
+      assert.strictEqual((yield* analyser.analyse(cubeStl(), "after.stl", "app")).volume, 1000, "a file after a quiet spell starts them again")
+    })))
+
   it.live("over the time budget the thread is terminated and replaced; the next file is analysed", () =>
     Effect.scoped(Effect.gen(function*() {
       const analyser = yield* analyserWith({ workers: 1, timeout: Duration.millis(400) })

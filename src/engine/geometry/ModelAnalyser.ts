@@ -19,7 +19,11 @@
  *   produced (limits.ts, zip.ts, threeMf.ts);
  * - threads: MODEL_ANALYSIS_WORKERS (2); one app runs at most half of them
  *   (rounded up) at once, its further files waiting for its own turn, so
- *   one app cannot hold every thread while the others wait.
+ *   one app cannot hold every thread while the others wait. The threads
+ *   start when a file needs them and end IDLE_POOL_TIMEOUT after the last
+ *   file: an idle service holds none of their memory (about 23 MiB each),
+ *   and the first file after a quiet spell waits for its thread to start
+ *   (docs/geometry.md).
  *
  * Exceeding a budget is a ModelError whose `type` names it
  * (ModelAnalysisTimeout, ModelAnalysisOutOfMemory, ModelTooComplex,
@@ -76,6 +80,13 @@ export const perAppOf = (options: ModelAnalyserOptions) => Math.max(1, options.p
 
 const WORKER = new URL("./analysisWorker.ts", import.meta.url)
 
+/**
+ * The threads end when no file has been analysed for this long. Long enough
+ * that a burst of parts keeps them; short enough that a service whose callers
+ * send no models gives their memory back soon after the last one.
+ */
+export const IDLE_POOL_TIMEOUT = Duration.seconds(30)
+
 /** Node's error for a worker that ran out of its heap. */
 const isOutOfMemory = (error: unknown) => Predicate.hasProperty(error, "code") && error.code === "ERR_WORKER_OUT_OF_MEMORY"
 
@@ -87,8 +98,8 @@ interface Analyser extends ModelAnalyserShape {
   readonly close: () => Promise<void>
 }
 
-/** A pool and what runs files on it, with fixed options; `close` ends its threads. */
-const makeAnalyser = (options: ModelAnalyserOptions): Analyser => {
+/** A piscina pool of `workers` threads, all started with it; a terminated thread is replaced. */
+const makePool = (options: ModelAnalyserOptions) => {
   const pool = new Piscina<AnalysisTask, AnalysisOutcome>({
     filename: WORKER.href,
     minThreads: options.workers,
@@ -100,6 +111,50 @@ const makeAnalyser = (options: ModelAnalyserOptions): Analyser => {
   })
   // An error of a thread with no task (there should be none): reported, never an unhandled 'error' event.
   pool.on("error", (error) => console.error("model analyser: a worker thread failed", error))
+  return pool
+}
+
+/**
+ * The pool while files are analysed: made for the first, destroyed
+ * `idleTimeout` after the last. The whole pool comes and goes, not
+ * each thread (piscina's `minThreads: 0`): piscina replaces a thread it
+ * terminates (a budget, an interruption) only up to `minThreads`, and a file
+ * queued behind it would then wait for the next one to arrive.
+ */
+const onDemandPool = (options: ModelAnalyserOptions, idleTimeout: Duration.Duration) => {
+  let pool: Piscina<AnalysisTask, AnalysisOutcome> | undefined
+  let inFlight = 0
+  let idleTimer: ReturnType<typeof setTimeout> | undefined
+  return {
+    /** The pool for one more file; `release` once it is settled, exactly once. */
+    acquire: () => {
+      clearTimeout(idleTimer)
+      inFlight++
+      pool ??= makePool(options)
+      return pool
+    },
+    release: () => {
+      if (--inFlight > 0) return
+      // Unref'd: a timer waiting to end idle threads does not keep the process alive.
+      idleTimer = setTimeout(() => {
+        const idle = pool
+        pool = undefined
+        void idle?.destroy()
+      }, Duration.toMillis(idleTimeout)).unref()
+    },
+    threadIds: () => pool?.threads.map((thread) => thread.threadId) ?? [],
+    close: async () => {
+      clearTimeout(idleTimer)
+      const open = pool
+      pool = undefined
+      await open?.destroy()
+    }
+  }
+}
+
+/** A pool and what runs files on it, with fixed options; `close` ends its threads. */
+const makeAnalyser = (options: ModelAnalyserOptions, idleTimeout: Duration.Duration): Analyser => {
+  const pools = onDemandPool(options, idleTimeout)
   const limits: AnalysisLimits = { maxTriangles: options.maxTriangles, maxUnpackedBytes: options.maxUnpackedBytes }
   // setTimeout takes at most 2³¹ − 1 ms (24.8 days); more would fire at once.
   const timeoutMs = Math.min(Duration.toMillis(options.timeout), 2 ** 31 - 1)
@@ -121,7 +176,9 @@ const makeAnalyser = (options: ModelAnalyserOptions): Analyser => {
       let timer: ReturnType<typeof setTimeout> | undefined
       let expired = false
       let settled = false
+      const pool = pools.acquire()
       const settle = () => {
+        if (!settled) pools.release()
         settled = true
         clearTimeout(timer)
         port1.close()
@@ -182,15 +239,18 @@ const makeAnalyser = (options: ModelAnalyserOptions): Analyser => {
         Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.type": error.type ?? "UnreadableModel" })),
         Effect.withSpan("geometry analyse", { attributes: { "model.bytes": bytes.length, "app.id": appId } }, { captureStackTrace: false })
       ),
-    threadIds: () => pool.threads.map((thread) => thread.threadId),
-    close: () => pool.destroy()
+    threadIds: pools.threadIds,
+    close: pools.close
   }
 }
 
-/** An analyser with fixed options, its pool closed with the scope. */
-export const makeModelAnalyser = (options: ModelAnalyserOptions): Effect.Effect<ModelAnalyserShape, never, Scope.Scope> =>
+/** An analyser with fixed options, its pool closed with the scope; its threads end after `idleTimeout` without a file. */
+export const makeModelAnalyser = (
+  options: ModelAnalyserOptions,
+  idleTimeout: Duration.Duration = IDLE_POOL_TIMEOUT
+): Effect.Effect<ModelAnalyserShape, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.sync(() => makeAnalyser(options)),
+    Effect.sync(() => makeAnalyser(options, idleTimeout)),
     (analyser) => Effect.promise(() => analyser.close())
   )
 
@@ -204,7 +264,7 @@ const fromConfig: ModelAnalyserShape = {
         ? processPool.analyse(bytes, fileName, appId)
         : configured.pipe(
           Effect.flatMap((options) => {
-            processPool ??= makeAnalyser(options)
+            processPool ??= makeAnalyser(options, IDLE_POOL_TIMEOUT)
             return processPool.analyse(bytes, fileName, appId)
           })
         )

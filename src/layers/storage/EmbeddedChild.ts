@@ -23,6 +23,7 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { ExitCode } from "../StartFailure.ts"
 import { DataDirInUse } from "./EmbeddedDatabase.ts"
+import { PGLITE_PROCESS_FLAGS } from "./PgliteSettings.ts"
 import { DataDirNotPrivate } from "./PrivateDataDir.ts"
 
 /** The process's script, run by this process's own node. */
@@ -63,7 +64,7 @@ const describeExit = ({ code, signal }: Exited) => (signal !== null ? `signal ${
 
 const spawnDatabaseProcess = (dataDir: string): Running => {
   // Its lines go where the server's go (the same stdout and stderr), even after the server is gone.
-  const child = spawn(process.execPath, [EMBEDDED_DATABASE_SCRIPT, Path.resolve(dataDir)], {
+  const child = spawn(process.execPath, [...PGLITE_PROCESS_FLAGS, EMBEDDED_DATABASE_SCRIPT, Path.resolve(dataDir)], {
     stdio: ["ignore", "inherit", "inherit", "ipc"],
     serialization: "json"
   })

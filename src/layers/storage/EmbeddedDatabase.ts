@@ -14,11 +14,14 @@
  */
 import { PGlite } from "@electric-sql/pglite"
 import { Data, Effect, Schedule, Schema } from "effect"
+import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
 import { PgliteBridge } from "./PgliteBridge.ts"
-import { makeDataDirPrivate, PrivateNodeFS } from "./PrivateDataDir.ts"
+import { PGLITE_PROCESS_FLAGS, pgliteOptions } from "./PgliteSettings.ts"
+import { makeDataDirPrivate } from "./PrivateDataDir.ts"
 
 export class DataDirInUse extends Schema.TaggedError<DataDirInUse>()("DataDirInUse", {
   message: Schema.String
@@ -158,6 +161,34 @@ const acquireLock = (dataDir: string, options: { readonly wait: boolean; readonl
     )
   })
 
+const CREATE_SCRIPT = fileURLToPath(new URL("./createDataDirProcess.ts", import.meta.url))
+
+/**
+ * A fresh DATA_DIR's database, created by a process of its own
+ * (createDataDirProcess.ts, for the memory initdb takes) in `pgdata.new`,
+ * then moved to `pgdata`: a creation cut short (the server killed) leaves no
+ * half-made database for the next start to open, only a directory it
+ * replaces.
+ */
+const createInOwnProcess = (pgdata: string) =>
+  Effect.gen(function*() {
+    const creating = `${pgdata}.new`
+    Fs.rmSync(creating, { recursive: true, force: true })
+    const failure = yield* Effect.callback<string | undefined>((resume) => {
+      const child = spawn(process.execPath, [...PGLITE_PROCESS_FLAGS, CREATE_SCRIPT, creating], { stdio: ["ignore", "ignore", "pipe"] })
+      let stderr = ""
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => stderr = (stderr + chunk).slice(-2000))
+      child.once("error", (error) => resume(Effect.succeed(error.message)))
+      child.once("exit", (code, signal) =>
+        resume(Effect.succeed(code === 0 ? undefined : stderr.trim() || (signal !== null ? `signal ${signal}` : `exit code ${code}`))))
+      return Effect.sync(() =>
+        child.kill("SIGKILL")
+      )
+    })
+    if (failure !== undefined) return yield* Effect.die(new Error(`the database of DATA_DIR could not be created: ${failure}`))
+    Fs.renameSync(creating, pgdata)
+  })
+
 export interface OpenOptions {
   /** Share the database over `gateway.sock` (a server's database process). */
   readonly share: boolean
@@ -178,8 +209,10 @@ export const openEmbedded = (dataDir: string, options: OpenOptions) =>
   Effect.gen(function*() {
     yield* makeDataDirPrivate(dataDir)
     yield* acquireLock(dataDir, { wait: options.waitForLock, server: options.server })
+    const pgdata = Path.join(Path.resolve(dataDir), "pgdata")
+    if (!Fs.existsSync(pgdata)) yield* createInOwnProcess(pgdata)
     const db = yield* Effect.acquireRelease(
-      Effect.promise(() => PGlite.create({ fs: new PrivateNodeFS(Path.join(Path.resolve(dataDir), "pgdata")) })),
+      Effect.promise(() => PGlite.create(pgliteOptions(pgdata))),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
     )
     const bridge = yield* Effect.acquireRelease(
