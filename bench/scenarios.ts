@@ -140,6 +140,8 @@ export interface SuiteTargets {
   readonly service: PreparedService
   /** Needed by `read`. */
   readonly baselines?: Baselines
+  /** With `--storage pglite`, for `read`: the same service on PostgreSQL, which the embedded one is compared with. */
+  readonly onPostgres?: PreparedService
   /** Needed by `part`: serves MODEL_PATH. */
   readonly fixtureHost?: Server
   /** Needed by `tracing`: the service started with OTEL_EXPORTER_OTLP_ENDPOINT. */
@@ -156,7 +158,7 @@ const need = <A>(value: A | undefined, what: string): A => {
   return value
 }
 
-const read = ({ service, baselines }: SuiteTargets): Scenario => {
+const read = ({ service, baselines, onPostgres }: SuiteTargets): Scenario => {
   const { ceiling, peer, secret } = need(baselines, "the baselines")
   const id = service.customer.id
   return {
@@ -164,6 +166,9 @@ const read = ({ service, baselines }: SuiteTargets): Scenario => {
     title: "authenticated GET /v1/customer/{id}",
     targets: [
       customerRead("service", "service", service.server, service.secret, id),
+      ...(onPostgres === undefined
+        ? []
+        : [customerRead("postgres", "service on PostgreSQL", onPostgres.server, onPostgres.secret, onPostgres.customer.id)]),
       customerRead("peer", "pg peer (node:http + pg)", peer, secret, id),
       customerRead("ceiling", "ceiling (node:http, memory)", ceiling, secret, id)
     ],
@@ -172,8 +177,14 @@ const read = ({ service, baselines }: SuiteTargets): Scenario => {
         label: "read / pg peer",
         numerator: { scenario: "read", target: "service" },
         denominator: { scenario: "read", target: "peer" },
-        goal: { atLeast: 1.0, stretch: 1.5 }
+        goal: { atLeast: 1.2, stretch: 1.5 }
       },
+      ...(onPostgres === undefined ? [] : [{
+        label: "PGlite / PostgreSQL",
+        numerator: { scenario: "read" as const, target: "service" },
+        denominator: { scenario: "read" as const, target: "postgres" },
+        goal: { atLeast: 0.6 }
+      }]),
       { label: "read / ceiling", numerator: { scenario: "read", target: "service" }, denominator: { scenario: "read", target: "ceiling" } }
     ]
   }

@@ -56,6 +56,13 @@ export interface Server {
    * 4.0+, `/proc/<pid>/clear_refs`); false when the kernel does not allow it.
    */
   readonly resetPeakRss: () => boolean
+  /**
+   * The largest sum of the peaks (VmHWM) of the process and its child
+   * processes seen while it started, sampled every 50 ms until it was ready:
+   * a child that ran and exited during the start (embedded PGlite's creation
+   * of a fresh DATA_DIR) counts with the others alive beside it (Linux only).
+   */
+  readonly startupPeakRssMiB: () => number | undefined
   readonly stop: () => Promise<void>
 }
 
@@ -232,6 +239,11 @@ export const startServer = async (spec: ServerSpec): Promise<Server> => {
   const pid = child.pid
   if (pid === undefined) throw new Error(`${spec.name}: could not start ${NODE}`)
 
+  let startupPeak: number | undefined
+  const sampleStartupPeak = () => {
+    const now = sumOverTree(pid, (one) => readStatusMiB(one, "VmHWM"))
+    if (now !== undefined) startupPeak = Math.max(startupPeak ?? 0, now)
+  }
   let stopped: Promise<void> | undefined
   const server: Server = {
     name: spec.name,
@@ -242,6 +254,7 @@ export const startServer = async (spec: ServerSpec): Promise<Server> => {
     peakRssMiB: () => (exited(child) ? undefined : sumOverTree(pid, (one) => readStatusMiB(one, "VmHWM"))),
     rssMiB: () => (exited(child) ? undefined : sumOverTree(pid, (one) => readStatusMiB(one, "VmRSS"))),
     resetPeakRss: () => !exited(child) && processTree(pid).every(resetPeakRss),
+    startupPeakRssMiB: () => startupPeak,
     stop: () => {
       stopped ??= (async () => {
         if (!exited(child)) {
@@ -266,6 +279,7 @@ export const startServer = async (spec: ServerSpec): Promise<Server> => {
     throw new Error(`${spec.name} ${why}\n--- its output ---\n${output}`)
   }
   while (!listening) {
+    sampleStartupPeak()
     if (exited(child)) return fail(`exited (code ${child.exitCode}, signal ${child.signalCode}) before listening`)
     if (Date.now() > deadline) return fail("did not log \"Listening on http\" in time")
     await sleep(50)
@@ -273,6 +287,7 @@ export const startServer = async (spec: ServerSpec): Promise<Server> => {
   if (spec.readyPath !== undefined) {
     let last = "no answer"
     for (;;) {
+      sampleStartupPeak()
       if (exited(child)) return fail(`exited (code ${child.exitCode}) before ${spec.readyPath} answered 200`)
       if (Date.now() > deadline) return fail(`${spec.readyPath} did not answer 200 in time (last: ${last})`)
       try {
@@ -283,8 +298,9 @@ export const startServer = async (spec: ServerSpec): Promise<Server> => {
       } catch (error) {
         last = error instanceof Error ? error.message : String(error)
       }
-      await sleep(100)
+      await sleep(50)
     }
   }
+  sampleStartupPeak()
   return server
 }

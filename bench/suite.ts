@@ -24,6 +24,7 @@ import { type BenchDatabase, countRows, createBenchDatabase } from "./postgres.t
 import { buildScenarios, checkScenario, prepareService, RATE_LIMIT_ON, type Scenario, SCENARIO_IDS, type SuiteTargets } from "./scenarios.ts"
 import { freePort, memoryByProcess, NODE, type Server, startServer } from "./servers.ts"
 import { fixed, thousands } from "./stats.ts"
+import { checkGoals, renderGoals } from "./suite-goals.ts"
 import { type Cell, renderResult, summarize, writeResult } from "./suite-report.ts"
 import { BenchmarkInvalid, cleanupOnExit, startBaselines, startService, type Storage } from "./targets.ts"
 
@@ -103,6 +104,9 @@ const startTargets = async (db: BenchDatabase): Promise<SuiteTargets> => {
   startupMemory = memoryByProcess(started)
   const service = await prepareService(started)
   const baselines = needs("read") ? await startBaselines(db, service.customer) : undefined
+  const onPostgres = needs("read") && storage === "pglite"
+    ? await prepareService(await startService({ name: "service (postgres)", storage: "postgres", databaseUrl: db.url, nodeOptions }))
+    : undefined
   const traced = needs("tracing") && fixtureHost !== undefined
     ? await prepareService(
       await startService({
@@ -130,6 +134,7 @@ const startTargets = async (db: BenchDatabase): Promise<SuiteTargets> => {
   return {
     service,
     ...(baselines === undefined ? {} : { baselines }),
+    ...(onPostgres === undefined ? {} : { onPostgres }),
     ...(fixtureHost === undefined ? {} : { fixtureHost }),
     ...(traced === undefined ? {} : { traced }),
     ...(limited === undefined ? {} : { limited })
@@ -203,6 +208,8 @@ const checkMetered = async (db: BenchDatabase, cells: ReadonlyArray<Cell>, targe
   const checks: Array<[string, number]> = []
   if (storage === "postgres") {
     checks.push(["meter_event", answered([targets.service.server, targets.traced?.server, targets.limited?.memory.server, targets.limited?.redis.server])])
+  } else if (targets.onPostgres !== undefined) {
+    checks.push(["meter_event", answered([targets.onPostgres.server])])
   }
   if (targets.baselines !== undefined) checks.push(["bench_meter", answered([targets.baselines.peer])])
   const lines: Array<string> = []
@@ -227,6 +234,7 @@ const main = async () => {
 
   const processes = [
     targets.service.server,
+    targets.onPostgres?.server,
     targets.baselines?.peer,
     targets.baselines?.ceiling,
     targets.traced?.server,
@@ -263,9 +271,18 @@ const main = async () => {
   console.log(`\nmedian of ${rounds} round${rounds === 1 ? "" : "s"}; errors: unexpected status or body, socket errors and timeouts, warm-ups included\n`)
   console.log(renderResult(result, scenarios.flatMap((scenario) => scenario.ratios)))
   console.log(
-    `\nservice memory: start-up high-water mark ${describeMemory(startupMemory, "peakMiB")}; ` +
+    `\nservice memory: start-up high-water mark ${describeMemory(startupMemory, "peakMiB")} when ready ` +
+      `(${thousands(targets.service.server.startupPeakRssMiB() ?? Number.NaN)} MiB at most while starting, processes gone since included); ` +
       `resident after setup, before the load ${describeMemory(beforeLoadMemory, "rssMiB")}`
   )
+  const serviceRows = result.rows.filter((row) =>
+    cells.some((cell) =>
+      cell.scenario.id === row.scenario && cell.target === row.target &&
+      cell.scenario.targets.find((target) => target.key === cell.target)?.server === targets.service.server
+    )
+  )
+  const startupPeak = targets.service.server.startupPeakRssMiB()
+  console.log(`\ngoals (issue 19):\n${renderGoals(checkGoals(result.rows, serviceRows, storage, startupPeak))}\n`)
   console.log(`metered: ${metered}`)
   if (exported !== undefined) {
     console.log(

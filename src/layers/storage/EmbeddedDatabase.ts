@@ -19,6 +19,7 @@ import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { DATABASE_TEMPLATE } from "./DatabaseTemplate.ts"
 import { PgliteBridge } from "./PgliteBridge.ts"
 import { PGLITE_PROCESS_FLAGS, pgliteOptions } from "./PgliteSettings.ts"
 import { makeDataDirPrivate } from "./PrivateDataDir.ts"
@@ -163,30 +164,41 @@ const acquireLock = (dataDir: string, options: { readonly wait: boolean; readonl
 
 const CREATE_SCRIPT = fileURLToPath(new URL("./createDataDirProcess.ts", import.meta.url))
 
+/** Runs createDataDirProcess.ts on `directory`; why it failed, or undefined. */
+const createInOwnProcess = (directory: string) =>
+  Effect.callback<string | undefined>((resume) => {
+    const child = spawn(process.execPath, [...PGLITE_PROCESS_FLAGS, CREATE_SCRIPT, directory], { stdio: ["ignore", "ignore", "pipe"] })
+    let stderr = ""
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => stderr = (stderr + chunk).slice(-2000))
+    child.once("error", (error) => resume(Effect.succeed(error.message)))
+    child.once("exit", (code, signal) =>
+      resume(Effect.succeed(code === 0 ? undefined : stderr.trim() || (signal !== null ? `signal ${signal}` : `exit code ${code}`))))
+    return Effect.sync(() =>
+      child.kill("SIGKILL")
+    )
+  })
+
 /**
- * A fresh DATA_DIR's database, created by a process of its own
- * (createDataDirProcess.ts, for the memory initdb takes) in `pgdata.new`,
- * then moved to `pgdata`: a creation cut short (the server killed) leaves no
- * half-made database for the next start to open, only a directory it
- * replaces.
+ * A fresh DATA_DIR's database, made in `pgdata.new`, then moved to `pgdata`
+ * (a creation cut short, the server killed, leaves no half-made database for
+ * the next start to open): a copy of the install's template
+ * (DatabaseTemplate.ts), or, without one (installed with
+ * `--ignore-scripts`), initdb in a process of its own, for the memory it
+ * takes (createDataDirProcess.ts). What the copy writes is as private as
+ * the rest of DATA_DIR: the template's modes are 0700 and 0600, and the
+ * umask of this process is 077 (PrivateDataDir.ts).
  */
-const createInOwnProcess = (pgdata: string) =>
+export const createDatabase = (pgdata: string, template: string = DATABASE_TEMPLATE) =>
   Effect.gen(function*() {
-    const creating = `${pgdata}.new`
-    Fs.rmSync(creating, { recursive: true, force: true })
-    const failure = yield* Effect.callback<string | undefined>((resume) => {
-      const child = spawn(process.execPath, [...PGLITE_PROCESS_FLAGS, CREATE_SCRIPT, creating], { stdio: ["ignore", "ignore", "pipe"] })
-      let stderr = ""
-      child.stderr.setEncoding("utf8").on("data", (chunk: string) => stderr = (stderr + chunk).slice(-2000))
-      child.once("error", (error) => resume(Effect.succeed(error.message)))
-      child.once("exit", (code, signal) =>
-        resume(Effect.succeed(code === 0 ? undefined : stderr.trim() || (signal !== null ? `signal ${signal}` : `exit code ${code}`))))
-      return Effect.sync(() =>
-        child.kill("SIGKILL")
-      )
-    })
-    if (failure !== undefined) return yield* Effect.die(new Error(`the database of DATA_DIR could not be created: ${failure}`))
-    Fs.renameSync(creating, pgdata)
+    const making = `${pgdata}.new`
+    Fs.rmSync(making, { recursive: true, force: true })
+    if (Fs.existsSync(template)) {
+      Fs.cpSync(template, making, { recursive: true, mode: Fs.constants.COPYFILE_EXCL })
+    } else {
+      const failure = yield* createInOwnProcess(making)
+      if (failure !== undefined) return yield* Effect.die(new Error(`the database of DATA_DIR could not be created: ${failure}`))
+    }
+    Fs.renameSync(making, pgdata)
   })
 
 export interface OpenOptions {
@@ -210,7 +222,7 @@ export const openEmbedded = (dataDir: string, options: OpenOptions) =>
     yield* makeDataDirPrivate(dataDir)
     yield* acquireLock(dataDir, { wait: options.waitForLock, server: options.server })
     const pgdata = Path.join(Path.resolve(dataDir), "pgdata")
-    if (!Fs.existsSync(pgdata)) yield* createInOwnProcess(pgdata)
+    if (!Fs.existsSync(pgdata)) yield* createDatabase(pgdata)
     const db = yield* Effect.acquireRelease(
       Effect.promise(() => PGlite.create(pgliteOptions(pgdata))),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
