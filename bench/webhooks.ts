@@ -25,10 +25,13 @@
  * each event; "from the API's answer" measures from the moment the call that
  * made the change returned. The deliveries' own times (GET
  * /v1/webhook-delivery) split it: the event's insert to its delivery row
- * (the relay), the row to the attempt's start (the delivery workflow started
- * through the cluster's message storage, then a wait for one of the
- * endpoint's PER_ENDPOINT_CONCURRENCY slots), the attempt's start to receipt
- * (signing, HTTP).
+ * (the fan-out: the dispatcher of the instance whose call wrote it, or the
+ * relay for one it missed), the row to the first attempt's start (the
+ * dispatcher reading the delivery, then a wait for one of the endpoint's
+ * PER_ENDPOINT_CONCURRENCY slots; a delivery handed to its workflow waits
+ * for the cluster's message storage too), the attempt's start to receipt
+ * (signing, HTTP). On PostgreSQL it counts the deliveries that had a
+ * workflow (`started`): none when every first attempt succeeds in time.
  *
  * Exits non-zero when a setup misses the target (p50, the rate made, or an
  * event not received).
@@ -200,7 +203,7 @@ interface Measured {
   readonly p99: number
   readonly max: number
   readonly fromAnswerP50: number
-  readonly relayP50: number
+  readonly fanOutP50: number
   readonly startP50: number
   readonly httpP50: number
   /** The first attempt's whole time as the sender measured it, answer read: how long it held one of the endpoint's slots. */
@@ -217,6 +220,8 @@ interface Measured {
   readonly postgresCpuPercent: number | undefined
   /** PostgreSQL transactions committed per event made (the API call's and its delivery's); PostgreSQL only. */
   readonly commitsPerEvent: number | undefined
+  /** Deliveries of the measured events that had a workflow (handed on by the dispatcher, or the relay's); PostgreSQL only. */
+  readonly workflows: number | undefined
 }
 
 const measure = async (setup: Setup, rate: number, seconds: number, drainSeconds: number): Promise<Measured> => {
@@ -353,7 +358,7 @@ const measure = async (setup: Setup, rate: number, seconds: number, drainSeconds
       if (event === undefined || attempt === undefined) return []
       const rowAt = Date.parse(delivery.createdAt)
       const attemptAt = Date.parse(attempt.at)
-      return [{ relay: rowAt - event.createdAt, start: attemptAt - rowAt, http: event.receivedAt - attemptAt, attempt: attempt.latencyMs }]
+      return [{ fanOut: rowAt - event.createdAt, start: attemptAt - rowAt, http: event.receivedAt - attemptAt, attempt: attempt.latencyMs }]
     })
     const cpu = cpuBefore.every((value) => value !== undefined) && cpuAfter.every((value) => value !== undefined)
       ? cpuAfter.reduce((sum, after, index) => sum + after! - cpuBefore[index]!, 0)
@@ -370,7 +375,7 @@ const measure = async (setup: Setup, rate: number, seconds: number, drainSeconds
       p99: percentile(latencies, 99),
       max: latencies.at(-1) ?? Number.NaN,
       fromAnswerP50: median(fromAnswer),
-      relayP50: median(stages.map((stage) => stage.relay)),
+      fanOutP50: median(stages.map((stage) => stage.fanOut)),
       startP50: median(stages.map((stage) => stage.start)),
       httpP50: median(stages.map((stage) => stage.http)),
       attemptP50: median(stages.map((stage) => stage.attempt)),
@@ -382,7 +387,15 @@ const measure = async (setup: Setup, rate: number, seconds: number, drainSeconds
       failures: measured.failures + measured.calls.length - made.length,
       cpuPercent: cpu === undefined ? undefined : (100 * cpu) / wall,
       postgresCpuPercent: postgresCpu === undefined ? undefined : (100 * postgresCpu) / wall,
-      commitsPerEvent: commitsBefore === undefined || commitsAfter === undefined ? undefined : (commitsAfter - commitsBefore) / made.length
+      commitsPerEvent: commitsBefore === undefined || commitsAfter === undefined ? undefined : (commitsAfter - commitsBefore) / made.length,
+      workflows: database === undefined ? undefined : await withClient(database.name, async (client) => {
+        const measuredIds = [...first.keys()]
+        const counted = await client.query<{ workflows: string }>(
+          "SELECT count(*) AS workflows FROM engine_webhook_delivery WHERE started AND event_id = ANY($1::text[])",
+          [measuredIds]
+        )
+        return Number(counted.rows[0]!.workflows)
+      })
     }
   } finally {
     await Promise.all(servers.map((server) => server.stop()))
@@ -444,16 +457,20 @@ const main = async () => {
     1,
     [12]
   ))
-  console.log("\nwhere the time goes (medians, ms): event -> delivery row (relay), row -> attempt start (cluster, endpoint slot), attempt -> receipt\n")
+  console.log(
+    "\nwhere the time goes (medians, ms): event -> delivery row (fan-out), row -> first attempt's start (endpoint slot; workflow if handed on), " +
+      "attempt -> receipt\n"
+  )
   console.log(renderTable(
-    ["setup", "relay", "start", "http", "attempt", "commits/event", "retried", "unverified", "not succeeded", "failed calls"],
+    ["setup", "fan-out", "start", "http", "attempt", "commits/event", "workflows", "retried", "unverified", "not succeeded", "failed calls"],
     rows.map((row) => [
       row.setup,
-      ms(row.relayP50),
+      ms(row.fanOutP50),
       ms(row.startP50),
       ms(row.httpP50),
       ms(row.attemptP50),
       fixed(row.commitsPerEvent, 1),
+      row.workflows === undefined ? "-" : thousands(row.workflows),
       String(row.retried),
       String(row.unverified),
       String(row.notSucceeded),

@@ -82,10 +82,11 @@ export class Engine extends Context.Service<Engine, {
             const handler = table.get(operation)!
             const step = handler(context, input as never) as Step<OperationAnswer<E>>
             const precondition = context.precondition
-            const events: CallEvents = { wrote: false }
+            const events: CallEvents = { ids: [] }
             return (precondition === undefined ? step : underPrecondition(operation, context.appId, precondition, step)).pipe(
-              // Committed by now: the relay, if it runs in this process, picks the events up at once.
-              Effect.tap(() => events.wrote ? Effect.sync(eventsCommitted) : Effect.void),
+              // Ended, so its transactions have committed (or rolled back): the dispatcher, if this process runs one, makes
+              // the events' first attempts at once. A failed call may have committed some too; a rolled-back id names no row.
+              Effect.ensuring(Effect.sync(() => events.ids.length === 0 ? undefined : eventsCommitted(events.ids))),
               Effect.catchTag("SqlError", (error) => isOutage(error) ? Effect.fail(EngineError.storageUnavailable()) : Effect.die(error)),
               Effect.provideService(RecordRepository, repository),
               Effect.provideService(SqlClient.SqlClient, sql),

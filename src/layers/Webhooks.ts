@@ -1,8 +1,9 @@
 /**
  * Webhook delivery, composed where the engine runs (the gateway's embedded
- * engine, or `npm run engine`): the sender as AppConfig configured it, and
- * the delivery workflows and the relay on Effect's cluster over the engine's
- * own database (docs/webhooks.md).
+ * engine, or `npm run engine`): the sender as AppConfig configured it, the
+ * dispatcher (every instance's own calls' events, first attempts at once),
+ * and the delivery workflows and the relay on Effect's cluster over the
+ * engine's own database (docs/webhooks.md).
  *
  * - PGlite admits one process, so one runner: `SingleRunner`, messages and
  *   shard locks in the database, no network.
@@ -34,6 +35,7 @@ import { SocketServer } from "effect/socket"
 import type { SqlClient } from "effect/sql"
 import { InvalidConfig } from "../domain/Errors.ts"
 import { DeliverWebhookLive } from "../engine/events/delivery.ts"
+import { DispatcherHandOffsLive, leaseFor, webhookDispatcherLayer } from "../engine/events/dispatcher.ts"
 import { WebhookRelayLive } from "../engine/events/relay.ts"
 import { webhookSenderLayer } from "../engine/events/sender.ts"
 import { RecordRepository } from "../engine/RecordRepository.ts"
@@ -84,8 +86,13 @@ const postgresCluster = Layer.unwrap(Effect.gen(function*() {
   )
 }))
 
+/** The dispatcher, its leases as long as WEBHOOK_TIMEOUT calls for. */
+const WebhookDispatcherLive = Layer.unwrap(Effect.map(AppConfig, (config) => webhookDispatcherLayer({ lease: leaseFor(config.webhooks.timeout) })))
+
 /**
- * The delivery workflows and the relay, on the cluster the storage calls for.
+ * The delivery workflows, the relay and the dispatcher's hand-offs on the
+ * cluster the storage calls for; the dispatcher beneath them, started first,
+ * so that it takes a call's events while the cluster is still starting.
  * A runner that cannot listen stops the start as a defect carrying the
  * InvalidConfig, which the start's report names as it names any other
  * (src/layers/StartFailure.ts), so the layers above keep their types.
@@ -94,9 +101,10 @@ export const WebhookDeliveryLive = Layer.unwrap(Effect.map(AppConfig, (config) =
   const cluster: Layer.Layer<Sharding.Sharding | MessageStorage.MessageStorage, never, SqlClient.SqlClient | AppConfig> = Option.isSome(config.databaseUrl)
     ? Layer.orDie(postgresCluster)
     : embeddedCluster
-  return Layer.mergeAll(DeliverWebhookLive, WebhookRelayLive).pipe(
+  return Layer.mergeAll(DeliverWebhookLive, WebhookRelayLive, DispatcherHandOffsLive).pipe(
     Layer.provide(ClusterWorkflowEngine.layer),
     Layer.provide(cluster),
+    Layer.provide(WebhookDispatcherLive),
     Layer.provide(RecordRepository.layer),
     // Its own configured sender: the attempts never fall back to the reference's default.
     Layer.provide(WebhookSenderLive)

@@ -3,6 +3,9 @@
  * with the `standardwebhooks` library: endpoints and their secret (shown
  * once, rotated), the test event, deliveries with retries on a 500 and on a
  * timeout, redelivery, the event feed, and the SSRF refusal of a private URL.
+ * A call's events are attempted first by its own instance's dispatcher, at
+ * once; events written outside a call (`emit` here, as quote expiry writes
+ * them) and deliveries whose lease ran out are the relay's.
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
@@ -13,6 +16,7 @@ import { DEFAULT_MODEL_FETCH } from "../../src/domain/ModelSettings.ts"
 import { DEFAULT_WEBHOOKS } from "../../src/domain/WebhookSettings.ts"
 import { attemptDelivery, disableEndpointAfter, MAX_ATTEMPTS } from "../../src/engine/events/attempts.ts"
 import { recordEvent } from "../../src/engine/events/outbox.ts"
+import { FALLBACK_GRACE } from "../../src/engine/events/relay.ts"
 import { PER_ENDPOINT_CONCURRENCY, webhookSenderLayer } from "../../src/engine/events/sender.ts"
 import { RecordRepository } from "../../src/engine/RecordRepository.ts"
 import { backends } from "../support/backends.ts"
@@ -47,8 +51,97 @@ for (const backend of backends) {
         const sql = yield* SqlClient.SqlClient
         return yield* sql.withTransaction(recordEvent(appId, "endpoint.test", { endpointId: "emitted-by-the-test" }))
       }).pipe(Effect.provide(RecordRepository.layer), Effect.orDie)
-      return { client, receiver, appId, call, ok, path, emit }
+      /** A state change made through the API: a service job, whose `service_job.created` the call writes. */
+      const change = Effect.gen(function*() {
+        const job = yield* ok("POST", "/v1/service-job", { name: "Webhook test", technologyId: "fdm", ticketModelIds: [] })
+        const events: ReadonlyArray<{ readonly id: string; readonly createdAt: string; readonly data: any }> = yield* ok(
+          "GET",
+          "/v1/event?type=service_job.created"
+        )
+        return events.find((event) => event.data.object.id === job.id)!
+      })
+      /** A delivery's columns the API does not answer. */
+      const deliveryRow = (id: string) =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const [row] = yield* sql<{ started: boolean; leased: boolean }>`
+            SELECT started, claimed_until IS NOT NULL AS leased FROM engine_webhook_delivery WHERE id = ${id}`
+          return row!
+        }).pipe(Effect.orDie)
+      return { client, receiver, appId, call, ok, path, emit, change, deliveryRow }
     })
+
+    it.effect("a call's event is attempted first by its own instance at once, without a workflow; a retry is its workflow's", () =>
+      Effect.gen(function*() {
+        const { ok, receiver, path, change, deliveryRow } = yield* setup
+        const failing = `${path}/first-fails`
+        const endpoint = yield* ok("POST", "/v1/webhook-endpoint", { url: receiver.url(failing), events: ["service_job.created"] })
+        const quick = yield* ok("POST", "/v1/webhook-endpoint", { url: receiver.url(path), events: ["service_job.created"] })
+        receiver.plan(failing, [{ status: 500 }])
+
+        const event = yield* change
+        const [delivered] = yield* receiver.waitFor(path, 1)
+        const [failed] = yield* receiver.waitFor(failing, 1)
+        // The relay would fan the event out FALLBACK_GRACE after its write at the earliest.
+        for (const request of [delivered!, failed!]) {
+          assert.strictEqual(verified(request === delivered ? quick.secret : endpoint.secret, request).id, event.id)
+          assert.isBelow(request.at - Date.parse(event.createdAt), Duration.toMillis(FALLBACK_GRACE))
+        }
+        yield* Effect.sleep("300 millis")
+        const [done] = yield* ok("GET", `/v1/webhook-delivery?endpointId=${quick.id}`)
+        assert.strictEqual(done.status, "succeeded")
+        assert.deepStrictEqual(done.attempts.map((attempt: any) => attempt.statusCode), [204])
+        // Delivered by the dispatcher's lease-holding attempt; no workflow was ever started for it.
+        assert.deepStrictEqual(yield* deliveryRow(done.id), { started: false, leased: true })
+
+        // The 500 is retried about 5 s later (±20 %) by the workflow the dispatcher handed the delivery to, as attempt 2.
+        const [, retried] = yield* receiver.waitFor(failing, 2)
+        assert.isAtLeast(retried!.at - failed!.at, 3_900)
+        yield* Effect.sleep("300 millis")
+        const [pendingThenDone] = yield* ok("GET", `/v1/webhook-delivery?endpointId=${endpoint.id}`)
+        assert.strictEqual(pendingThenDone.status, "succeeded")
+        assert.deepStrictEqual(pendingThenDone.attempts.map((attempt: any) => attempt.statusCode), [500, 204])
+        assert.deepStrictEqual(yield* deliveryRow(pendingThenDone.id), { started: true, leased: true })
+        // Past the relay's grace, still one delivery per endpoint: the relay did not fan the event out again.
+        assert.strictEqual((yield* ok("GET", `/v1/webhook-delivery?eventId=${event.id}`)).length, 2)
+        assert.strictEqual(receiver.received(path).length, 1)
+      }))
+
+    it.effect("a delivery whose lease ran out unattempted (its instance died) is started by the relay; one still leased is not", () =>
+      Effect.gen(function*() {
+        const { ok, receiver, path, appId, deliveryRow } = yield* setup
+        const endpoint = yield* ok("POST", "/v1/webhook-endpoint", { url: receiver.url(path), events: ["*"] })
+        const sql = yield* SqlClient.SqlClient
+        // What a dispatcher leaves when its instance dies between fan-out and attempt: events relayed, deliveries leased.
+        const leased = (lease: string) =>
+          Effect.gen(function*() {
+            const eventId = `lease-${lease}-${Math.random().toString(36).slice(2)}`
+            const deliveryId = `delivery-${eventId}`
+            yield* sql`
+              INSERT INTO engine_event (id, app_id, type, created_at, data, relayed)
+              VALUES (${eventId}, ${appId}, 'endpoint.test', now(), ${JSON.stringify({ endpointId: endpoint.id })}::jsonb, true)`
+            yield* sql`
+              INSERT INTO engine_webhook_delivery (id, app_id, endpoint_id, event_id, event_type, status, next_attempt_at, claimed_until, created_at, updated_at)
+              VALUES (${deliveryId}, ${appId}, ${endpoint.id}, ${eventId}, 'endpoint.test', 'pending', now(),
+                now() + ${lease}::interval, now(), now())`
+            return { eventId, deliveryId }
+          }).pipe(Effect.orDie)
+        const expired = yield* leased("-1 second")
+        const current = yield* leased("1 hour")
+
+        const [request] = yield* receiver.waitFor(path, 1)
+        assert.strictEqual(verified(endpoint.secret, request!).id, expired.eventId)
+        yield* Effect.sleep("1500 millis")
+        // The relay looks every 250 ms: the delivery still leased has had six looks and no attempt.
+        assert.deepStrictEqual(receiver.received(path).map((each) => each.headers["webhook-id"]), [expired.eventId])
+        const [taken] = yield* ok("GET", `/v1/webhook-delivery?eventId=${expired.eventId}`)
+        assert.strictEqual(taken.status, "succeeded")
+        assert.deepStrictEqual(taken.attempts.map((attempt: any) => attempt.statusCode), [204])
+        assert.deepStrictEqual(yield* deliveryRow(expired.deliveryId), { started: true, leased: true })
+        const [waiting] = yield* ok("GET", `/v1/webhook-delivery?eventId=${current.eventId}`)
+        assert.deepStrictEqual([waiting.status, waiting.attempts], ["pending", []])
+        assert.deepStrictEqual(yield* deliveryRow(current.deliveryId), { started: false, leased: true })
+      }).pipe(Effect.orDie))
 
     it.effect("an endpoint's secret is answered on create only, and the test event arrives signed with it", () =>
       Effect.gen(function*() {
@@ -119,7 +212,7 @@ for (const backend of backends) {
 
     it.effect("a slow endpoint gets at most 4 requests at a time and holds no other endpoint back", () =>
       Effect.gen(function*() {
-        const { ok, receiver, path, emit } = yield* setup
+        const { ok, receiver, path, change } = yield* setup
         const slow = `${path}/slow-receiver`
         const quick = `${path}/quick-receiver`
         const events = 12
@@ -128,7 +221,8 @@ for (const backend of backends) {
         yield* ok("POST", "/v1/webhook-endpoint", { url: receiver.url(slow), events: ["*"] })
         yield* ok("POST", "/v1/webhook-endpoint", { url: receiver.url(quick), events: ["*"] })
         const started = Date.now()
-        for (let index = 0; index < events; index++) yield* emit
+        // Through calls: the first attempts are the dispatcher's, which waits for the slow endpoint's slots and not for the quick one's.
+        for (let index = 0; index < events; index++) yield* change
         const quickOnes = yield* receiver.waitFor(quick, events)
         const slowOnes = yield* receiver.waitFor(slow, events)
         assert.strictEqual(receiver.maxInFlight(slow), PER_ENDPOINT_CONCURRENCY)
@@ -137,6 +231,34 @@ for (const backend of backends) {
         const lastSlow = Math.max(...slowOnes.map((request) => request.at)) - started
         assert.isAtLeast(lastSlow, 1_600)
         assert.isBelow(lastQuick, lastSlow)
+      }))
+
+    it.effect("a first attempt that gets no slot of its endpoint within SLOT_WAIT goes to its workflow unattempted, which delivers it", () =>
+      Effect.gen(function*() {
+        const { ok, receiver, path, change, deliveryRow } = yield* setup
+        const slow = `${path}/queued`
+        // 900 ms each, 4 at a time: the 30th request waits about 6.5 s for a slot, past SLOT_WAIT (5 s).
+        const events = 30
+        receiver.plan(slow, Array.from({ length: events }, () => ({ status: 200, delayMs: 900 })))
+        const endpoint = yield* ok("POST", "/v1/webhook-endpoint", { url: receiver.url(slow), events: ["service_job.created"] })
+        for (let index = 0; index < events; index++) yield* change
+        yield* receiver.waitFor(slow, events, 30_000)
+        // The last answers come 900 ms after their requests, then are recorded.
+        const listed = ok("GET", `/v1/webhook-delivery?endpointId=${endpoint.id}&limit=100`)
+        let deliveries: ReadonlyArray<any> = yield* listed
+        for (let tries = 0; tries < 50 && deliveries.some((delivery) => delivery.status !== "succeeded"); tries++) {
+          yield* Effect.sleep("100 millis")
+          deliveries = yield* listed
+        }
+        assert.strictEqual(receiver.maxInFlight(slow), PER_ENDPOINT_CONCURRENCY)
+        assert.strictEqual(deliveries.length, events)
+        // Each delivered by one attempt: the dispatcher's, or for those that waited too long, the workflow's.
+        for (const delivery of deliveries) assert.deepStrictEqual(delivery.attempts.map((attempt: any) => attempt.statusCode), [200])
+        const rows = yield* Effect.forEach(deliveries, (delivery) => deliveryRow(delivery.id))
+        const handedOn = rows.filter((row) => row.started).length
+        assert.isAtLeast(handedOn, 1)
+        assert.isBelow(handedOn, events)
+        assert.strictEqual(new Set(receiver.received(slow).map((request) => request.headers["webhook-id"])).size, events)
       }))
 
     it.effect("a delivery is redelivered with the same webhook-id, and a rotated secret signs beside the old one", () =>

@@ -10,7 +10,7 @@
  *
  * `error.type` is the receiver's status code (`500`), `timeout`,
  * `unreachable` (no connection) or `refused` (an address the policy refuses).
- * The lag is what a receiver waits for a change: the relay, the queue of
+ * The lag is what a receiver waits for a change: the fan-out, the queue of
  * its endpoint and every failed attempt before the one answered.
  */
 import { Effect, Metric } from "effect"

@@ -2,7 +2,9 @@
  * One delivery attempt and what follows from it, as steps the delivery
  * workflow (delivery.ts) runs as its activities: when the next attempt is
  * due (RETRY_DELAYS with jitter), and the endpoint disabled once the last
- * attempt of a delivery has failed (docs/webhooks.md).
+ * attempt of a delivery has failed (docs/webhooks.md). The dispatcher
+ * (dispatcher.ts) makes a delivery's first attempt with the same request,
+ * verdict and record (`requestOf`, `judgeAttempt`, store.ts `recordAttempts`).
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -12,7 +14,7 @@ import { findRecord, type RecordOf } from "../crud.ts"
 import type { Step } from "../Operation.ts"
 import { RecordRepository } from "../RecordRepository.ts"
 import { recordEvent } from "./outbox.ts"
-import { type AttemptOutcome, WebhookSender } from "./sender.ts"
+import { type AttemptOutcome, type WebhookRequest, WebhookSender } from "./sender.ts"
 import { abandonDelivery, findDelivery, findEvent, recordAttempt, signingSecrets, type StoredDelivery, type StoredEvent } from "./store.ts"
 import { recordAttemptMetrics } from "./WebhookMetrics.ts"
 
@@ -58,17 +60,34 @@ export type AttemptVerdict = "succeeded" | "retry" | "failed" | "abandoned"
 
 const endpointOf = (delivery: StoredDelivery) => findRecord(WebhookEndpoint, delivery.appId, delivery.endpointId)
 
+/** The signed request of an attempt: the event as its body, every secret that signs now. */
+export const requestOf = (endpoint: { readonly id: string; readonly url: string }, event: StoredEvent, secrets: ReadonlyArray<string>): WebhookRequest => ({
+  endpointId: endpoint.id,
+  url: endpoint.url,
+  eventId: event.id,
+  body: JSON.stringify(event),
+  secrets
+})
+
 /** One attempt to POST the event to the endpoint, signed with the secrets that sign now. */
 export const sendEvent = (endpoint: RecordOf<typeof WebhookEndpoint>, event: StoredEvent): Step<AttemptOutcome> =>
   Effect.gen(function*() {
     const sender = yield* WebhookSender
-    return yield* sender.send({
-      endpointId: endpoint.id,
-      url: endpoint.url,
-      eventId: event.id,
-      body: JSON.stringify(event),
-      secrets: yield* signingSecrets(endpoint.id)
-    })
+    return yield* sender.send(requestOf(endpoint, event, yield* signingSecrets(endpoint.id)))
+  })
+
+/**
+ * What attempt `attempt` of the delivery came to: its verdict, the attempt as
+ * recorded, and where the delivery stands after it (`pending` until the next
+ * attempt, due after retryDelay, or final). Its metrics are recorded here.
+ */
+export const judgeAttempt = (deliveryId: string, attempt: number, outcome: AttemptOutcome, eventCreatedAt: string) =>
+  Effect.gen(function*() {
+    yield* recordAttemptMetrics(outcome, eventCreatedAt)
+    const { succeeded: _succeeded, ...recorded } = outcome
+    const verdict: AttemptVerdict = outcome.succeeded ? "succeeded" : attempt >= MAX_ATTEMPTS ? "failed" : "retry"
+    const nextAttemptAt = verdict === "retry" ? new Date(Date.now() + retryDelay(deliveryId, attempt)) : null
+    return { verdict, attempt: recorded, after: { status: verdict === "retry" ? "pending" as const : verdict, nextAttemptAt } }
   })
 
 /**
@@ -87,13 +106,9 @@ export const attemptDelivery = (deliveryId: string, attempt: number): Step<Attem
       yield* abandonDelivery(deliveryId)
       return "abandoned"
     }
-    const outcome = yield* sendEvent(endpoint, event)
-    yield* recordAttemptMetrics(outcome, event.createdAt)
-    const { succeeded: _succeeded, ...recorded } = outcome
-    const verdict: AttemptVerdict = outcome.succeeded ? "succeeded" : attempt >= MAX_ATTEMPTS ? "failed" : "retry"
-    const nextAttemptAt = verdict === "retry" ? new Date(Date.now() + retryDelay(deliveryId, attempt)) : null
-    yield* recordAttempt(deliveryId, recorded, { status: verdict === "retry" ? "pending" : verdict, nextAttemptAt })
-    return verdict
+    const judged = yield* judgeAttempt(deliveryId, attempt, yield* sendEvent(endpoint, event), event.createdAt)
+    yield* recordAttempt(deliveryId, judged.attempt, judged.after)
+    return judged.verdict
   })
 
 /**

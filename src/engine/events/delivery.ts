@@ -7,15 +7,22 @@
  * replays the attempts made and goes on from the one that was running: a
  * delivery is made at least once, and never lost.
  *
+ * A delivery whose first attempt the dispatcher made (dispatcher.ts) and
+ * that is to be retried is started with `attemptsMade`: the workflow then
+ * first waits the delay after that attempt and goes on from the next one.
+ * Workflows stored before the field existed have none: 0.
+ *
  * The workflow's id is the delivery's, so starting it twice (the relay
- * retried after a crash) runs it once.
+ * retried after a crash, or took over a delivery whose lease ran out) runs
+ * it once.
  */
 import { Effect, Schedule, Schema } from "effect"
+import { SqlClient } from "effect/sql"
 import { Activity, DurableClock, Workflow } from "effect/workflow"
 import { attemptDelivery, disableEndpointAfter, MAX_ATTEMPTS, retryDelay } from "./attempts.ts"
 
 export const DeliverWebhook = Workflow.make("DeliverWebhook", {
-  payload: { deliveryId: Schema.String },
+  payload: { deliveryId: Schema.String, attemptsMade: Schema.optionalKey(Schema.Int) },
   idempotencyKey: ({ deliveryId }) => deliveryId
 })
 
@@ -25,8 +32,11 @@ const Verdict = Schema.Literals(["succeeded", "retry", "failed", "abandoned"])
 const throughOutages = <A, E, R>(step: Effect.Effect<A, E, R>) =>
   step.pipe(Effect.retry({ schedule: Schedule.exponential("500 millis"), times: 6 }), Effect.orDie)
 
-export const DeliverWebhookLive = DeliverWebhook.toLayer(Effect.fnUntraced(function*({ deliveryId }) {
-  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+export const DeliverWebhookLive = DeliverWebhook.toLayer(Effect.fnUntraced(function*({ attemptsMade = 0, deliveryId }) {
+  if (attemptsMade > 0) {
+    yield* DurableClock.sleep({ name: `wait after attempt ${attemptsMade}`, duration: retryDelay(deliveryId, attemptsMade) })
+  }
+  for (let attempt = attemptsMade + 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const verdict = yield* Activity.make({
       name: `attempt ${attempt}`,
       success: Verdict,
@@ -38,3 +48,23 @@ export const DeliverWebhookLive = DeliverWebhook.toLayer(Effect.fnUntraced(funct
   }
   yield* Activity.make({ name: "disable endpoint", execute: throughOutages(disableEndpointAfter(deliveryId)) })
 }))
+
+/** Workflows started at once, at most: each start is a round trip to the cluster's message storage. */
+const START_CONCURRENCY = 32
+
+/**
+ * Starts the deliveries' workflows, each after the attempts it has made
+ * already, and marks the deliveries started. A crash between the two starts
+ * a workflow again, which its id makes a no-op.
+ */
+export const startDeliveryWorkflows = (deliveries: ReadonlyArray<{ readonly id: string; readonly attemptsMade: number }>) =>
+  Effect.gen(function*() {
+    if (deliveries.length === 0) return
+    yield* Effect.forEach(
+      deliveries,
+      ({ attemptsMade, id }) => DeliverWebhook.execute({ deliveryId: id, ...(attemptsMade === 0 ? {} : { attemptsMade }) }, { discard: true }),
+      { concurrency: START_CONCURRENCY, discard: true }
+    )
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`UPDATE engine_webhook_delivery SET started = true WHERE id = ANY(${deliveries.map(({ id }) => id)}::text[])`
+  })

@@ -1,8 +1,11 @@
 /**
  * The outbox: an event is a row written by the step that makes its change,
  * inside that step's transaction, so a committed change always has its event
- * and a rolled-back one never does. The relay (relay.ts) turns rows into
- * deliveries once committed; GET /v1/event reads them as the feed.
+ * and a rolled-back one never does. Once the call has committed, the engine
+ * hands the ids of the events it wrote to this process's dispatcher
+ * (dispatcher.ts), which makes their deliveries and first attempts at once;
+ * the relay (relay.ts) catches up on any it did not take. GET /v1/event reads
+ * the rows as the feed.
  */
 import { Context, Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -14,23 +17,30 @@ import type { Step } from "../Operation.ts"
 /** The request whose operation is running (Engine.run provides it): events record it, so a call can name the events it wrote. */
 export const CurrentRequestId = Context.Reference<string | undefined>("mfg/engine/CurrentRequestId", { defaultValue: () => undefined })
 
-/** Whether the running operation wrote an event (Engine.run provides one per call and reads it once the call has committed). */
+/** The ids of the events the running operation wrote (Engine.run provides one per call and reads it once the call has ended). */
 export interface CallEvents {
-  wrote: boolean
+  readonly ids: Array<string>
 }
 export const CurrentCallEvents = Context.Reference<CallEvents | undefined>("mfg/engine/CurrentCallEvents", { defaultValue: () => undefined })
 
-const committedListeners = new Set<() => void>()
+type CommittedListener = (ids: ReadonlyArray<string>) => void
 
-/** Calls `listener` whenever an operation of this process has committed events (the relay wakes on it); answers the unsubscribe. */
-export const onEventsCommitted = (listener: () => void): () => void => {
+const committedListeners = new Set<CommittedListener>()
+
+/**
+ * Calls `listener` with the ids of the events an operation of this process
+ * wrote, once it has ended (the dispatcher takes them); answers the
+ * unsubscribe. An id may name an event that was rolled back: it names no row
+ * then, and the listener finds none.
+ */
+export const onEventsCommitted = (listener: CommittedListener): () => void => {
   committedListeners.add(listener)
   return () => committedListeners.delete(listener)
 }
 
-/** Tells the listeners that events were committed. */
-export const eventsCommitted = (): void => {
-  for (const listener of committedListeners) listener()
+/** Tells the listeners which events a call wrote. */
+export const eventsCommitted = (ids: ReadonlyArray<string>): void => {
+  for (const listener of committedListeners) listener(ids)
 }
 
 /**
@@ -55,10 +65,10 @@ export const recordEvent = <T extends EventType>(appId: string, type: T, data: E
     const sql = yield* SqlClient.SqlClient
     const requestId = yield* CurrentRequestId
     const call = yield* CurrentCallEvents
-    if (call !== undefined) call.wrote = true
     const id = timeOrderedUuid()
     yield* sql`
       INSERT INTO engine_event (id, app_id, type, created_at, data, request_id)
       VALUES (${id}, ${appId}, ${type}, clock_timestamp(), ${JSON.stringify(encoded)}::jsonb, ${requestId ?? null})`
+    call?.ids.push(id)
     return id
   })

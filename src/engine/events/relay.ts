@@ -1,18 +1,23 @@
 /**
- * The relay: from committed events to running deliveries (docs/webhooks.md).
+ * The relay: the fallback from committed events to running deliveries
+ * (docs/webhooks.md). The dispatcher (dispatcher.ts) fans out, and attempts
+ * first, the events its own process's calls wrote, within milliseconds; the
+ * relay takes whatever it did not:
+ *
+ * 1. events not relayed FALLBACK_GRACE after they were written (written
+ *    outside a call: quote expiry, `endpoint.disabled`; or by an instance that
+ *    died, or whose dispatcher was full or down, before fanning them out),
+ *    fanned out as the dispatcher does (fanOut.ts) but without a lease;
+ * 2. deliveries pending, not started and not leased (made by the relay or a
+ *    redelivery, or leased by a dispatcher that did not hand them on within
+ *    the lease: its instance died), whose workflow it starts after the
+ *    attempts they have made already, and marks them started. The
+ *    workflow's id is the delivery's, so a start repeated after a crash runs
+ *    the delivery once.
  *
  * It runs as a cluster singleton (one instance at a time among those sharing
- * the database; another takes it over when that one stops or dies) and, in
- * a loop:
- *
- * 1. takes the events not yet relayed, oldest first, and in one transaction
- *    makes a delivery for each enabled endpoint of the event's app that
- *    subscribes to its type, and marks the events relayed;
- * 2. starts the delivery workflow of each delivery not yet started and marks
- *    it started. The workflow's id is the delivery's, so a start repeated
- *    after a crash between the two runs the delivery once.
- *
- * It waits POLL_INTERVAL only when a round found nothing to do. Beside it,
+ * the database; another takes it over when that one stops or dies) and
+ * looks every POLL_INTERVAL when a round found nothing to do. Beside it,
  * every EXPIRY_INTERVAL, the quotes whose validity has passed are stored
  * `expired` with their events (src/engine/orders/quoteExpiry.ts): a change
  * made by time rather than by a call, which one instance makes.
@@ -21,59 +26,44 @@ import { Duration, Effect, Schedule } from "effect"
 import { Singleton } from "effect/cluster"
 import { SqlClient } from "effect/sql"
 import type { WorkflowEngine } from "effect/workflow"
-import { WebhookEndpoint } from "../../domain/resources/webhooks.ts"
 import { expireQuotes } from "../orders/quoteExpiry.ts"
-import { DeliverWebhook } from "./delivery.ts"
-import { onEventsCommitted } from "./outbox.ts"
+import { MAX_ATTEMPTS } from "./attempts.ts"
+import { startDeliveryWorkflows } from "./delivery.ts"
+import { fanOut } from "./fanOut.ts"
 
-/**
- * How often an idle relay looks for new events. An operation of this
- * instance that commits events wakes it at once (outbox.ts
- * `eventsCommitted`); events of another instance sharing the database wait
- * for the next look.
- */
+/** How often an idle relay looks for events and deliveries left to it. */
 export const POLL_INTERVAL = Duration.millis(250)
+/**
+ * How long an event may wait for the dispatcher of the instance that wrote
+ * it before the relay fans it out: the dispatcher takes a call's events
+ * within milliseconds of its commit, so an event older than this was missed.
+ */
+export const FALLBACK_GRACE = Duration.seconds(2)
 /** How often quotes past their validity are moved to expired: their event's delay at most. */
 export const EXPIRY_INTERVAL = Duration.minutes(1)
 /** Events, and deliveries, per round. */
 const BATCH = 500
 
-/** Step 1: the oldest events not relayed yet become deliveries; how many events. */
+/** Step 1: the oldest events not relayed within FALLBACK_GRACE become deliveries; how many events. */
 export const relayEvents = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  // Most rounds find nothing: a look through the partial index first, so an idle relay opens no transaction.
-  const waiting = yield* sql`SELECT 1 FROM engine_event WHERE NOT relayed LIMIT 1`
+  // Most rounds find nothing: a look through the partial index first, so an idle relay writes nothing.
+  const waiting = yield* sql`
+    SELECT 1 FROM engine_event WHERE NOT relayed AND created_at < now() - make_interval(secs => ${Duration.toMillis(FALLBACK_GRACE) / 1000})
+    LIMIT 1`
   if (waiting.length === 0) return 0
-  return yield* sql.withTransaction(Effect.gen(function*() {
-    const events = yield* sql<{ id: string }>`
-      SELECT id FROM engine_event WHERE NOT relayed ORDER BY seq LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`
-    if (events.length === 0) return 0
-    const ids = events.map((event) => event.id)
-    yield* sql`
-      INSERT INTO engine_webhook_delivery (id, app_id, endpoint_id, event_id, event_type, status, next_attempt_at, created_at, updated_at)
-      SELECT gen_random_uuid()::text, event.app_id, endpoint.id, event.id, event.type, 'pending', now(), now(), now()
-      FROM engine_event event
-      JOIN engine_record endpoint ON endpoint.resource = ${WebhookEndpoint.name} AND endpoint.app_id = event.app_id
-      WHERE event.id = ANY(${ids}::text[])
-        AND coalesce((endpoint.data->>'enabled')::boolean, true)
-        AND (endpoint.data->'events' ? event.type OR endpoint.data->'events' ? '*')
-      ORDER BY event.seq`
-    yield* sql`UPDATE engine_event SET relayed = true WHERE id = ANY(${ids}::text[])`
-    return events.length
-  }))
+  return (yield* fanOut({ olderThan: FALLBACK_GRACE, limit: BATCH }, undefined)).events
 })
 
-/** Step 2: the workflows of the deliveries not started yet; how many. */
+/** Step 2: the workflows of the pending deliveries neither started nor leased; how many. */
 export const startDeliveries = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const deliveries = yield* sql<{ id: string }>`
-    SELECT id FROM engine_webhook_delivery WHERE NOT started ORDER BY created_at LIMIT ${BATCH}`
-  if (deliveries.length === 0) return 0
-  yield* Effect.forEach(deliveries, ({ id }) => DeliverWebhook.execute({ deliveryId: id }, { discard: true }), {
-    concurrency: 32,
-    discard: true
-  })
-  yield* sql`UPDATE engine_webhook_delivery SET started = true WHERE id = ANY(${deliveries.map(({ id }) => id)}::text[])`
+  const deliveries = yield* sql<{ id: string; attemptsMade: number }>`
+    SELECT id, jsonb_array_length(attempts) AS "attemptsMade" FROM engine_webhook_delivery
+    WHERE NOT started AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < now())
+    ORDER BY created_at LIMIT ${BATCH}`
+  // At least one attempt left to make: more recorded than MAX_ATTEMPTS - 1 only when some were repeated after a takeover.
+  yield* startDeliveryWorkflows(deliveries.map(({ attemptsMade, id }) => ({ id, attemptsMade: Math.min(attemptsMade, MAX_ATTEMPTS - 1) })))
   return deliveries.length
 })
 
@@ -88,25 +78,7 @@ const round: Effect.Effect<number, never, SqlClient.SqlClient | WorkflowEngine.W
   Effect.orDie
 )
 
-/** POLL_INTERVAL, or less if this instance commits events meanwhile. */
-const idle = Effect.callback<void>((resume) => {
-  const stop = () => {
-    clearTimeout(timer)
-    unsubscribe()
-  }
-  const timer = setTimeout(() => {
-    stop()
-    resume(Effect.void)
-  }, Duration.toMillis(POLL_INTERVAL))
-  const unsubscribe = onEventsCommitted(() => {
-    stop()
-    resume(Effect.void)
-  })
-  // Interrupted (the singleton moves, the service stops): neither is left behind.
-  return Effect.sync(stop)
-})
-
-const relayLoop = Effect.forever(Effect.flatMap(round, (done) => done === 0 ? idle : Effect.void))
+const relayLoop = Effect.forever(Effect.flatMap(round, (done) => done === 0 ? Effect.sleep(POLL_INTERVAL) : Effect.void))
 
 const expiryLoop = Effect.forever(
   expireQuotes.pipe(

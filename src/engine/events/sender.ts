@@ -15,16 +15,19 @@
  * - A 2xx within WEBHOOK_TIMEOUT is success; anything else is a failed
  *   attempt with its reason, never an error: the workflow decides what next.
  * - At most PER_ENDPOINT_CONCURRENCY requests to one endpoint at a time in
- *   this instance, so a slow receiver holds its own deliveries back and no
- *   one else's.
+ *   this instance (lanes.ts), so a slow receiver holds its own deliveries
+ *   back and no one else's. `sendWithin` waits for one of those slots a
+ *   bounded time only (the dispatcher's first attempts: one not made in time
+ *   goes to a workflow instead).
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Context, Duration, Effect, identity, Layer, Scope, Semaphore } from "effect"
+import { Context, Duration, Effect, identity, Layer, type Option, Scope } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { Webhook } from "standardwebhooks"
 import { DEFAULT_MODEL_FETCH } from "../../domain/ModelSettings.ts"
 import { DEFAULT_WEBHOOKS } from "../../domain/WebhookSettings.ts"
 import { describeCause, guardedLookup, PrivateAddress, refusal, shown } from "../geometry/modelDownload.ts"
+import { makeLanes } from "./lanes.ts"
 
 export const PER_ENDPOINT_CONCURRENCY = 4
 const SNIPPET_CHARS = 500
@@ -57,6 +60,8 @@ export interface WebhookSenderShape {
   /** Why the URL is refused as an endpoint, if it is (its scheme, credentials, a literal private address). */
   readonly refusal: (url: string) => string | undefined
   readonly send: (request: WebhookRequest) => Effect.Effect<AttemptOutcome>
+  /** The attempt if one of the endpoint's slots is free within `wait`; none, and no request, if not. */
+  readonly sendWithin: (request: WebhookRequest, wait: Duration.Duration) => Effect.Effect<Option.Option<AttemptOutcome>>
 }
 
 /** The Standard Webhooks headers of one attempt. */
@@ -97,15 +102,7 @@ export const makeWebhookSender = (options: WebhookSenderOptions) =>
     const client = (yield* NodeHttpClient.makeUndici.pipe(Effect.provideService(NodeHttpClient.Dispatcher, dispatcher))).pipe(
       HttpClient.transformResponse(Effect.provideService(HttpClient.TracerDisabledWhen, () => true))
     )
-    const bounds = new Map<string, Semaphore.Semaphore>()
-    const boundOf = (endpointId: string) => {
-      let bound = bounds.get(endpointId)
-      if (bound === undefined) {
-        bound = Semaphore.makeUnsafe(PER_ENDPOINT_CONCURRENCY)
-        bounds.set(endpointId, bound)
-      }
-      return bound
-    }
+    const lanes = yield* makeLanes(PER_ENDPOINT_CONCURRENCY)
 
     const attempt = (request: WebhookRequest): Effect.Effect<AttemptOutcome> =>
       Effect.suspend(() => {
@@ -150,7 +147,8 @@ export const makeWebhookSender = (options: WebhookSenderOptions) =>
 
     return identity<WebhookSenderShape>({
       refusal: (url) => urlRefusal(options, url),
-      send: (request) => boundOf(request.endpointId).withPermits(1)(attempt(request))
+      send: (request) => lanes.run(request.endpointId, attempt(request)),
+      sendWithin: (request, wait) => lanes.runWithin(request.endpointId, attempt(request), wait)
     })
   })
 
@@ -169,7 +167,8 @@ const senderOnFirstUse = (options: WebhookSenderOptions): WebhookSenderShape => 
   )
   return {
     refusal: (url) => urlRefusal(options, url),
-    send: (request) => Effect.flatMap(sender, (each) => each.send(request))
+    send: (request) => Effect.flatMap(sender, (each) => each.send(request)),
+    sendWithin: (request, wait) => Effect.flatMap(sender, (each) => each.sendWithin(request, wait))
   }
 }
 

@@ -62,7 +62,7 @@ export const removeSecrets = (endpointId: string): Step<void> =>
 // ---------------------------------------------------------------------------
 // Events
 
-interface EventRow {
+export interface EventRow {
   readonly id: string
   readonly app_id: string
   readonly type: EventType
@@ -76,7 +76,7 @@ export type StoredEvent = Event
 
 const iso = (value: Date | string) => (value instanceof Date ? value : new Date(value)).toISOString()
 
-const toEvent = (row: EventRow): StoredEvent =>
+export const toEvent = (row: EventRow): StoredEvent =>
   ({ id: row.id, type: row.type, createdAt: iso(row.created_at), appId: row.app_id, data: row.data }) as StoredEvent
 
 export const findEvent = (id: string): Step<StoredEvent | undefined> =>
@@ -205,28 +205,42 @@ export const listDeliveries = (appId: string, query: typeof WebhookDeliveryQuery
     return { items: [], total: Number(counted?.total ?? 0) }
   })
 
+/** An attempt to record, and where its delivery stands after it. */
+export interface AttemptRecord {
+  readonly deliveryId: string
+  readonly attempt: Attempt
+  readonly after: { readonly status: Delivery["status"]; readonly nextAttemptAt: Date | null }
+}
+
 /**
- * Records an attempt and where the delivery stands after it: `pending` with
- * the next attempt's time, or final. Every attempt made is recorded (one
- * repeated after a takeover too); only a pending delivery changes its state
- * (one ended meanwhile, its endpoint removed, stays as it is).
+ * Records attempts and where each delivery stands after its own, in one
+ * statement. Every attempt made is recorded (one repeated after a takeover
+ * too); only a pending delivery changes its state (one ended meanwhile, its
+ * endpoint removed, stays as it is). One attempt per delivery.
  */
-export const recordAttempt = (
-  id: string,
-  attempt: Attempt,
-  after: { readonly status: Delivery["status"]; readonly nextAttemptAt: Date | null }
-): Step<void> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.asVoid(sql`
-      UPDATE engine_webhook_delivery SET
-        attempts = CASE WHEN jsonb_array_length(attempts) >= ${KEPT_ATTEMPTS}
-          THEN (attempts - 0) || jsonb_build_array(${JSON.stringify(attempt)}::jsonb)
-          ELSE attempts || jsonb_build_array(${JSON.stringify(attempt)}::jsonb) END,
-        status = CASE WHEN status = 'pending' THEN ${after.status} ELSE status END,
-        next_attempt_at = CASE WHEN status = 'pending'
-          THEN ${after.nextAttemptAt === null ? null : after.nextAttemptAt.toISOString()}::timestamptz ELSE next_attempt_at END,
+export const recordAttempts = (records: ReadonlyArray<AttemptRecord>): Step<void> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => {
+    if (records.length === 0) return Effect.void
+    const rows = records.map(({ after, attempt, deliveryId }) => ({
+      id: deliveryId,
+      attempt,
+      status: after.status,
+      next_attempt_at: after.nextAttemptAt === null ? null : after.nextAttemptAt.toISOString()
+    }))
+    return Effect.asVoid(sql`
+      UPDATE engine_webhook_delivery AS delivery SET
+        attempts = CASE WHEN jsonb_array_length(delivery.attempts) >= ${KEPT_ATTEMPTS}
+          THEN (delivery.attempts - 0) || jsonb_build_array(recorded.attempt)
+          ELSE delivery.attempts || jsonb_build_array(recorded.attempt) END,
+        status = CASE WHEN delivery.status = 'pending' THEN recorded.status ELSE delivery.status END,
+        next_attempt_at = CASE WHEN delivery.status = 'pending' THEN recorded.next_attempt_at ELSE delivery.next_attempt_at END,
         updated_at = now()
-      WHERE id = ${id}`))
+      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS recorded(id text, attempt jsonb, status text, next_attempt_at timestamptz)
+      WHERE delivery.id = recorded.id`)
+  })
+
+/** Records one attempt (recordAttempts). */
+export const recordAttempt = (id: string, attempt: Attempt, after: AttemptRecord["after"]): Step<void> => recordAttempts([{ deliveryId: id, attempt, after }])
 
 /** Ends a pending delivery without an attempt (its endpoint was disabled or removed). */
 export const abandonDelivery = (id: string): Step<void> =>

@@ -9,6 +9,7 @@ import { partShapes } from "./migrations/0005_part_shapes.ts"
 import { appRateLimits } from "./migrations/0011_app_rate_limits.ts"
 import { modelFiles } from "./migrations/0012_model_files.ts"
 import { events } from "./migrations/0013_events.ts"
+import { webhookDeliveryLeases } from "./migrations/0014_webhook_delivery_leases.ts"
 
 /**
  * Migration 0008: record numbers counted per app and prefix, and an
@@ -167,5 +168,6 @@ export const migrations = {
   }),
   "0011_app_rate_limits": appRateLimits,
   "0012_model_files": modelFiles,
-  "0013_events": events
+  "0013_events": events,
+  "0014_webhook_delivery_leases": webhookDeliveryLeases
 }
