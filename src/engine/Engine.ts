@@ -69,8 +69,8 @@ export class Engine extends Context.Service<Engine, {
         // Without its reference data the engine cannot answer: failing to write it stops the start.
         yield* Effect.orDie(writeReferenceData)
         const table = handlerTable(handlers)
-        // What operations use, provided one by one: merging a whole context into the caller's would copy
-        // the caller's context on every call.
+        // What operations use, added to the caller's context service by service: merging a whole context into it would
+        // copy the caller's context on every call.
         const repository = yield* RecordRepository
         const sql = yield* SqlClient.SqlClient
         const fetcher = yield* ModelFetcher
@@ -88,13 +88,18 @@ export class Engine extends Context.Service<Engine, {
               // the events' first attempts at once. A failed call may have committed some too; a rolled-back id names no row.
               Effect.ensuring(Effect.sync(() => events.ids.length === 0 ? undefined : eventsCommitted(events.ids))),
               Effect.catchTag("SqlError", (error) => isOutage(error) ? Effect.fail(EngineError.storageUnavailable()) : Effect.die(error)),
-              Effect.provideService(RecordRepository, repository),
-              Effect.provideService(SqlClient.SqlClient, sql),
-              Effect.provideService(ModelFetcher, fetcher),
-              Effect.provideService(ModelAnalyser, analyser),
-              Effect.provideService(WebhookSender, sender),
-              Effect.provideService(CurrentRequestId, context.requestId),
-              Effect.provideService(CurrentCallEvents, events),
+              // Added in one step, not one provideService each: every provideService is a frame of its own, paid per call.
+              Effect.updateContext((outer: Context.Context<never>) =>
+                outer.pipe(
+                  Context.add(RecordRepository, repository),
+                  Context.add(SqlClient.SqlClient, sql),
+                  Context.add(ModelFetcher, fetcher),
+                  Context.add(ModelAnalyser, analyser),
+                  Context.add(WebhookSender, sender),
+                  Context.add(CurrentRequestId, context.requestId),
+                  Context.add(CurrentCallEvents, events)
+                )
+              ),
               traced(`engine ${operation}`, { attributes: { "app.id": context.appId } })
             )
           }
