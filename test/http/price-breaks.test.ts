@@ -12,19 +12,13 @@
  * another app's, 409 without geometry).
  */
 import { assert, layer } from "@effect/vitest"
-import { Duration, Effect, Layer } from "effect"
-import { modelFetcherLayer } from "../../src/engine/geometry/ModelFetcher.ts"
-import { binaryStl, box } from "../../src/engine/geometry/writers.ts"
+import { Effect } from "effect"
 import { ADMIN_TOKEN, backends } from "../support/backends.ts"
-import { FileHost, FileHostLive } from "../support/fileHost.ts"
-import { appWithTicket, ok } from "../support/http.ts"
-import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
+import { cubeApp, cubeAppLayer, MUNICH } from "../support/cubeApp.ts"
+import { FileHost } from "../support/fileHost.ts"
+import { ok } from "../support/http.ts"
+import { type Reply, TestClient } from "../support/TestApp.ts"
 
-const FILES = { "/cube.stl": binaryStl(box(20, 20, 20)) }
-
-const fetcher = modelFetcherLayer({ allowPrivate: true, maxBytes: 1 << 20, timeout: Duration.seconds(5), maxRedirects: 0, placeholderHosts: ["example"] })
-
-const MUNICH = { latitude: 48.14, longitude: 11.58 }
 /** The engine's defaults (src/engine/pricing/leadTime.ts, docs/pricing.md). */
 const MARGIN_DAYS = 2
 const SURCHARGE_PERCENT = 30
@@ -74,41 +68,16 @@ const formula = (basis: Basis, times: Times, quantity: number, backlogHours = ba
 }
 
 for (const backend of backends) {
-  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostLive(FILES)), { timeout: 60_000, excludeTestServices: true })(
+  layer(cubeAppLayer(backend), { timeout: 60_000, excludeTestServices: true })(
     `Price breaks over HTTP (${backend})`,
     (it) => {
-      /** A fresh app with a PLA material; `part(quantity)` is a 20 mm cube of FDM, analysed and priced. */
+      /** A fresh app (cubeApp.ts) and its part's price breaks. */
       const newApp = (prefix: string) =>
-        Effect.gen(function*() {
-          const host = (yield* FileHost).url
-          const app = yield* appWithTicket(prefix)
-          const { call, ticket } = app
-          const material = ok(yield* call("POST", "/material", { name: "PLA", technologyId: "fdm" }), "material")
-          const partBody = (quantity: number, url = `${host}/cube.stl`) => ({
-            ticketId: ticket.id,
-            name: "Cube",
-            modelEndpoint: { url },
-            technologyId: "fdm",
-            materialId: material.id,
-            quantity
-          })
-          const part = (quantity: number) => Effect.map(call("POST", "/ticket-model", partBody(quantity)), (reply) => ok(reply, `part of ${quantity}`))
-          const breaks = (id: string, quantities: ReadonlyArray<number>) =>
-            Effect.map(call("POST", `/ticket-model/${id}/price-breaks`, { quantities }), (reply) => ok(reply, `breaks of ${id}`) as Answer)
-          /** `count` machines of FDM in a new group (with `workingHours` when given). */
-          const machines = (count: number, workingHours?: unknown) =>
-            Effect.gen(function*() {
-              const group = ok(
-                yield* call("POST", "/machine-group", { name: "Printers", technologyId: "fdm", ...(workingHours === undefined ? {} : { workingHours }) }),
-                "group"
-              )
-              for (let i = 0; i < count; i++) {
-                ok(yield* call("POST", "/machine", { name: `P${i}`, technologyId: "fdm", machineGroupId: group.id, location: MUNICH }), "machine")
-              }
-              return group
-            })
-          return { ...app, material, partBody, part, breaks, machines }
-        })
+        Effect.map(cubeApp(prefix), (app) => ({
+          ...app,
+          breaks: (id: string, quantities: ReadonlyArray<number>) =>
+            Effect.map(app.call("POST", `/ticket-model/${id}/price-breaks`, { quantities }), (reply) => ok(reply, `breaks of ${id}`) as Answer)
+        }))
 
       it.effect("a break's price is the part's price at that quantity, in the order asked; the call changes nothing and writes no event", () =>
         Effect.gen(function*() {
@@ -325,7 +294,10 @@ for (const backend of backends) {
       it.effect("a part without a price yet is a 409 naming it; bad quantities are a 400; an unknown part a 404", () =>
         Effect.gen(function*() {
           const { call, part, partBody } = yield* newApp("breaks-refused")
-          const placeholder = ok(yield* call("POST", "/ticket-model", { ...partBody(1, "https://files.example/bracket.stl"), name: "Bracket" }), "unpriced")
+          const placeholder = ok(
+            yield* call("POST", "/ticket-model", { ...partBody(1, { url: "https://files.example/bracket.stl" }), name: "Bracket" }),
+            "unpriced"
+          )
           assert.isNull(placeholder.unitPrice)
           const unpriced = yield* call("POST", `/ticket-model/${placeholder.id}/price-breaks`, { quantities: [1, 10] })
           assert.strictEqual(unpriced.status, 409, unpriced.text)

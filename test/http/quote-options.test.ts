@@ -11,19 +11,11 @@
  * before; MCP's quote tools take the same arguments.
  */
 import { assert, layer } from "@effect/vitest"
-import { Duration, Effect, Layer } from "effect"
-import { modelFetcherLayer } from "../../src/engine/geometry/ModelFetcher.ts"
-import { binaryStl, box } from "../../src/engine/geometry/writers.ts"
+import { Effect } from "effect"
 import { backends } from "../support/backends.ts"
-import { FileHost, FileHostLive } from "../support/fileHost.ts"
-import { appWithTicket, ok } from "../support/http.ts"
-import { type Reply, TestApp } from "../support/TestApp.ts"
-
-const FILES = { "/cube.stl": binaryStl(box(20, 20, 20)) }
-
-const fetcher = modelFetcherLayer({ allowPrivate: true, maxBytes: 1 << 20, timeout: Duration.seconds(5), maxRedirects: 0, placeholderHosts: ["example"] })
-
-const MUNICH = { latitude: 48.14, longitude: 11.58 }
+import { cubeApp, cubeAppLayer } from "../support/cubeApp.ts"
+import { ok } from "../support/http.ts"
+import type { Reply } from "../support/TestApp.ts"
 
 interface Option {
   readonly quantity: number
@@ -103,38 +95,19 @@ const rpcMessage = (reply: Reply) => {
 }
 
 for (const backend of backends) {
-  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostLive(FILES)), { timeout: 120_000, excludeTestServices: true })(
+  layer(cubeAppLayer(backend), { timeout: 120_000, excludeTestServices: true })(
     `Quotes with quantity options over HTTP (${backend})`,
     (it) => {
-      /** A fresh app with a ticket and a PLA material; `cube(quantity)` is a 20 mm FDM cube on the ticket, analysed and priced. */
+      /** A fresh app (cubeApp.ts), its part's price breaks, and its ticket's quotes. */
       const newApp = (prefix: string) =>
-        Effect.gen(function*() {
-          const host = (yield* FileHost).url
-          const app = yield* appWithTicket(prefix)
-          const { call, ticket } = app
-          const material = ok(yield* call("POST", "/material", { name: "PLA", technologyId: "fdm" }), "material")
-          const partBody = (quantity: number, ticketId: string = ticket.id) => ({
-            ticketId,
-            name: "Cube",
-            modelEndpoint: { url: `${host}/cube.stl` },
-            technologyId: "fdm",
-            materialId: material.id,
-            quantity
-          })
-          const cube = (quantity: number) => Effect.map(call("POST", "/ticket-model", partBody(quantity)), (reply) => ok(reply, `cube of ${quantity}`))
-          const breaks = (id: string, quantities: ReadonlyArray<number>) =>
-            Effect.map(call("POST", `/ticket-model/${id}/price-breaks`, { quantities }), (reply) => ok(reply, "breaks").breaks as Array<any>)
-          const quote = (body: unknown) => Effect.map(call("POST", `/ticket/${ticket.id}/quote`, body), (reply) => ok(reply, "quote") as Quote)
-          const put = (current: Quote, body: unknown) => call("PUT", `/ticket-quote/${current.id}`, body)
-          const machines = (count: number) =>
-            Effect.gen(function*() {
-              const group = ok(yield* call("POST", "/machine-group", { name: "Printers", technologyId: "fdm" }), "group")
-              for (let i = 0; i < count; i++) {
-                ok(yield* call("POST", "/machine", { name: `P${i}`, technologyId: "fdm", machineGroupId: group.id, location: MUNICH }), "machine")
-              }
-            })
-          return { ...app, material, partBody, cube, breaks, quote, put, machines }
-        })
+        Effect.map(cubeApp(prefix), (app) => ({
+          ...app,
+          cube: app.part,
+          breaks: (id: string, quantities: ReadonlyArray<number>) =>
+            Effect.map(app.call("POST", `/ticket-model/${id}/price-breaks`, { quantities }), (reply) => ok(reply, "breaks").breaks as Array<any>),
+          quote: (body: unknown) => Effect.map(app.call("POST", `/ticket/${app.ticket.id}/quote`, body), (reply) => ok(reply, "quote") as Quote),
+          put: (current: Quote, body: unknown) => app.call("PUT", `/ticket-quote/${current.id}`, body)
+        }))
 
       it.effect("a line's options are the part's price breaks at its quantities, its own added, ascending; the line and total as before", () =>
         Effect.gen(function*() {
@@ -287,7 +260,7 @@ for (const backend of backends) {
           const { call, cube, partBody, project, ticket } = yield* newApp("options-request")
           const part = yield* cube(10)
           const elsewhere = ok(yield* call("POST", "/ticket", { projectId: project.id, name: "Other" }), "other ticket")
-          const foreign = ok(yield* call("POST", "/ticket-model", partBody(1, elsewhere.id)), "part of the other ticket")
+          const foreign = ok(yield* call("POST", "/ticket-model", partBody(1, { ticketId: elsewhere.id })), "part of the other ticket")
           const path = `/ticket/${ticket.id}/quote`
           refused(
             yield* call("POST", path, { quantityOptions: [{ ticketModelId: foreign.id, quantities: [1] }] }),
