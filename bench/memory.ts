@@ -2,7 +2,7 @@
  * Where the service's memory goes (bench/README.md, "Where the memory goes").
  *
  *   node bench/memory.ts [--storage postgres|pglite] [--scenarios read,mcp,part] [--connections 32]
- *                        [--seconds 15] [--warmup 3] [--idle 10] [--inspect] [--snapshot]
+ *                        [--seconds 15] [--warmup 3] [--idle 10] [--inspect] [--snapshot] [--allocations]
  *                        [--node-option <flag>]... [--env NAME=value]...
  *
  * Starts the service (and, for `part`, the fixture host) and reads, per
@@ -26,6 +26,10 @@
  * (what of the RSS was garbage). --snapshot (implies --inspect) writes a
  * heap snapshot of each process after the load to bench/results/heap/ and
  * prints its largest constructors and largest objects with what holds them.
+ * --allocations (implies --inspect) samples the server's allocations during
+ * each measured load (bench/allocation-profile.ts: dead objects included)
+ * and prints the bytes allocated per request, by area, by allocating
+ * function and by the nearest frame of the service's own code.
  * The service runs as `npm start` runs it (bench/targets.ts, START_ENV and
  * START_NODE_OPTIONS); --node-option adds a flag to the server's node after
  * those (repeatable; V8 takes the last of a flag given twice), e.g.
@@ -37,6 +41,7 @@ import { createWriteStream, mkdirSync, readFileSync } from "node:fs"
 import { loadavg } from "node:os"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
+import { type AllocationSummary, sampleAllocations } from "./allocation-profile.ts"
 import { summarizeSnapshot } from "./heap-snapshot.ts"
 import { connectInspector, type Inspector, inspectorUrls } from "./inspector.ts"
 import { type Measurement, type RequestSpec, runLoad } from "./load.ts"
@@ -49,7 +54,7 @@ import { BenchmarkInvalid, cleanupOnExit, startService, type Storage } from "./t
 
 const SCENARIOS = ["read", "mcp", "part"] as const
 const USAGE = "usage: node bench/memory.ts [--storage postgres|pglite] [--scenarios read,mcp,part] [--connections 32] " +
-  "[--seconds 15] [--warmup 3] [--idle 10] [--inspect] [--snapshot] [--node-option <flag>]... [--env NAME=value]..."
+  "[--seconds 15] [--warmup 3] [--idle 10] [--inspect] [--snapshot] [--allocations] [--node-option <flag>]... [--env NAME=value]..."
 
 const { values: flags } = parseArgs({
   options: {
@@ -61,6 +66,7 @@ const { values: flags } = parseArgs({
     idle: { type: "string", default: "10" },
     inspect: { type: "boolean", default: false },
     snapshot: { type: "boolean", default: false },
+    allocations: { type: "boolean", default: false },
     "node-option": { type: "string", multiple: true, default: [] },
     env: { type: "string", multiple: true, default: [] },
     help: { type: "boolean", short: "h", default: false }
@@ -79,7 +85,7 @@ const connections = positiveNumber("connections", flags.connections, true, USAGE
 const seconds = positiveNumber("seconds", flags.seconds, false, USAGE)
 const warmup = positiveNumber("warmup", flags.warmup, false, USAGE)
 const idleSeconds = positiveNumber("idle", flags.idle, false, USAGE)
-const inspect = flags.inspect || flags.snapshot
+const inspect = flags.inspect || flags.snapshot || flags.allocations
 const extraEnv = Object.fromEntries(flags.env.map((assignment) => {
   const at = assignment.indexOf("=")
   if (at < 1) usageError(`--env takes NAME=value, not ${JSON.stringify(assignment)}`, USAGE)
@@ -340,6 +346,7 @@ interface LoadRow {
   readonly target: string
   readonly measurement: Measurement
   readonly peaks: ReadonlyArray<number | undefined>
+  readonly allocations: AllocationSummary | undefined
 }
 
 const loadTable = (rows: ReadonlyArray<LoadRow>) =>
@@ -358,6 +365,33 @@ const loadTable = (rows: ReadonlyArray<LoadRow>) =>
     ]),
     2
   )
+
+const ALLOCATION_SITES = 25
+
+const printAllocations = (row: LoadRow, summary: AllocationSummary) => {
+  const perRequest = (bytes: number) => bytes / row.measurement.responses / 1024
+  console.log(
+    `\nallocated by the server under ${row.scenario} (${row.target}): ${fixed(perRequest(summary.totalBytes), 1)} KB per request ` +
+      `(${thousands(row.measurement.responses)} responses)`
+  )
+  for (
+    const [title, sites] of [
+      ["by area", summary.byArea],
+      ["by allocating function", summary.bySelf],
+      ["by the nearest frame of src/", summary.bySourceFrame]
+    ] as const
+  ) {
+    console.log(`\n${title}, KB per request\n`)
+    console.log(renderTable(
+      ["KB/req", "share", "site"],
+      sites.slice(0, ALLOCATION_SITES).map((site) => [
+        fixed(perRequest(site.bytes), 2),
+        `${fixed((site.bytes / summary.totalBytes) * 100, 1)} %`,
+        site.site
+      ])
+    ))
+  }
+}
 
 // ---------------------------------------------------------------- run
 
@@ -450,10 +484,13 @@ const main = async () => {
     await runLoad({ ...spec, seconds: warmup, mustComplete: false })
     let during: Promise<Sample> | undefined
     const timer = inspect ? setTimeout(() => (during = sample(`${id}: under load`, server)), seconds * 800) : undefined
+    const serverInspector = flags.allocations ? inspectors.get(server.pid) : undefined
+    const stopSampling = serverInspector === undefined ? undefined : await sampleAllocations(serverInspector)
     const measurement = await runLoad({ ...spec, seconds })
+    const allocations = await stopSampling?.()
     clearTimeout(timer)
     const peaks = processTree(server.pid).map((pid) => readStatusMiB(pid, "VmHWM"))
-    rows.push({ scenario: id, target: target.label, measurement, peaks })
+    rows.push({ scenario: id, target: target.label, measurement, peaks, allocations })
     if (during !== undefined) samples.push({ ...(await during) })
     samples.push(await sample(`${id}: just after`, server))
     console.log(
@@ -483,6 +520,7 @@ const main = async () => {
     console.log(`\nV8, MiB (committed/used)\n`)
     console.log(jsTable(samples))
   }
+  for (const row of rows) if (row.allocations !== undefined) printAllocations(row, row.allocations)
   for (const { process: name, file } of snapshots) {
     const summary = summarizeSnapshot(file)
     console.log(
