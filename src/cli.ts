@@ -7,7 +7,8 @@
  * only the commands that read or write records open storage, so that
  * `serve-fixtures` and `--help` never hold DATA_DIR.
  */
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Console, Effect, Layer, Option, Result } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { serveFixtures } from "./cli/serveFixtures.ts"

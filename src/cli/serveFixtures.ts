@@ -6,7 +6,7 @@
  * base URL and each file's URL once it listens, and runs until SIGINT or
  * SIGTERM.
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Console, Effect, FileSystem, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import { HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"

@@ -22,7 +22,7 @@
  * The gateway's `/ready` asks the engine's `/ready` the same way
  * (ReadinessChecks, name `engine`).
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Context, Effect, Layer, Option, Redacted, References, Schema } from "effect"
 import { constTrue } from "effect/Function"
 import { HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"

@@ -14,7 +14,7 @@
  *   `model-fetcher`) and `x-error-source-request-id` (the caller's
  *   `x-request-id`, or a fresh one). A read that finds nothing answers 204.
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Cause, Effect, Layer, Option, Redacted } from "effect"
 import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiError } from "effect/http-api"

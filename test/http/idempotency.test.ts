@@ -10,7 +10,7 @@
  * request still running) or fails it once with a 502 (an unreachable engine),
  * chosen by the customer name the test sends.
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { assert, layer } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"

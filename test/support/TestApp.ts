@@ -2,7 +2,7 @@
  * The real server, in-process on a random port, over real storage; and a
  * small client that calls it over HTTP like an integrator would.
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Context, Effect, Layer, Option } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest, HttpRouter, HttpServer } from "effect/http"
 import { HttpApiClient } from "effect/http-api"

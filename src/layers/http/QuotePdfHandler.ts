@@ -28,7 +28,7 @@ import type { DownstreamError } from "../../domain/Errors.ts"
 import type { TicketModel, TicketQuote } from "../../domain/resources/orders.ts"
 import type { Downstream } from "../../services/Downstream.ts"
 import { loadPdfFonts } from "../pdf/PdfFonts.ts"
-import { type QuotePdfData, type QuotePdfLine, renderQuotePdf } from "../pdf/QuotePdf.ts"
+import type { QuotePdfData, QuotePdfLine } from "../pdf/QuotePdf.ts"
 import { namesTag, notModified } from "./Conditional.ts"
 import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
 import { unstorableInput } from "./InputChecks.ts"
@@ -44,6 +44,12 @@ interface ForwardedRequest {
 }
 
 type Handler = (request: ForwardedRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, CurrentCaller>
+
+/**
+ * pdf-lib and fontkit (about 2.3 MB of JavaScript, and what they build when
+ * loaded) are loaded with the first PDF asked for, not by every instance at start.
+ */
+const renderer = () => import("../pdf/QuotePdf.ts").then((module) => module.renderQuotePdf)
 
 type Quote = (typeof TicketQuote)["record"]["Type"]
 type Part = (typeof TicketModel)["record"]["Type"]
@@ -171,7 +177,7 @@ export const makeQuoteReadHandler = Effect.fnUntraced(function*(downstream: Down
       if (quote instanceof Uint8Array) return yield* Effect.die(new Error("ticketQuote.get: the engine answered bytes, not the quote"))
       const data = yield* dataOf(quote, scope)
       const files = yield* fonts
-      const rendered = yield* Effect.tryPromise(() => renderQuotePdf(data, files)).pipe(Effect.result)
+      const rendered = yield* Effect.tryPromise(() => renderer().then((render) => render(data, files))).pipe(Effect.result)
       if (rendered._tag === "Failure") {
         yield* Effect.logError(`The PDF of quote ${quote.number} could not be rendered`, rendered.failure.cause)
         return renderFailed

@@ -25,8 +25,11 @@
  *
  * With Redis, the server's `/ready` checks it (ReadinessChecks, name
  * `redis`): a PING on the store's connection.
+ *
+ * The Redis client (node-redis, about 1.3 MB of JavaScript and its
+ * command tables) is loaded only when REDIS_URL is set.
  */
-import { NodeRedis } from "@effect/platform-node"
+import type * as NodeRedisModule from "@effect/platform-node/NodeRedis"
 import { Cause, Context, Deferred, Effect, Layer, Option, Redacted, References, type Scope } from "effect"
 import { RateLimiter } from "effect/persistence"
 import { DependencyUnreachable, ReadinessChecks } from "../../services/Readiness.ts"
@@ -159,7 +162,12 @@ const failover = (memory: Store, events: StoreEvents) => {
 }
 
 /** One connection to Redis, held until it is closed for good (node-redis reconnects by itself before that). */
-const connectOnce = (url: string, onOpen: (connection: Connection | undefined) => void, events: StoreEvents) =>
+const connectOnce = (
+  NodeRedis: typeof NodeRedisModule,
+  url: string,
+  onOpen: (connection: Connection | undefined) => void,
+  events: StoreEvents
+) =>
   Effect.scoped(Effect.gen(function*() {
     const context = yield* Layer.build(NodeRedis.layer({
       url,
@@ -189,6 +197,7 @@ export const makeRateLimiterStore = (
     const memory = yield* memoryStore
     if (Option.isNone(redisUrl)) return memory
     const url = Redacted.value(redisUrl.value)
+    const NodeRedis = yield* Effect.promise(() => import("@effect/platform-node/NodeRedis"))
     const routed = failover(memory, events)
     // One warning for a series of failed attempts, not one a second.
     let failing = false
@@ -203,7 +212,7 @@ export const makeRateLimiterStore = (
       connectFailure = "not connected"
       Deferred.doneUnsafe(settled, Effect.void)
     }
-    const attempt = connectOnce(url, onOpen, events).pipe(
+    const attempt = connectOnce(NodeRedis, url, onOpen, events).pipe(
       Effect.catchCause((cause) =>
         Effect.suspend(() => {
           if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)

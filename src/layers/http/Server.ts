@@ -2,10 +2,10 @@
  * The HTTP surfaces, composed: /v1 (public API), /api/v1 (admin),
  * /openapi.json and /docs, /health and /ready.
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer, type Types } from "effect"
 import { HttpRouter, type HttpServerResponse } from "effect/http"
-import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
 import { AdminApi } from "../../api/AdminApi.ts"
 import { PublicApi } from "../../api/PublicApi.ts"
@@ -15,6 +15,7 @@ import { Instruments } from "../telemetry/Instruments.ts"
 import { requestTelemetry } from "../telemetry/RequestTelemetry.ts"
 import { AdminAuthLive, AdminBadRequestsLive, AdminHandlers } from "./AdminHandlers.ts"
 import { cors } from "./Cors.ts"
+import { DocsRoute } from "./DocsRoute.ts"
 import { PublicOperationHandler } from "./ForwardHandlers.ts"
 import { IncomingSecretAuthLive } from "./IncomingSecretAuthLive.ts"
 import { IncomingSecretGuard } from "./IncomingSecretGuard.ts"
@@ -22,7 +23,7 @@ import { McpRoutes } from "./McpRoute.ts"
 import { PublicHandlers } from "./PublicHandlers.ts"
 import { RecordReadDirect } from "./RecordReadDirect.ts"
 import { requestLimits } from "./RequestLimits.ts"
-import { DOCS_PATH, GATEWAY_ROUTES, OPENAPI_PATH, ROUTER_CONFIG } from "./RouteTable.ts"
+import { GATEWAY_ROUTES, OPENAPI_PATH, ROUTER_CONFIG } from "./RouteTable.ts"
 import { SystemRoutes } from "./SystemRoutes.ts"
 
 const PublicRoutes = HttpApiBuilder.layer(PublicApi, { openapiPath: OPENAPI_PATH }).pipe(
@@ -38,7 +39,7 @@ const AdminRoutes = HttpApiBuilder.layer(AdminApi).pipe(
 const AllRoutes = Layer.mergeAll(
   PublicRoutes,
   AdminRoutes,
-  HttpApiScalar.layer(PublicApi, { path: DOCS_PATH }),
+  DocsRoute,
   SystemRoutes,
   McpRoutes
 )
