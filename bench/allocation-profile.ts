@@ -79,13 +79,21 @@ export const summarizeAllocations = (head: SamplingNode): AllocationSummary => {
   return { totalBytes, bySelf: ranked(bySelf), bySourceFrame: ranked(bySource), byArea: ranked(byArea) }
 }
 
-/** Starts sampling in the inspected process; the returned function stops and summarises. */
-export const sampleAllocations = async (inspector: Inspector): Promise<() => Promise<AllocationSummary>> => {
+/**
+ * Starts sampling in the inspected process; the returned function stops and
+ * summarises. `promotedOnly`: leave out what a scavenge collected, so what is
+ * counted is what survived the young generation (it lives on, or dies in a
+ * full collection: the work that makes full collections come sooner).
+ */
+export const sampleAllocations = async (
+  inspector: Inspector,
+  promotedOnly = false
+): Promise<() => Promise<AllocationSummary>> => {
   await inspector.send("HeapProfiler.enable")
   await inspector.send("HeapProfiler.startSampling", {
     samplingInterval: SAMPLING_INTERVAL,
     includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true
+    includeObjectsCollectedByMinorGC: !promotedOnly
   })
   return async () => {
     const { profile } = await inspector.send<{ readonly profile: { readonly head: SamplingNode } }>("HeapProfiler.stopSampling")
