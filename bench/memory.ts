@@ -2,7 +2,7 @@
  * Where the service's memory goes (bench/README.md, "Where the memory goes").
  *
  *   node bench/memory.ts [--storage postgres|pglite] [--scenarios read,mcp,part] [--connections 32]
- *                        [--seconds 15] [--warmup 3] [--idle 10] [--inspect] [--snapshot] [--allocations]
+ *                        [--seconds 15] [--warmup 3] [--idle 10] [--inspect] [--snapshot] [--allocations] [--promoted]
  *                        [--node-option <flag>]... [--env NAME=value]...
  *
  * Starts the service (and, for `part`, the fixture host) and reads, per
@@ -29,7 +29,9 @@
  * --allocations (implies --inspect) samples the server's allocations during
  * each measured load (bench/allocation-profile.ts: dead objects included)
  * and prints the bytes allocated per request, by area, by allocating
- * function and by the nearest frame of the service's own code.
+ * function and by the nearest frame of the service's own code; --promoted
+ * (implies --allocations) counts only what survived a scavenge, the objects
+ * that bring the next full collection closer.
  * The service runs as `npm start` runs it (bench/targets.ts, START_ENV and
  * START_NODE_OPTIONS); --node-option adds a flag to the server's node after
  * those (repeatable; V8 takes the last of a flag given twice), e.g.
@@ -54,7 +56,7 @@ import { BenchmarkInvalid, cleanupOnExit, startService, type Storage } from "./t
 
 const SCENARIOS = ["read", "mcp", "part"] as const
 const USAGE = "usage: node bench/memory.ts [--storage postgres|pglite] [--scenarios read,mcp,part] [--connections 32] " +
-  "[--seconds 15] [--warmup 3] [--idle 10] [--inspect] [--snapshot] [--allocations] [--node-option <flag>]... [--env NAME=value]..."
+  "[--seconds 15] [--warmup 3] [--idle 10] [--inspect] [--snapshot] [--allocations] [--promoted] [--node-option <flag>]... [--env NAME=value]..."
 
 const { values: flags } = parseArgs({
   options: {
@@ -67,6 +69,7 @@ const { values: flags } = parseArgs({
     inspect: { type: "boolean", default: false },
     snapshot: { type: "boolean", default: false },
     allocations: { type: "boolean", default: false },
+    promoted: { type: "boolean", default: false },
     "node-option": { type: "string", multiple: true, default: [] },
     env: { type: "string", multiple: true, default: [] },
     help: { type: "boolean", short: "h", default: false }
@@ -85,7 +88,8 @@ const connections = positiveNumber("connections", flags.connections, true, USAGE
 const seconds = positiveNumber("seconds", flags.seconds, false, USAGE)
 const warmup = positiveNumber("warmup", flags.warmup, false, USAGE)
 const idleSeconds = positiveNumber("idle", flags.idle, false, USAGE)
-const inspect = flags.inspect || flags.snapshot || flags.allocations
+const sampleAllocationsToo = flags.allocations || flags.promoted
+const inspect = flags.inspect || flags.snapshot || sampleAllocationsToo
 const extraEnv = Object.fromEntries(flags.env.map((assignment) => {
   const at = assignment.indexOf("=")
   if (at < 1) usageError(`--env takes NAME=value, not ${JSON.stringify(assignment)}`, USAGE)
@@ -371,7 +375,9 @@ const ALLOCATION_SITES = 25
 const printAllocations = (row: LoadRow, summary: AllocationSummary) => {
   const perRequest = (bytes: number) => bytes / row.measurement.responses / 1024
   console.log(
-    `\nallocated by the server under ${row.scenario} (${row.target}): ${fixed(perRequest(summary.totalBytes), 1)} KB per request ` +
+    `\n${flags.promoted ? "promoted (survived a scavenge)" : "allocated"} by the server under ${row.scenario} (${row.target}): ${
+      fixed(perRequest(summary.totalBytes), 1)
+    } KB per request ` +
       `(${thousands(row.measurement.responses)} responses)`
   )
   for (
@@ -484,8 +490,8 @@ const main = async () => {
     await runLoad({ ...spec, seconds: warmup, mustComplete: false })
     let during: Promise<Sample> | undefined
     const timer = inspect ? setTimeout(() => (during = sample(`${id}: under load`, server)), seconds * 800) : undefined
-    const serverInspector = flags.allocations ? inspectors.get(server.pid) : undefined
-    const stopSampling = serverInspector === undefined ? undefined : await sampleAllocations(serverInspector)
+    const serverInspector = sampleAllocationsToo ? inspectors.get(server.pid) : undefined
+    const stopSampling = serverInspector === undefined ? undefined : await sampleAllocations(serverInspector, flags.promoted)
     const measurement = await runLoad({ ...spec, seconds })
     const allocations = await stopSampling?.()
     clearTimeout(timer)
