@@ -26,6 +26,37 @@ export default defineConfig(
     }
   },
   {
+    // Every request passes through these: a generator function made per call pins the request's objects in the
+    // old generation until the next full collection (bench/README.md, "Why the request path has no per-call generator").
+    files: [
+      "src/layers/http/IncomingSecretGuard.ts",
+      "src/layers/http/IncomingSecretAuthLive.ts",
+      "src/layers/http/ForwardHandlers.ts",
+      "src/layers/http/RecordReadDirect.ts",
+      "src/layers/http/McpToolCalls.ts",
+      "src/layers/http/McpResources.ts",
+      "src/layers/http/McpLegacy.ts",
+      "src/layers/http/Idempotency.ts",
+      "src/engine/Engine.ts",
+      "src/engine/crud.ts",
+      "src/engine/RecordRepository.ts"
+    ],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        ...[
+          // `(...) => Effect.gen(function*() {...})`, and the same piped
+          "ArrowFunctionExpression > CallExpression.body[callee.object.name='Effect'][callee.property.name='gen']",
+          "ArrowFunctionExpression > CallExpression.body > MemberExpression.callee > CallExpression.object[callee.object.name='Effect'][callee.property.name='gen']"
+        ].map((selector) => ({
+          selector,
+          message:
+            "A generator function made per call keeps the request alive until a full collection: define it once with Effect.fnUntraced(function*(...args) {...})."
+        }))
+      ]
+    }
+  },
+  {
     // src/ has no `any` escape hatch (docs/architecture.md); tests may hold loose JSON.
     files: ["test/**/*.ts", "bench/**/*.ts"],
     rules: { "@typescript-eslint/no-explicit-any": "off" }

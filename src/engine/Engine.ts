@@ -43,15 +43,20 @@ const handlerTable = (handlers: EngineHandlers): ReadonlyMap<OperationName, AnyH
  */
 const underPrecondition = <A>(operation: string, appId: string, precondition: WritePrecondition, write: Step<A>): Step<A> =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.withTransaction(Effect.gen(function*() {
-      const resource = operation.slice(0, operation.indexOf("."))
-      const [row] = yield* sql<{ updatedAt: string | null }>`
-        SELECT data->>'updatedAt' AS "updatedAt" FROM engine_record
-        WHERE resource = ${resource} AND id = ${precondition.id} AND app_id = ${appId}
-        FOR UPDATE`
-      if (row?.updatedAt !== precondition.updatedAt) return yield* EngineError.preconditionFailed(resource, precondition.id)
-      return yield* write
-    })))
+    sql.withTransaction(Effect.flatMap(
+      lockedVersion(sql, operation.slice(0, operation.indexOf(".")), appId, precondition),
+      () => write
+    )))
+
+/** The record's row locked, and the 412 unless it is still the version the write names. */
+const lockedVersion = (sql: SqlClient.SqlClient, resource: string, appId: string, precondition: WritePrecondition) =>
+  Effect.flatMap(
+    sql<{ updatedAt: string | null }>`
+      SELECT data->>'updatedAt' AS "updatedAt" FROM engine_record
+      WHERE resource = ${resource} AND id = ${precondition.id} AND app_id = ${appId}
+      FOR UPDATE`,
+    ([row]) => row?.updatedAt === precondition.updatedAt ? Effect.void : EngineError.preconditionFailed(resource, precondition.id)
+  )
 
 export class Engine extends Context.Service<Engine, {
   /** Runs the operation `endpoint` is, on its decoded input. */

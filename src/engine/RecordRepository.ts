@@ -118,51 +118,49 @@ export class RecordRepository extends Context.Service<RecordRepository, {
 
         // The total is counted in the statement that reads the page (a window over the matching rows, before
         // LIMIT); only a page past the end, which has no row to carry it, counts again.
-        page: (resource, appId, filter) =>
-          Effect.gen(function*() {
-            const where = matching(resource, appId, filter)
-            const rows = yield* sql<{ data: StoredRecord; total: string | number }>`
-              SELECT data, count(*) OVER () AS total FROM engine_record WHERE ${where}
-              ORDER BY created_at, id LIMIT ${filter.limit} OFFSET ${filter.offset}`
-            if (rows.length > 0) return { records: rows.map((row) => row.data), total: Number(rows[0]!.total) }
-            if (filter.offset === 0) return { records: [], total: 0 }
-            const [counted] = yield* sql<{ total: string | number }>`SELECT count(*) AS total FROM engine_record WHERE ${where}`
-            return { records: [], total: Number(counted?.total ?? 0) }
-          }),
+        page: Effect.fnUntraced(function*(resource, appId, filter) {
+          const where = matching(resource, appId, filter)
+          const rows = yield* sql<{ data: StoredRecord; total: string | number }>`
+            SELECT data, count(*) OVER () AS total FROM engine_record WHERE ${where}
+            ORDER BY created_at, id LIMIT ${filter.limit} OFFSET ${filter.offset}`
+          if (rows.length > 0) return { records: rows.map((row) => row.data), total: Number(rows[0]!.total) }
+          if (filter.offset === 0) return { records: [], total: 0 }
+          const [counted] = yield* sql<{ total: string | number }>`SELECT count(*) AS total FROM engine_record WHERE ${where}`
+          return { records: [], total: Number(counted?.total ?? 0) }
+        }),
 
-        insert: (resource, appId, input, options = {}) =>
-          Effect.gen(function*() {
-            const now = new Date().toISOString()
-            const id = options.id ?? timeOrderedUuid()
-            const prefix = options.numberPrefix
-            if (prefix === undefined) {
-              const stored = JSON.stringify({ ...input, id, createdAt: now, updatedAt: now })
-              yield* sql`
-                INSERT INTO engine_record (resource, id, app_id, data, created_at, updated_at)
-                VALUES (${resource}, ${id}, ${appId}, ${stored}::jsonb, ${now}::timestamptz, ${now}::timestamptz)`
-              // The record as stored and as every later read answers it: JSON (a field set to `undefined` is absent).
-              return JSON.parse(stored) as StoredRecord
-            }
-            // The app's next number of this prefix and the record, in one statement: the counter row's lock
-            // (ON CONFLICT DO UPDATE) orders concurrent creates, so no two get the same number, and a record that
-            // is not stored (a unique violation, a rolled-back transaction) gives its number back.
+        insert: Effect.fnUntraced(function*(resource, appId, input, options = {}) {
+          const now = new Date().toISOString()
+          const id = options.id ?? timeOrderedUuid()
+          const prefix = options.numberPrefix
+          if (prefix === undefined) {
             const stored = JSON.stringify({ ...input, id, createdAt: now, updatedAt: now })
-            const [row] = yield* sql<{ number: string }>`
-              WITH counter AS (
-                INSERT INTO engine_counter (app_id, prefix, value) VALUES (${appId}, ${prefix}, 1)
-                ON CONFLICT (app_id, prefix) DO UPDATE SET value = engine_counter.value + 1
-                RETURNING value
-              ), numbered AS (
-                SELECT ${prefix}::text || '-' || lpad(value::text, greatest(${NUMBER_DIGITS}::int, length(value::text)), '0') AS number FROM counter
-              )
+            yield* sql`
               INSERT INTO engine_record (resource, id, app_id, data, created_at, updated_at)
-              SELECT ${resource}::text, ${id}::text, ${appId}::text, ${stored}::jsonb || jsonb_build_object('number', number),
-                ${now}::timestamptz, ${now}::timestamptz
-              FROM numbered
-              RETURNING data->>'number' AS number`
-            const { createdAt, updatedAt, ...fields } = JSON.parse(stored) as Record<string, unknown>
-            return { ...fields, number: row!.number, createdAt, updatedAt } as StoredRecord
-          }),
+              VALUES (${resource}, ${id}, ${appId}, ${stored}::jsonb, ${now}::timestamptz, ${now}::timestamptz)`
+            // The record as stored and as every later read answers it: JSON (a field set to `undefined` is absent).
+            return JSON.parse(stored) as StoredRecord
+          }
+          // The app's next number of this prefix and the record, in one statement: the counter row's lock
+          // (ON CONFLICT DO UPDATE) orders concurrent creates, so no two get the same number, and a record that
+          // is not stored (a unique violation, a rolled-back transaction) gives its number back.
+          const stored = JSON.stringify({ ...input, id, createdAt: now, updatedAt: now })
+          const [row] = yield* sql<{ number: string }>`
+            WITH counter AS (
+              INSERT INTO engine_counter (app_id, prefix, value) VALUES (${appId}, ${prefix}, 1)
+              ON CONFLICT (app_id, prefix) DO UPDATE SET value = engine_counter.value + 1
+              RETURNING value
+            ), numbered AS (
+              SELECT ${prefix}::text || '-' || lpad(value::text, greatest(${NUMBER_DIGITS}::int, length(value::text)), '0') AS number FROM counter
+            )
+            INSERT INTO engine_record (resource, id, app_id, data, created_at, updated_at)
+            SELECT ${resource}::text, ${id}::text, ${appId}::text, ${stored}::jsonb || jsonb_build_object('number', number),
+              ${now}::timestamptz, ${now}::timestamptz
+            FROM numbered
+            RETURNING data->>'number' AS number`
+          const { createdAt, updatedAt, ...fields } = JSON.parse(stored) as Record<string, unknown>
+          return { ...fields, number: row!.number, createdAt, updatedAt } as StoredRecord
+        }),
 
         replace: (resource, appId, id, input) => {
           const now = new Date().toISOString()

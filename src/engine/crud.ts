@@ -25,16 +25,15 @@ import type { OperationContext, Step } from "./Operation.ts"
 import { RecordRepository, type StoredRecord } from "./RecordRepository.ts"
 
 /** Refuses a reference to a record the app cannot see (another app's, or none). */
-export const checkReferences = (resource: Resource, context: OperationContext, input: StoredRecord) =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    for (const [field, target] of Object.entries(resource.storage.references ?? {})) {
-      const value = input[field]
-      if (value === undefined || value === null) continue
-      const found = yield* records.find(target, context.appId, String(value))
-      if (found === undefined) return yield* EngineError.unknownReference(field, target, String(value))
-    }
-  })
+export const checkReferences = Effect.fnUntraced(function*(resource: Resource, context: OperationContext, input: StoredRecord) {
+  const records = yield* RecordRepository
+  for (const [field, target] of Object.entries(resource.storage.references ?? {})) {
+    const value = input[field]
+    if (value === undefined || value === null) continue
+    const found = yield* records.find(target, context.appId, String(value))
+    if (found === undefined) return yield* EngineError.unknownReference(field, target, String(value))
+  }
+})
 
 /**
  * What a resource adds to its record operations.
@@ -95,6 +94,26 @@ export const recordHandlers = <R extends Resource>(resource: R, hooks: RecordHoo
   const written = hooks.written
   const removed = hooks.removed
   const typed = (record: StoredRecord) => asRecord(resource, record)
+  /** The steps of a write (`write`), in order; a generator defined once, not per call (IncomingSecretGuard.ts says why). */
+  const writeSteps = Effect.fnUntraced(function*(
+    context: OperationContext,
+    prepared: StoredRecord,
+    previous: StoredRecord | undefined,
+    store: Step<StoredRecord>,
+    drops: boolean,
+    locks: boolean
+  ) {
+    if (drops && previous !== undefined) {
+      // Dropping a key others name is a delete of it: the same lock, then the same count.
+      const records = yield* RecordRepository
+      const stored = yield* records.lockForRemoval(name, context.appId, String(previous.id))
+      if (stored !== undefined) yield* refuseIfDroppedKeysReferenced(name, context.appId, stored, prepared)
+    }
+    if (locks) yield* lockReferenced(name, context.appId, prepared, previous)
+    const stored = yield* store
+    if (written !== undefined) yield* written(context, typed(stored), previous === undefined ? undefined : typed(previous))
+    return typed(stored)
+  })
   /**
    * The record's write and what goes with it: on a replace that drops a key
    * other records name, the refusal; the rows it references locked
@@ -110,95 +129,76 @@ export const recordHandlers = <R extends Resource>(resource: R, hooks: RecordHoo
   ): Step<RecordOf<R>> => {
     const locks = locksOnWrite(name, prepared)
     const drops = previous !== undefined && dropsKeys(name, previous, prepared)
-    const after = written === undefined
-      ? undefined
-      : (stored: StoredRecord) => written(context, typed(stored), previous === undefined ? undefined : typed(previous))
-    const steps = Effect.gen(function*() {
-      if (drops) {
-        // Dropping a key others name is a delete of it: the same lock, then the same count.
-        const records = yield* RecordRepository
-        const stored = yield* records.lockForRemoval(name, context.appId, String(previous.id))
-        if (stored !== undefined) yield* refuseIfDroppedKeysReferenced(name, context.appId, stored, prepared)
-      }
-      if (locks) yield* lockReferenced(name, context.appId, prepared, previous)
-      const stored = yield* store
-      if (after !== undefined) yield* after(stored)
-      return typed(stored)
-    })
+    const steps = writeSteps(context, prepared, previous, store, drops, locks)
     const external = typeof prepared.externalReference === "string"
-    if (!locks && !drops && after === undefined && !external) return steps
+    if (!locks && !drops && written === undefined && !external) return steps
     const atomic = Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(steps))
     return external ? withUniqueExternalReference(name, context.appId, prepared, atomic) : atomic
   }
+  const removal = Effect.fnUntraced(function*(context: OperationContext, id: string) {
+    const records = yield* RecordRepository
+    const locked = yield* records.lockForRemoval(name, context.appId, id)
+    if (locked === undefined) return yield* EngineError.notFound(name, id)
+    yield* refuseIfReferenced(name, context.appId, locked)
+    const record = yield* records.remove(name, context.appId, id)
+    if (record === undefined) return yield* EngineError.notFound(name, id)
+    if (removed !== undefined) yield* removed(context, typed(record))
+    return typed(record)
+  })
   return {
-    list: (context, { query }) =>
-      Effect.gen(function*() {
-        const records = yield* RecordRepository
-        const { records: page, total } = yield* records.page(name, context.appId, toRecordFilter(resource.filters, query))
-        return { items: page.map(typed), total }
-      }),
-    get: (context, { params }) =>
-      Effect.gen(function*() {
-        const records = yield* RecordRepository
-        const found = yield* records.find(name, context.appId, params.id)
-        return found === undefined ? null : typed(found)
-      }),
-    lookup: (context, { query }) =>
-      Effect.gen(function*() {
-        const records = yield* RecordRepository
-        const found = yield* records.lookup(name, context.appId, query.identifier)
-        return found === undefined ? null : typed(found)
-      }),
-    create: (context, { payload }) =>
-      Effect.gen(function*() {
-        const records = yield* RecordRepository
-        yield* checkReferences(resource, context, payload)
-        yield* refuseTakenExternalReference(name, context.appId, payload, undefined)
-        const prepared: StoredRecord = yield* prepare(context, payload, undefined)
-        return yield* write(context, prepared, undefined, records.insert(name, context.appId, prepared, { numberPrefix: resource.storage.numberPrefix }))
-      }),
-    replace: (context, { params: { id }, payload: { id: _sameId, ...payload } }) =>
-      Effect.gen(function*() {
-        const records = yield* RecordRepository
-        const found = yield* records.find(name, context.appId, id)
-        if (found === undefined) return yield* EngineError.notFound(name, id)
-        const previous = typed(found)
-        yield* checkReferences(resource, context, payload)
-        yield* refuseTakenExternalReference(name, context.appId, payload, id)
-        const carried = keep(found, resource.computedKeys) as Partial<StoredFields<R>>
-        const prepared: StoredRecord = yield* prepare(context, { ...carried, ...payload }, previous)
-        return yield* write(
-          context,
-          prepared,
-          found,
-          Effect.flatMap(records.replace(name, context.appId, id, prepared), (replaced) =>
-            replaced === undefined ? Effect.fail(EngineError.notFound(name, id)) : Effect.succeed(replaced))
+    list: Effect.fnUntraced(function*(context, { query }) {
+      const records = yield* RecordRepository
+      const { records: page, total } = yield* records.page(name, context.appId, toRecordFilter(resource.filters, query))
+      return { items: page.map(typed), total }
+    }),
+    get: Effect.fnUntraced(function*(context, { params }) {
+      const records = yield* RecordRepository
+      const found = yield* records.find(name, context.appId, params.id)
+      return found === undefined ? null : typed(found)
+    }),
+    lookup: Effect.fnUntraced(function*(context, { query }) {
+      const records = yield* RecordRepository
+      const found = yield* records.lookup(name, context.appId, query.identifier)
+      return found === undefined ? null : typed(found)
+    }),
+    create: Effect.fnUntraced(function*(context, { payload }) {
+      const records = yield* RecordRepository
+      yield* checkReferences(resource, context, payload)
+      yield* refuseTakenExternalReference(name, context.appId, payload, undefined)
+      const prepared: StoredRecord = yield* prepare(context, payload, undefined)
+      return yield* write(context, prepared, undefined, records.insert(name, context.appId, prepared, { numberPrefix: resource.storage.numberPrefix }))
+    }),
+    replace: Effect.fnUntraced(function*(context, { params: { id }, payload: { id: _sameId, ...payload } }) {
+      const records = yield* RecordRepository
+      const found = yield* records.find(name, context.appId, id)
+      if (found === undefined) return yield* EngineError.notFound(name, id)
+      const previous = typed(found)
+      yield* checkReferences(resource, context, payload)
+      yield* refuseTakenExternalReference(name, context.appId, payload, id)
+      const carried = keep(found, resource.computedKeys) as Partial<StoredFields<R>>
+      const prepared: StoredRecord = yield* prepare(context, { ...carried, ...payload }, previous)
+      return yield* write(
+        context,
+        prepared,
+        found,
+        Effect.flatMap(
+          records.replace(name, context.appId, id, prepared),
+          (replaced) => replaced === undefined ? Effect.fail(EngineError.notFound(name, id)) : Effect.succeed(replaced)
         )
-      }),
+      )
+    }),
     // The row is locked before the records that reference it are counted, and deleted in the same
     // transaction: a reference written meanwhile waits for the lock, or is counted (integrity.ts).
-    remove: (context, { params: { id } }) =>
-      Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql.withTransaction(Effect.gen(function*() {
-          const records = yield* RecordRepository
-          const locked = yield* records.lockForRemoval(name, context.appId, id)
-          if (locked === undefined) return yield* EngineError.notFound(name, id)
-          yield* refuseIfReferenced(name, context.appId, locked)
-          const record = yield* records.remove(name, context.appId, id)
-          if (record === undefined) return yield* EngineError.notFound(name, id)
-          if (removed !== undefined) yield* removed(context, typed(record))
-          return typed(record)
-        })))
+    remove: (context, { params: { id } }) => Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(removal(context, id)))
   }
 }
 
 /** The app's record of `resource` with this id, typed as the resource's record. */
 export const findRecord = <R extends Resource>(resource: R, appId: string, id: string): Step<RecordOf<R> | undefined> =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const found = yield* records.find(resource.name, appId, id)
-    return found === undefined ? undefined : asRecord(resource, found)
-  })
+  Effect.flatMap(
+    RecordRepository,
+    (records) => Effect.map(records.find(resource.name, appId, id), (found) => found === undefined ? undefined : asRecord(resource, found))
+  )
 
 /** The app's record of `resource` with this id, or the engine's 404 naming it. */
 export const getRecord = <R extends Resource>(resource: R, appId: string, id: string): Step<RecordOf<R>> =>
@@ -207,18 +207,17 @@ export const getRecord = <R extends Resource>(resource: R, appId: string, id: st
 const PAGE = 1000
 
 /** Every record of `resource` the app sees whose fields equal one of the given values (paged through), typed. */
-export const listRecords = <R extends Resource>(
+export const listRecords = Effect.fnUntraced(function*<R extends Resource>(
   resource: R,
   appId: string,
   equals: Readonly<Record<string, string | ReadonlyArray<string>>> = {}
-): Step<ReadonlyArray<RecordOf<R>>> =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const filter = Object.entries(equals).map(([field, value]) => ({ field, values: typeof value === "string" ? [value] : value }))
-    const all: Array<RecordOf<R>> = []
-    for (let offset = 0;; offset += PAGE) {
-      const page = yield* records.list(resource.name, appId, { equals: filter, dates: [], limit: PAGE, offset })
-      all.push(...page.map((record) => asRecord(resource, record)))
-      if (page.length < PAGE) return all
-    }
-  })
+) {
+  const records = yield* RecordRepository
+  const filter = Object.entries(equals).map(([field, value]) => ({ field, values: typeof value === "string" ? [value] : value }))
+  const all: Array<RecordOf<R>> = []
+  for (let offset = 0;; offset += PAGE) {
+    const page = yield* records.list(resource.name, appId, { equals: filter, dates: [], limit: PAGE, offset })
+    all.push(...page.map((record) => asRecord(resource, record)))
+    if (page.length < PAGE) return all as ReadonlyArray<RecordOf<R>>
+  }
+})

@@ -109,51 +109,53 @@ export const makeForward = (downstream: Downstream["Service"], idempotent: WithI
    * record read now, its tag compared; the 412 when it is another version
    * (or none), else the version the engine checks again as it writes.
    */
-  const conditionalScope = (request: ForwardedRequest, ifMatch: string, scope: CallScope) =>
-    Effect.gen(function*() {
-      const read = reads.get(request.endpoint)
-      const id = writtenId(request)
-      if (read === undefined || id === undefined) return errorResponse(unconditional(request.endpoint.path))
-      const current = yield* callOf(read.endpoint, read.input(id), scope)
-      if (current === null) return preconditionFailed(`No record ${id}: If-Match names a version of a record that does not exist`, undefined)
-      const tag = (yield* answerOf(read.endpoint)(current, scope.requestId)).headers.etag
-      if (tag === undefined || !namesTag(ifMatch, tag, "strong")) {
-        return preconditionFailed(`Record ${id} is no longer the version If-Match names: read it again, reapply the change and retry`, tag)
-      }
-      const updatedAt = (current as { readonly updatedAt?: unknown }).updatedAt
-      return typeof updatedAt === "string" ? { ...scope, precondition: { id, updatedAt } } : scope
-    })
+  const conditionalScope = Effect.fnUntraced(function*(request: ForwardedRequest, ifMatch: string, scope: CallScope) {
+    const read = reads.get(request.endpoint)
+    const id = writtenId(request)
+    if (read === undefined || id === undefined) return errorResponse(unconditional(request.endpoint.path))
+    const current = yield* callOf(read.endpoint, read.input(id), scope)
+    if (current === null) return preconditionFailed(`No record ${id}: If-Match names a version of a record that does not exist`, undefined)
+    const tag = (yield* answerOf(read.endpoint)(current, scope.requestId)).headers.etag
+    if (tag === undefined || !namesTag(ifMatch, tag, "strong")) {
+      return preconditionFailed(`Record ${id} is no longer the version If-Match names: read it again, reapply the change and retry`, tag)
+    }
+    const updatedAt = (current as { readonly updatedAt?: unknown }).updatedAt
+    return typeof updatedAt === "string" ? { ...scope, precondition: { id, updatedAt } } : scope
+  })
+
+  /** The call and its answer; a generator defined once, not per call (IncomingSecretGuard.ts says why). */
+  const respond = Effect.fnUntraced(function*(request: ForwardedRequest) {
+    const endpoint = request.endpoint
+    const caller = yield* CurrentCaller
+    const undeclared = yield* undeclaredInput(endpoint, request.request)
+    if (undeclared !== undefined) return errorResponse(undeclared)
+    const refused = unstorableInput(request) ?? mismatchedId(request)
+    if (refused !== undefined) return errorResponse(refused)
+    const headers = request.request.headers
+    const ifMatch = endpoint.method === "PUT" || endpoint.method === "DELETE" ? headers["if-match"] : undefined
+    const scoped = ifMatch === undefined
+      ? { appId: caller.appId, requestId: caller.requestId }
+      : yield* conditionalScope(request, ifMatch, { appId: caller.appId, requestId: caller.requestId })
+    if (HttpServerResponse.isHttpServerResponse(scoped)) return scoped
+    const input = { params: request.params, query: request.query, payload: request.payload }
+    const result = yield* callOf(endpoint, input, scoped)
+    if (result === null) return EMPTY_200
+    const answer = answerOf(endpoint)
+    const response = isPaged(endpoint)
+      ? withPageHeaders(
+        yield* answer((result as Page<unknown>).items, scoped.requestId),
+        request.request.url,
+        request.query as PageQuery,
+        (result as Page<unknown>).total
+      )
+      : withLocation(yield* answer(result, scoped.requestId), locations.get(endpoint), result)
+    const ifNoneMatch = endpoint.method === "GET" ? headers["if-none-match"] : undefined
+    const tag = response.headers.etag
+    return ifNoneMatch !== undefined && tag !== undefined && namesTag(ifNoneMatch, tag, "weak") ? notModified(tag) : response
+  })
 
   return (request: ForwardedRequest): Effect.Effect<HttpServerResponse.HttpServerResponse, never, CurrentCaller> =>
-    Effect.gen(function*() {
-      const endpoint = request.endpoint
-      const caller = yield* CurrentCaller
-      const undeclared = yield* undeclaredInput(endpoint, request.request)
-      if (undeclared !== undefined) return errorResponse(undeclared)
-      const refused = unstorableInput(request) ?? mismatchedId(request)
-      if (refused !== undefined) return errorResponse(refused)
-      const headers = request.request.headers
-      const ifMatch = endpoint.method === "PUT" || endpoint.method === "DELETE" ? headers["if-match"] : undefined
-      const scoped = ifMatch === undefined
-        ? { appId: caller.appId, requestId: caller.requestId }
-        : yield* conditionalScope(request, ifMatch, { appId: caller.appId, requestId: caller.requestId })
-      if (HttpServerResponse.isHttpServerResponse(scoped)) return scoped
-      const input = { params: request.params, query: request.query, payload: request.payload }
-      const result = yield* callOf(endpoint, input, scoped)
-      if (result === null) return EMPTY_200
-      const answer = answerOf(endpoint)
-      const response = isPaged(endpoint)
-        ? withPageHeaders(
-          yield* answer((result as Page<unknown>).items, scoped.requestId),
-          request.request.url,
-          request.query as PageQuery,
-          (result as Page<unknown>).total
-        )
-        : withLocation(yield* answer(result, scoped.requestId), locations.get(endpoint), result)
-      const ifNoneMatch = endpoint.method === "GET" ? headers["if-none-match"] : undefined
-      const tag = response.headers.etag
-      return ifNoneMatch !== undefined && tag !== undefined && namesTag(ifNoneMatch, tag, "weak") ? notModified(tag) : response
-    }).pipe(Effect.catch((error) => Effect.succeed(downstreamResponse(error))), (respond) => idempotent(request, respond))
+    idempotent(request, Effect.catch(respond(request), (error) => Effect.succeed(downstreamResponse(error))))
 }
 
 /**

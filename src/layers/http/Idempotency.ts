@@ -157,26 +157,25 @@ export const makeIdempotency = (
       )
     })
 
-  const keyed = <R>(request: KeyedRequest, key: string, respond: Effect.Effect<Response, never, R>) =>
-    Effect.gen(function*() {
-      const caller = yield* CurrentCaller
-      const claim: IdempotencyClaim = { appId: caller.appId, key, fingerprint: fingerprintOf(request), owner: caller.requestId }
-      // Claimed and started in one step: an interrupt in between would leave the key held until its lease is over.
-      const started: Started = yield* Effect.uninterruptible(Effect.flatMap(store.claim(claim), (outcome) =>
-        outcome._tag === "Claimed"
-          ? Effect.map(Effect.forkIn(runAndStore(claim, respond), scope), (fiber): Started => ({ _tag: "Started", fiber }))
-          : Effect.succeed(outcome)))
-      switch (started._tag) {
-        case "Started":
-          return yield* Fiber.join(started.fiber)
-        case "Replay":
-          return replay(started.answer)
-        case "InUse":
-          return inUse(key)
-        case "Reused":
-          return reused(key)
-      }
-    }).pipe(Effect.catch((error) => Effect.succeed(errorResponse(error))))
+  const keyed = Effect.fnUntraced(function*<R>(request: KeyedRequest, key: string, respond: Effect.Effect<Response, never, R>) {
+    const caller = yield* CurrentCaller
+    const claim: IdempotencyClaim = { appId: caller.appId, key, fingerprint: fingerprintOf(request), owner: caller.requestId }
+    // Claimed and started in one step: an interrupt in between would leave the key held until its lease is over.
+    const started: Started = yield* Effect.uninterruptible(Effect.flatMap(store.claim(claim), (outcome) =>
+      outcome._tag === "Claimed"
+        ? Effect.map(Effect.forkIn(runAndStore(claim, respond), scope), (fiber): Started => ({ _tag: "Started", fiber }))
+        : Effect.succeed(outcome)))
+    switch (started._tag) {
+      case "Started":
+        return yield* Fiber.join(started.fiber)
+      case "Replay":
+        return replay(started.answer)
+      case "InUse":
+        return inUse(key)
+      case "Reused":
+        return reused(key)
+    }
+  }, Effect.catch((error) => Effect.succeed(errorResponse(error))))
 
   return (request, respond) => {
     // Only here for the operations that take a key: a GET returns at once.

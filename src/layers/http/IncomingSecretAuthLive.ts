@@ -33,15 +33,13 @@ export const IncomingSecretAuthLive = Layer.effect(
   Effect.gen(function*() {
     const guard = yield* IncomingSecretGuard
     return IncomingSecretAuth.of((handler, { endpoint, group }) =>
-      Effect.gen(function*() {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        return yield* guard(
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+        guard(
           request,
           { operation: `${group.identifier}.${endpoint.identifier}`, method: endpoint.method, route: endpoint.path },
           handler,
           failureResponse
-        )
-      })
+        ))
     )
   })
 )

@@ -28,6 +28,7 @@ import { HttpServerResponse } from "effect/http"
 import { CurrentCaller } from "../../api/Authorization.ts"
 import { ServiceUnavailable } from "../../domain/Errors.ts"
 import { UPLOAD_MEDIA_TYPES } from "../../domain/resources/modelFileUpload.ts"
+import type { Caller } from "../../domain/Secret.ts"
 import { traced } from "../../domain/Span.ts"
 import { timeOrderedUuid } from "../../domain/TimeOrderedId.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
@@ -127,6 +128,117 @@ export const makeIncomingSecretGuard = (
     return notAuthorized()
   }
 
+  type Handler = Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, unknown>
+  type FailureResponse = (cause: Cause.Cause<unknown>) => HttpServerResponse.HttpServerResponse | undefined
+
+  /**
+   * The call once authenticated: its meter event, its budget, the handler and
+   * its outcome. A generator defined once, not per call: V8 gives each new
+   * generator function closure its own initial map in old space, and that map
+   * keeps the closure, and the whole request it captured, alive through
+   * every scavenge until the next full collection (bench/README.md, "Why the
+   * request path has no per-call generator").
+   */
+  const metered = Effect.fnUntraced(function*(
+    request: HttpServerRequest.HttpServerRequest,
+    call: MeteredCall,
+    handler: Handler,
+    failureResponse: FailureResponse,
+    facts: RequestFacts | undefined,
+    startedAt: number,
+    caller: Caller,
+    details: CallDetails,
+    requestId: string
+  ) {
+    const receipt = yield* meter.submit({
+      requestId,
+      appId: caller.appId,
+      secretId: caller.secretId,
+      secretHash: caller.secretHash,
+      operation: details.operation,
+      method: call.method,
+      route: call.route,
+      occurredAt: new Date()
+    })
+    // Counted while the meter event commits (a Redis round trip overlaps the commit). Over the
+    // app's budget, the 429 takes the handler's place; either way the call is metered.
+    const limit = yield* rateLimits.decide(caller.appId)
+    const run = limit?.refusal === undefined ? handler : Effect.succeed(limit.refusal)
+    // A read runs while its meter event is being committed (one round trip
+    // saved); it is answered only once the event is durable, and dropped if
+    // the secret turned out revoked. Anything else runs after the commit.
+    const speculative = (details.readOnly ?? call.method === "GET")
+      ? yield* Effect.exit(Effect.provideService(run, CurrentCaller, { ...caller, requestId }))
+      : undefined
+    const recorded = yield* Effect.result(receipt.pipe(traced("Meter.record")))
+    if (recorded._tag === "Failure") {
+      if (recorded.failure instanceof ServiceUnavailable) return errorResponse(recorded.failure)
+      // Revoked or regenerated since this instance last looked.
+      secrets.forget(caller.secretId)
+      return refused(facts, recorded.failure.cause)
+    }
+    if (facts !== undefined) facts.requestId = requestId
+
+    const exit = speculative ?? (yield* Effect.exit(Effect.provideService(run, CurrentCaller, { ...caller, requestId })))
+    const response = Exit.isSuccess(exit) ? standardBody(exit.value, request) : failureResponse(exit.cause)
+    const status = response?.status ?? 500
+    meter.complete(requestId, status, performance.now() - startedAt)
+    if (response === undefined) return yield* exit
+    // A downstream failure passed through (REST); MCP tools note theirs where they call Downstream.
+    const errorSource = response.headers["x-error-source"]
+    if (errorSource !== undefined) {
+      instruments.downstreamError(errorSource, status)
+      if (facts !== undefined) facts.errorSource = errorSource
+    }
+    return limit === undefined
+      ? HttpServerResponse.setHeader(response, "x-request-id", requestId)
+      : HttpServerResponse.setHeaders(response, { ...limit.headers, "x-request-id": requestId })
+  })
+
+  /** The call: its secret authenticated, then metered (`metered`); defined once for the same reason. */
+  const guarded = Effect.fnUntraced(function*(
+    request: HttpServerRequest.HttpServerRequest,
+    call: MeteredCall,
+    handler: Handler,
+    failureResponse: FailureResponse
+  ) {
+    const startedAt = performance.now()
+    const facts = yield* CurrentRequestFacts
+    if (facts !== undefined) facts.route = call.route
+    const presented = presentedSecret(request)
+    if (!presented.ok) return refused(facts, presented.cause)
+
+    const authenticated = yield* Effect.result(
+      secrets.authenticate(presented.value, clientAddress(request, config.trustedProxies)).pipe(
+        traced("IncomingSecret.verify")
+      )
+    )
+    if (authenticated._tag === "Failure") {
+      if (authenticated.failure instanceof ServiceUnavailable) return errorResponse(authenticated.failure)
+      return refused(facts, authenticated.failure.cause)
+    }
+    const caller = authenticated.success
+    const details: CallDetails = typeof call.operation === "string" ? { operation: call.operation } : yield* call.operation
+    const operation = details.operation
+    // Who called and what, on the request's server span: ids only, never the secret's value.
+    yield* Effect.annotateCurrentSpan({ "app.id": caller.appId, "secret.id": caller.secretId, "operation": operation })
+    if (facts !== undefined) {
+      facts.appId = caller.appId
+      facts.secretId = caller.secretId
+      facts.operation = operation
+      facts.tool = details.tool
+    }
+
+    const meteredCall = metered(request, call, handler, failureResponse, facts, startedAt, caller, details, timeOrderedUuid())
+    // The caller's trace context, for what the handler calls; usually there is none, and nothing is provided.
+    const headerTrace = request.headers["traceparent"] === undefined ? undefined : traceFromHeaders(request.headers)
+    const bodyTrace = headerTrace === undefined ? details.trace : undefined
+    if (facts !== undefined && bodyTrace !== undefined) facts.trace = bodyTrace
+    const trace = headerTrace ?? bodyTrace
+    const continued = trace === undefined ? meteredCall : Effect.provideService(meteredCall, IncomingTraceContext, trace)
+    return yield* (details.span === undefined ? continued : inCallSpan(continued, details.span, bodyTrace, facts))
+  })
+
   /**
    * Runs `handler` for an authenticated, metered call. `failureResponse` turns
    * a failure of the handler into its response (undefined: a defect, left to
@@ -138,89 +250,11 @@ export const makeIncomingSecretGuard = (
     handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
     failureResponse: (cause: Cause.Cause<E>) => HttpServerResponse.HttpServerResponse | undefined = () => undefined
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, Exclude<R, CurrentCaller>> =>
-    Effect.gen(function*() {
-      const startedAt = performance.now()
-      const facts = yield* CurrentRequestFacts
-      if (facts !== undefined) facts.route = call.route
-      const presented = presentedSecret(request)
-      if (!presented.ok) return refused(facts, presented.cause)
-
-      const authenticated = yield* Effect.result(
-        secrets.authenticate(presented.value, clientAddress(request, config.trustedProxies)).pipe(
-          traced("IncomingSecret.verify")
-        )
-      )
-      if (authenticated._tag === "Failure") {
-        if (authenticated.failure instanceof ServiceUnavailable) return errorResponse(authenticated.failure)
-        return refused(facts, authenticated.failure.cause)
-      }
-      const caller = authenticated.success
-      const details: CallDetails = typeof call.operation === "string" ? { operation: call.operation } : yield* call.operation
-      const operation = details.operation
-      // Who called and what, on the request's server span: ids only, never the secret's value.
-      yield* Effect.annotateCurrentSpan({ "app.id": caller.appId, "secret.id": caller.secretId, "operation": operation })
-      if (facts !== undefined) {
-        facts.appId = caller.appId
-        facts.secretId = caller.secretId
-        facts.operation = operation
-        facts.tool = details.tool
-      }
-
-      const requestId = timeOrderedUuid()
-      const metered = Effect.gen(function*() {
-        const receipt = yield* meter.submit({
-          requestId,
-          appId: caller.appId,
-          secretId: caller.secretId,
-          secretHash: caller.secretHash,
-          operation,
-          method: call.method,
-          route: call.route,
-          occurredAt: new Date()
-        })
-        // Counted while the meter event commits (a Redis round trip overlaps the commit). Over the
-        // app's budget, the 429 takes the handler's place; either way the call is metered.
-        const limit = yield* rateLimits.decide(caller.appId)
-        const run = limit?.refusal === undefined ? handler : Effect.succeed(limit.refusal)
-        // A read runs while its meter event is being committed (one round trip
-        // saved); it is answered only once the event is durable, and dropped if
-        // the secret turned out revoked. Anything else runs after the commit.
-        const speculative = (details.readOnly ?? call.method === "GET")
-          ? yield* Effect.exit(Effect.provideService(run, CurrentCaller, { ...caller, requestId }))
-          : undefined
-        const recorded = yield* Effect.result(receipt.pipe(traced("Meter.record")))
-        if (recorded._tag === "Failure") {
-          if (recorded.failure instanceof ServiceUnavailable) return errorResponse(recorded.failure)
-          // Revoked or regenerated since this instance last looked.
-          secrets.forget(caller.secretId)
-          return refused(facts, recorded.failure.cause)
-        }
-        if (facts !== undefined) facts.requestId = requestId
-
-        const exit = speculative ?? (yield* Effect.exit(Effect.provideService(run, CurrentCaller, { ...caller, requestId })))
-        const response = Exit.isSuccess(exit) ? standardBody(exit.value, request) : failureResponse(exit.cause)
-        const status = response?.status ?? 500
-        meter.complete(requestId, status, performance.now() - startedAt)
-        if (response === undefined) return yield* exit
-        // A downstream failure passed through (REST); MCP tools note theirs where they call Downstream.
-        const errorSource = response.headers["x-error-source"]
-        if (errorSource !== undefined) {
-          instruments.downstreamError(errorSource, status)
-          if (facts !== undefined) facts.errorSource = errorSource
-        }
-        return limit === undefined
-          ? HttpServerResponse.setHeader(response, "x-request-id", requestId)
-          : HttpServerResponse.setHeaders(response, { ...limit.headers, "x-request-id": requestId })
-      })
-
-      // The caller's trace context, for what the handler calls; usually there is none, and nothing is provided.
-      const headerTrace = request.headers["traceparent"] === undefined ? undefined : traceFromHeaders(request.headers)
-      const bodyTrace = headerTrace === undefined ? details.trace : undefined
-      if (facts !== undefined && bodyTrace !== undefined) facts.trace = bodyTrace
-      const trace = headerTrace ?? bodyTrace
-      const continued = trace === undefined ? metered : Effect.provideService(metered, IncomingTraceContext, trace)
-      return yield* (details.span === undefined ? continued : inCallSpan(continued, details.span, bodyTrace, facts))
-    }) as Effect.Effect<HttpServerResponse.HttpServerResponse, E, Exclude<R, CurrentCaller>>
+    guarded(request, call, handler, failureResponse as FailureResponse) as Effect.Effect<
+      HttpServerResponse.HttpServerResponse,
+      E,
+      Exclude<R, CurrentCaller>
+    >
 }
 
 /**

@@ -99,41 +99,40 @@ const NAME_PARAMETER: Readonly<Record<string, string>> = { "tools/call": "name",
  * and no client capabilities added to the request's own `_meta`. Answers
  * McpServer's response and its JSON-RPC message (undefined: none to read).
  */
-export const throughMcpServer = <E, R>(
+export const throughMcpServer = Effect.fnUntraced(function*<E, R>(
   request: HttpServerRequest.HttpServerRequest,
   message: { readonly id: string | number; readonly method: string; readonly params: Json },
   httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-) =>
-  Effect.gen(function*() {
-    const { id, method, params } = message
-    const nameParameter = NAME_PARAMETER[method]
-    const name = nameParameter === undefined ? undefined : params[nameParameter]
-    const headers: Record<string, string> = {
-      ...request.headers,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": MODERN_VERSION,
-      "mcp-method": method,
-      ...(typeof name === "string" ? { "mcp-name": name } : {})
-    }
-    delete headers["content-length"]
-    const meta = isObject(params._meta) ? params._meta : {}
-    const rewritten = HttpServerRequest.fromWeb(
-      new Request(new URL(request.url, "http://mcp.local"), {
-        method: "POST",
-        headers,
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id,
-          method,
-          params: { ...params, _meta: { ...meta, [VERSION_META]: MODERN_VERSION, [CAPABILITIES_META]: {} } }
-        })
+) {
+  const { id, method, params } = message
+  const nameParameter = NAME_PARAMETER[method]
+  const name = nameParameter === undefined ? undefined : params[nameParameter]
+  const headers: Record<string, string> = {
+    ...request.headers,
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": MODERN_VERSION,
+    "mcp-method": method,
+    ...(typeof name === "string" ? { "mcp-name": name } : {})
+  }
+  delete headers["content-length"]
+  const meta = isObject(params._meta) ? params._meta : {}
+  const rewritten = HttpServerRequest.fromWeb(
+    new Request(new URL(request.url, "http://mcp.local"), {
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id,
+        method,
+        params: { ...params, _meta: { ...meta, [VERSION_META]: MODERN_VERSION, [CAPABILITIES_META]: {} } }
       })
-    )
-    const response = yield* Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, rewritten)
-    const answer = response.body._tag === "Uint8Array" ? responseMessage(new TextDecoder().decode(response.body.body)) : undefined
-    return { response, answer }
-  })
+    })
+  )
+  const response = yield* Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, rewritten)
+  const answer = response.body._tag === "Uint8Array" ? responseMessage(new TextDecoder().decode(response.body.body)) : undefined
+  return { response, answer }
+})
 
 /**
  * Serves a 2025-11-25 request (`isLegacyRequest`) without a session, through
@@ -143,42 +142,41 @@ export const throughMcpServer = <E, R>(
  * client its session is gone, and the other statuses belong to the
  * transport (the version header, the body), which McpAuth has checked.
  */
-export const legacy = <E, R>(
+export const legacy = Effect.fnUntraced(function*<E, R>(
   request: HttpServerRequest.HttpServerRequest,
   body: RpcRequest,
   httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
-  Effect.gen(function*() {
-    const { id, method } = body
-    // A 2026-07-28 method (server/discover, subscriptions/listen) is none of this revision's.
-    if (!LEGACY_METHODS.has(method) || method.startsWith("notifications/")) return methodNotServed(id, method, false)
-    // Nothing to keep a level in without a session, and the tools log nothing: accepted.
-    if (method === "ping" || method === "logging/setLevel") return rpcResult(id, {})
-    const params = isObject(body.params) ? body.params : {}
-    const nameParameter = NAME_PARAMETER[method]
-    if (nameParameter !== undefined && typeof params[nameParameter] !== "string") {
-      return rpcError(id, { code: -32602, message: `Invalid params: "${nameParameter}" must be a string` }, 200)
-    }
+) {
+  const { id, method } = body
+  // A 2026-07-28 method (server/discover, subscriptions/listen) is none of this revision's.
+  if (!LEGACY_METHODS.has(method) || method.startsWith("notifications/")) return methodNotServed(id, method, false)
+  // Nothing to keep a level in without a session, and the tools log nothing: accepted.
+  if (method === "ping" || method === "logging/setLevel") return rpcResult(id, {})
+  const params = isObject(body.params) ? body.params : {}
+  const nameParameter = NAME_PARAMETER[method]
+  if (nameParameter !== undefined && typeof params[nameParameter] !== "string") {
+    return rpcError(id, { code: -32602, message: `Invalid params: "${nameParameter}" must be a string` }, 200)
+  }
 
-    if (method === "initialize") {
-      const { answer, response } = yield* throughMcpServer(request, { id, method: "server/discover", params: {} }, httpEffect)
-      const discovered = answer !== undefined && isObject(answer.result) ? answer.result : undefined
-      if (discovered === undefined) return response
-      const meta = isObject(discovered._meta) ? discovered._meta : {}
-      return rpcResult(id, {
-        protocolVersion: LEGACY_VERSION,
-        // logging/setLevel is answered (above), so logging is a capability here.
-        capabilities: { logging: {}, ...servedCapabilities(discovered.capabilities) },
-        serverInfo: meta["io.modelcontextprotocol/serverInfo"],
-        ...(typeof discovered.instructions === "string" ? { instructions: discovered.instructions } : {})
-      })
-    }
+  if (method === "initialize") {
+    const { answer, response } = yield* throughMcpServer(request, { id, method: "server/discover", params: {} }, httpEffect)
+    const discovered = answer !== undefined && isObject(answer.result) ? answer.result : undefined
+    if (discovered === undefined) return response
+    const meta = isObject(discovered._meta) ? discovered._meta : {}
+    return rpcResult(id, {
+      protocolVersion: LEGACY_VERSION,
+      // logging/setLevel is answered (above), so logging is a capability here.
+      capabilities: { logging: {}, ...servedCapabilities(discovered.capabilities) },
+      serverInfo: meta["io.modelcontextprotocol/serverInfo"],
+      ...(typeof discovered.instructions === "string" ? { instructions: discovered.instructions } : {})
+    })
+  }
 
-    const { answer, response } = yield* throughMcpServer(request, { id, method, params }, httpEffect)
-    if (answer === undefined) return response
-    if (isObject(answer.result)) {
-      return HttpServerResponse.jsonUnsafe({ ...answer, result: projectResult(method, answer.result) }, { status: response.status })
-    }
-    if (isObject(answer.error)) return rpcError(id, plainError(answer.error), 200)
-    return HttpServerResponse.jsonUnsafe(answer, { status: response.status })
-  })
+  const { answer, response } = yield* throughMcpServer(request, { id, method, params }, httpEffect)
+  if (answer === undefined) return response
+  if (isObject(answer.result)) {
+    return HttpServerResponse.jsonUnsafe({ ...answer, result: projectResult(method, answer.result) }, { status: response.status })
+  }
+  if (isObject(answer.error)) return rpcError(id, plainError(answer.error), 200)
+  return HttpServerResponse.jsonUnsafe(answer, { status: response.status })
+})

@@ -67,30 +67,27 @@ export const ResourceRegistrations = Layer.effectDiscard(Effect.gen(function*() 
 
   /** Runs an operation for the caller's app, as the REST handler does, with the same telemetry. */
   const run = <A>(operation: string, uri: string, call: (scope: { appId: string; requestId: string }) => Effect.Effect<A, DownstreamError>) =>
-    Effect.gen(function*() {
-      const caller = yield* CurrentCaller
-      return yield* call({ appId: caller.appId, requestId: caller.requestId }).pipe(
+    Effect.flatMap(CurrentCaller, (caller) =>
+      call({ appId: caller.appId, requestId: caller.requestId }).pipe(
         Effect.tapError(noteFailure),
         Effect.mapError((error) => downstreamFailure(uri, error)),
         traced("Downstream.call", { attributes: { "downstream.operation": operation } })
-      )
-    })
+      ))
 
   /** The colour records of a page's materials, in the order each lists them. */
-  const withColours = (uri: string, materials: ReadonlyArray<Json>) =>
-    Effect.gen(function*() {
-      const ids = [...new Set(materials.flatMap((material) => (material.colourIds as ReadonlyArray<string> | undefined) ?? []))]
-      if (ids.length === 0) return materials.map((material) => ({ ...material, colours: [] }))
-      const page = (yield* run("colour.list", uri, (scope) =>
-        listColours({ query: { ids, limit: Math.max(ids.length, 1) } } as OperationInput<typeof colourList>, scope))) as Page<Json>
-      const byId = new Map(page.items.map((colour) => [colour.id as string, colour]))
-      return materials.map((material) => ({
-        ...material,
-        colours: ((material.colourIds as ReadonlyArray<string> | undefined) ?? []).flatMap((id) =>
-          byId.get(id) ?? []
-        )
-      }))
-    })
+  const withColours = Effect.fnUntraced(function*(uri: string, materials: ReadonlyArray<Json>) {
+    const ids = [...new Set(materials.flatMap((material) => (material.colourIds as ReadonlyArray<string> | undefined) ?? []))]
+    if (ids.length === 0) return materials.map((material) => ({ ...material, colours: [] }))
+    const page = (yield* run("colour.list", uri, (scope) =>
+      listColours({ query: { ids, limit: Math.max(ids.length, 1) } } as OperationInput<typeof colourList>, scope))) as Page<Json>
+    const byId = new Map(page.items.map((colour) => [colour.id as string, colour]))
+    return materials.map((material) => ({
+      ...material,
+      colours: ((material.colourIds as ReadonlyArray<string> | undefined) ?? []).flatMap((id) =>
+        byId.get(id) ?? []
+      )
+    }))
+  })
 
   const readerOf = (spec: McpResourceSpec) => {
     const list = downstream.call(spec.endpoint as unknown as NonNullable<ReturnType<typeof endpointNamed>>)
@@ -102,52 +99,53 @@ export const ResourceRegistrations = Layer.effectDiscard(Effect.gen(function*() 
     )
     const encodeContent = Schema.encodeUnknownEffect(spec.content)
 
-    return (uri: string): Read =>
-      Effect.gen(function*() {
-        const query = queryOf(spec, uri)
-        if (query === undefined) return yield* notFound(uri)
-        const unexpected = [...query.keys()].find((key) => !parameters.has(key))
-        if (unexpected !== undefined) {
-          return yield* new McpSchema.InvalidParams({
-            message: `Unknown query parameter "${unexpected}": ${spec.uriTemplate} takes ${accepted}`,
-            data: { uri }
-          })
-        }
-        const raw: Record<string, string | Array<string>> = {}
-        for (const key of new Set(query.keys())) {
-          const values = query.getAll(key)
-          raw[key] = values.length === 1 ? values[0]! : values
-        }
-        const decoded = yield* decodeQuery(raw, { errors: "all", onExcessProperty: "error" }).pipe(
-          Effect.mapError((error) => {
-            const problem = badRequestOf([{ kind: "Query", issue: error.issue }])
-            return new McpSchema.InvalidParams({ message: problem.message, data: { uri, errors: problem.errors ?? [] } })
-          })
+    // A generator defined once per resource, not per read (IncomingSecretGuard.ts says why).
+    const read = Effect.fnUntraced(function*(uri: string) {
+      const query = queryOf(spec, uri)
+      if (query === undefined) return yield* notFound(uri)
+      const unexpected = [...query.keys()].find((key) => !parameters.has(key))
+      if (unexpected !== undefined) {
+        return yield* new McpSchema.InvalidParams({
+          message: `Unknown query parameter "${unexpected}": ${spec.uriTemplate} takes ${accepted}`,
+          data: { uri }
+        })
+      }
+      const raw: Record<string, string | Array<string>> = {}
+      for (const key of new Set(query.keys())) {
+        const values = query.getAll(key)
+        raw[key] = values.length === 1 ? values[0]! : values
+      }
+      const decoded = yield* decodeQuery(raw, { errors: "all", onExcessProperty: "error" }).pipe(
+        Effect.mapError((error) => {
+          const problem = badRequestOf([{ kind: "Query", issue: error.issue }])
+          return new McpSchema.InvalidParams({ message: problem.message, data: { uri, errors: problem.errors ?? [] } })
+        })
+      )
+      const limit = (decoded as { readonly limit?: number }).limit ?? spec.pageSize
+      const listFrom = (offset: number) =>
+        Effect.map(
+          run(spec.operation, uri, (scope) => list({ query: { ...decoded, limit, offset } } as OperationInput<typeof list>, scope)),
+          (answer) => ({ page: answer as Page<Json>, offset })
         )
-        const limit = (decoded as { readonly limit?: number }).limit ?? spec.pageSize
-        const listFrom = (offset: number) =>
-          Effect.map(
-            run(spec.operation, uri, (scope) => list({ query: { ...decoded, limit, offset } } as OperationInput<typeof list>, scope)),
-            (answer) => ({ page: answer as Page<Json>, offset })
-          )
-        const asked = (decoded as { readonly offset?: number }).offset
-        const first = yield* listFrom(asked ?? 0)
-        const newest = asked === undefined && spec.newestFirst && first.page.total > limit
-        const { offset, page } = newest ? yield* listFrom(first.page.total - limit) : first
-        const items = spec.withColours ? yield* withColours(uri, page.items) : page.items
-        const after = offset + page.items.length
-        const content = {
-          items,
-          total: page.total,
-          offset,
-          limit,
-          ...(after < page.total && page.items.length > 0 ? { next: nextUri(spec, query, after) } : {})
-        }
-        const json = yield* encodeContent(content).pipe(
-          Effect.mapError(() => new McpSchema.InternalError({ message: `The engine's answer to ${spec.operation} does not match its schema`, data: { uri } }))
-        )
-        return { contents: [{ uri, mimeType: RESOURCE_MIME_TYPE, text: JSON.stringify(json) }] }
-      })
+      const asked = (decoded as { readonly offset?: number }).offset
+      const first = yield* listFrom(asked ?? 0)
+      const newest = asked === undefined && spec.newestFirst && first.page.total > limit
+      const { offset, page } = newest ? yield* listFrom(first.page.total - limit) : first
+      const items = spec.withColours ? yield* withColours(uri, page.items) : page.items
+      const after = offset + page.items.length
+      const content = {
+        items,
+        total: page.total,
+        offset,
+        limit,
+        ...(after < page.total && page.items.length > 0 ? { next: nextUri(spec, query, after) } : {})
+      }
+      const json = yield* encodeContent(content).pipe(
+        Effect.mapError(() => new McpSchema.InternalError({ message: `The engine's answer to ${spec.operation} does not match its schema`, data: { uri } }))
+      )
+      return { contents: [{ uri, mimeType: RESOURCE_MIME_TYPE, text: JSON.stringify(json) }] }
+    })
+    return (uri: string): Read => read(uri)
   }
 
   for (const spec of MCP_RESOURCES) {

@@ -149,27 +149,27 @@ export class McpToolCalls extends Context.Service<McpToolCalls, {
         const call = downstream.call(endpoint)
         const paged = isPaged(endpoint)
         const notFound = Effect.fail<ToolFailure>({ code: 404, message: "No such record", type: "NotFound" })
-        const handler: ToolHandler = (args) =>
-          Effect.gen(function*() {
-            const request = yield* derived.decodeArguments(args)
-            // What storage cannot hold is an invalid argument naming the field, as over REST.
-            const unstorable = unstorableInput(request)
-            if (unstorable !== undefined) {
-              const { code, errors, message, type } = unstorable
-              return yield* Effect.fail(errors === undefined ? { code, message, type } : { code, message, type, errors })
-            }
-            const caller = yield* CurrentCaller
-            const scope = { appId: caller.appId, requestId: caller.requestId }
-            // The arguments were decoded by the endpoint's own schemas: they are its input.
-            const answer: unknown = yield* call(request as OperationInput<typeof endpoint>, scope).pipe(
-              Effect.tapError(noteFailure),
-              Effect.mapError(downstreamFailure),
-              traced("Downstream.call", { attributes: { "downstream.operation": operation } })
-            )
-            if (answer === null && derived.spec.nullable !== true) return yield* notFound
-            // A list tool answers the page's records, as the REST body does (the total is a REST header).
-            return yield* derived.checkAnswer(paged ? (answer as Page<unknown>).items : answer)
-          })
+        // A generator defined once per tool, not per call (IncomingSecretGuard.ts says why).
+        const handler: ToolHandler = Effect.fnUntraced(function*(args) {
+          const request = yield* derived.decodeArguments(args)
+          // What storage cannot hold is an invalid argument naming the field, as over REST.
+          const unstorable = unstorableInput(request)
+          if (unstorable !== undefined) {
+            const { code, errors, message, type } = unstorable
+            return yield* Effect.fail(errors === undefined ? { code, message, type } : { code, message, type, errors })
+          }
+          const caller = yield* CurrentCaller
+          const scope = { appId: caller.appId, requestId: caller.requestId }
+          // The arguments were decoded by the endpoint's own schemas: they are its input.
+          const answer: unknown = yield* call(request as OperationInput<typeof endpoint>, scope).pipe(
+            Effect.tapError(noteFailure),
+            Effect.mapError(downstreamFailure),
+            traced("Downstream.call", { attributes: { "downstream.operation": operation } })
+          )
+          if (answer === null && derived.spec.nullable !== true) return yield* notFound
+          // A list tool answers the page's records, as the REST body does (the total is a REST header).
+          return yield* derived.checkAnswer(paged ? (answer as Page<unknown>).items : answer)
+        })
         handlers[derived.spec.name] = handler
         byName.set(derived.spec.name, callFor(derived, handler, derived.spec.readOnly ? undefined : eventsWritten))
       }
