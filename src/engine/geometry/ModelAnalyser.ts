@@ -21,7 +21,7 @@
  *   (rounded up) at once, its further files waiting for its own turn, so
  *   one app cannot hold every thread while the others wait. The threads
  *   start when a file needs them and end IDLE_POOL_TIMEOUT after the last
- *   file: an idle service holds none of their memory (about 23 MiB each),
+ *   file: an idle service holds none of their memory (about 13 MiB each),
  *   and the first file after a quiet spell waits for its thread to start
  *   (docs/geometry.md).
  *
@@ -98,6 +98,15 @@ interface Analyser extends ModelAnalyserShape {
   readonly close: () => Promise<void>
 }
 
+/**
+ * The young generation of an analysis thread. A mesh lives in typed arrays
+ * outside the heap, so a parse makes few objects that outlive a scavenge:
+ * a small young generation costs it nothing measurable (`npm run
+ * bench:geometry`: 797 ms through the pool, 799 ms in the calling thread),
+ * and each thread holds about 13 MiB rather than 23 (bench/README.md).
+ */
+const ANALYSIS_YOUNG_GENERATION_MB = 4
+
 /** A piscina pool of `workers` threads, all started with it; a terminated thread is replaced. */
 const makePool = (options: ModelAnalyserOptions) => {
   const pool = new Piscina<AnalysisTask, AnalysisOutcome>({
@@ -105,7 +114,7 @@ const makePool = (options: ModelAnalyserOptions) => {
     minThreads: options.workers,
     maxThreads: options.workers,
     idleTimeout: Infinity,
-    resourceLimits: { maxOldGenerationSizeMb: options.maxMemoryMb, stackSizeMb: 4 },
+    resourceLimits: { maxOldGenerationSizeMb: options.maxMemoryMb, maxYoungGenerationSizeMb: ANALYSIS_YOUNG_GENERATION_MB, stackSizeMb: 4 },
     // Below the request loop's priority (Linux sets it per thread; ignored where unsupported).
     niceIncrement: 10
   })
