@@ -112,11 +112,10 @@ const usage = Command.make(
 ).pipe(Command.withDescription("Metering totals by operation"))
 
 /** The app's budget as in force: its override, else RATE_LIMIT. */
-const printRateLimit = (appId: string) =>
-  Effect.gen(function*() {
-    const override = yield* (yield* AppRateLimits).get(appId)
-    yield* printJson(appRateLimitView(appId, override, (yield* AppConfig).rateLimit))
-  })
+const printRateLimit = Effect.fnUntraced(function*(appId: string) {
+  const override = yield* (yield* AppRateLimits).get(appId)
+  yield* printJson(appRateLimitView(appId, override, (yield* AppConfig).rateLimit))
+})
 
 const rateLimitSet = Command.make(
   "set",

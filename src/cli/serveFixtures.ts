@@ -36,16 +36,15 @@ const loadModels = Effect.gen(function*() {
 })
 
 /** The answer to every request: a listed file to GET or HEAD, else 404 (unknown path) or 405 (other method). */
-const answer = (models: ReadonlyMap<string, LoadedModel>) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const entry = models.get(request.url.split("?")[0]!)
-    if (entry === undefined) return HttpServerResponse.text("not found\n", { status: 404 })
-    if (request.method !== "GET" && request.method !== "HEAD") {
-      return HttpServerResponse.text(`${request.method} is not allowed: ${ALLOW}\n`, { status: 405, headers: { allow: ALLOW } })
-    }
-    return HttpServerResponse.uint8Array(entry.bytes, { contentType: entry.model.contentType })
-  })
+const answer = Effect.fnUntraced(function*(models: ReadonlyMap<string, LoadedModel>) {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const entry = models.get(request.url.split("?")[0]!)
+  if (entry === undefined) return HttpServerResponse.text("not found\n", { status: 404 })
+  if (request.method !== "GET" && request.method !== "HEAD") {
+    return HttpServerResponse.text(`${request.method} is not allowed: ${ALLOW}\n`, { status: 405, headers: { allow: ALLOW } })
+  }
+  return HttpServerResponse.uint8Array(entry.bytes, { contentType: entry.model.contentType })
+})
 
 /** Why listening failed, in words: a port in use says which and what to do. */
 const listenFailure = (port: number, error: ServeError) => {

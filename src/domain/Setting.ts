@@ -47,15 +47,14 @@ const expectation = (spec: Pick<Spec<unknown>, "type" | "range">) =>
   `must be ${spec.type}${spec.range === undefined || spec.range === "" ? "" : ` (${spec.range})`}`
 
 /** The variable's value, Option.none() when unset or empty. */
-const readValue = <A>(name: string, spec: Spec<A>): Effect.Effect<Option.Option<A>, SettingProblem> =>
-  Effect.gen(function*() {
-    const text = yield* Config.option(Config.String(name)).pipe(Effect.orElseSucceed(Option.none<string>))
-    if (Option.isNone(text) || text.value === "") return Option.none()
-    const parsedValue = spec.parse(text.value)
-    if (Result.isSuccess(parsedValue)) return Option.some(parsedValue.success)
-    const why = parsedValue.failure === "" ? expectation(spec) : parsedValue.failure
-    return yield* Effect.fail(InvalidConfig.problem(name, `${name}=${shown(spec, text.value)} is invalid: ${why}`))
-  })
+const readValue = Effect.fnUntraced(function*<A>(name: string, spec: Spec<A>) {
+  const text = yield* Config.option(Config.String(name)).pipe(Effect.orElseSucceed(Option.none<string>))
+  if (Option.isNone(text) || text.value === "") return Option.none()
+  const parsedValue = spec.parse(text.value)
+  if (Result.isSuccess(parsedValue)) return Option.some(parsedValue.success)
+  const why = parsedValue.failure === "" ? expectation(spec) : parsedValue.failure
+  return yield* Effect.fail(InvalidConfig.problem(name, `${name}=${shown(spec, text.value)} is invalid: ${why}`))
+})
 
 /** A variable with a default. */
 export const setting = <A>(name: string, spec: Spec<A> & { readonly default: A; readonly defaultText: string }): Setting<A> => ({
@@ -152,15 +151,14 @@ export const secretUrl = (schemes: ReadonlyArray<string>) => {
 type Values<S extends Record<string, Setting<unknown>>> = { readonly [K in keyof S]: S[K] extends Setting<infer A> ? A : never }
 
 /** Every setting of a group read, or InvalidConfig listing every problem. */
-export const readSettings = <S extends Record<string, Setting<unknown>>>(settings: S): Effect.Effect<Values<S>, InvalidConfig> =>
-  Effect.gen(function*() {
-    const values: Record<string, unknown> = {}
-    const problems: Array<SettingProblem> = []
-    for (const [key, each] of Object.entries(settings)) {
-      const result = yield* Effect.result(each.read)
-      if (Result.isSuccess(result)) values[key] = result.success
-      else problems.push(result.failure)
-    }
-    if (problems.length > 0) return yield* Effect.fail(InvalidConfig.of(problems))
-    return values as Values<S>
-  })
+export const readSettings = Effect.fnUntraced(function*<S extends Record<string, Setting<unknown>>>(settings: S) {
+  const values: Record<string, unknown> = {}
+  const problems: Array<SettingProblem> = []
+  for (const [key, each] of Object.entries(settings)) {
+    const result = yield* Effect.result(each.read)
+    if (Result.isSuccess(result)) values[key] = result.success
+    else problems.push(result.failure)
+  }
+  if (problems.length > 0) return yield* Effect.fail(InvalidConfig.of(problems))
+  return values as Values<S>
+})

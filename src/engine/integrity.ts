@@ -167,26 +167,25 @@ const titleOf = (name: string, count: number) => {
 const sentence = (parts: ReadonlyArray<string>) => parts.length === 1 ? parts[0]! : `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)!}`
 
 /** The counts of the app's records that hold one of each reference's keys, by referencing resource, as words. */
-const referrers = (appId: string, refs: ReadonlyArray<{ readonly ref: Reference; readonly keys: ReadonlyArray<string> }>): Step<ReadonlyArray<string>> =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const conditions = refs.filter(({ keys }) => keys.length > 0).map(({ keys, ref }) => {
-      const only = ref.only === undefined ? [] : [sql`data->>${sql.literal(fieldLiteral(ref.only.field))} = ANY(${ref.only.values}::text[])`]
-      return sql.and([sql`resource = ${ref.from}`, ...only, holds(sql, ref.path, keys)])
-    })
-    if (conditions.length === 0) return []
-    const rows = yield* sql<{ resource: string; n: number }>`
-      SELECT resource, count(*)::int AS n FROM engine_record
-      WHERE app_id = ${appId} AND ${sql.or(conditions)}
-      GROUP BY resource`
-    const counts = new Map(rows.map((row) => [row.resource, row.n]))
-    return [...new Set(refs.map(({ ref }) => ref.from))].flatMap((from) => {
-      const n = counts.get(from)
-      if (n === undefined) return []
-      const qualifier = refs.find(({ ref }) => ref.from === from)?.ref.only?.qualifier
-      return [`${n} ${qualifier === undefined ? "" : `${qualifier} `}${titleOf(from, n)} (${from})`]
-    })
+const referrers = Effect.fnUntraced(function*(appId: string, refs: ReadonlyArray<{ readonly ref: Reference; readonly keys: ReadonlyArray<string> }>) {
+  const sql = yield* SqlClient.SqlClient
+  const conditions = refs.filter(({ keys }) => keys.length > 0).map(({ keys, ref }) => {
+    const only = ref.only === undefined ? [] : [sql`data->>${sql.literal(fieldLiteral(ref.only.field))} = ANY(${ref.only.values}::text[])`]
+    return sql.and([sql`resource = ${ref.from}`, ...only, holds(sql, ref.path, keys)])
   })
+  if (conditions.length === 0) return []
+  const rows = yield* sql<{ resource: string; n: number }>`
+    SELECT resource, count(*)::int AS n FROM engine_record
+    WHERE app_id = ${appId} AND ${sql.or(conditions)}
+    GROUP BY resource`
+  const counts = new Map(rows.map((row) => [row.resource, row.n]))
+  return [...new Set(refs.map(({ ref }) => ref.from))].flatMap((from) => {
+    const n = counts.get(from)
+    if (n === undefined) return []
+    const qualifier = refs.find(({ ref }) => ref.from === from)?.ref.only?.qualifier
+    return [`${n} ${qualifier === undefined ? "" : `${qualifier} `}${titleOf(from, n)} (${from})`]
+  })
+})
 
 const uniqueKeys = (record: unknown, path: KeyPath) => [...new Set(keysAt(record, path).map(({ key }) => key))]
 
@@ -195,12 +194,11 @@ const uniqueKeys = (record: unknown, path: KeyPath) => [...new Set(keysAt(record
  * it: 409 naming each referencing resource and how many. Runs in the delete's
  * transaction, after its row is locked (see the module's comment).
  */
-export const refuseIfReferenced = (target: string, appId: string, record: StoredRecord): Step<void> =>
-  Effect.gen(function*() {
-    const refs = REFERENCES.filter((ref) => ref.target === target).map((ref) => ({ ref, keys: uniqueKeys(record, ref.targetKey ?? ["id"]) }))
-    const users = yield* referrers(appId, refs)
-    if (users.length > 0) return yield* EngineError.conflict(`${target} ${String(record.id)} is used by ${sentence(users)}: it cannot be deleted`)
-  })
+export const refuseIfReferenced = Effect.fnUntraced(function*(target: string, appId: string, record: StoredRecord) {
+  const refs = REFERENCES.filter((ref) => ref.target === target).map((ref) => ({ ref, keys: uniqueKeys(record, ref.targetKey ?? ["id"]) }))
+  const users = yield* referrers(appId, refs)
+  if (users.length > 0) return yield* EngineError.conflict(`${target} ${String(record.id)} is used by ${sentence(users)}: it cannot be deleted`)
+})
 
 /**
  * The app's records of the resources `from` that reference `record` of
@@ -236,17 +234,16 @@ export const dropsKeys = (target: string, previous: StoredRecord, next: StoredRe
  * the key and the referencing records. Runs in the replace's transaction,
  * after the row is locked (`FOR UPDATE`) and read again as `stored`.
  */
-export const refuseIfDroppedKeysReferenced = (target: string, appId: string, stored: StoredRecord, next: StoredRecord): Step<void> =>
-  Effect.gen(function*() {
-    for (const dropped of droppedKeys(target, stored, next)) {
-      const users = yield* referrers(appId, [dropped])
-      if (users.length === 0) continue
-      const what = dropped.ref.targetKey!.filter((segment) => segment !== "*" && segment !== "id").join(".").replace(/s$/, "")
-      return yield* EngineError.conflict(
-        `${what} ${dropped.keys.join(", ")} of ${target} ${String(stored.id)} is used by ${sentence(users)}: a replace cannot drop it`
-      )
-    }
-  })
+export const refuseIfDroppedKeysReferenced = Effect.fnUntraced(function*(target: string, appId: string, stored: StoredRecord, next: StoredRecord) {
+  for (const dropped of droppedKeys(target, stored, next)) {
+    const users = yield* referrers(appId, [dropped])
+    if (users.length === 0) continue
+    const what = dropped.ref.targetKey!.filter((segment) => segment !== "*" && segment !== "id").join(".").replace(/s$/, "")
+    return yield* EngineError.conflict(
+      `${what} ${dropped.keys.join(", ")} of ${target} ${String(stored.id)} is used by ${sentence(users)}: a replace cannot drop it`
+    )
+  }
+})
 
 /**
  * Locks (`FOR KEY SHARE`) the deletable records that `record`, about to be
@@ -255,27 +252,26 @@ export const refuseIfDroppedKeysReferenced = (target: string, appId: string, sto
  * field). A reference `previous` (the stored record of a replace) already
  * held is locked but not refused: it is the delete's to keep.
  */
-export const lockReferenced = (resource: string, appId: string, record: StoredRecord, previous: StoredRecord | undefined): Step<void> =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    for (const ref of lockedReferencesOf(resource)) {
-      if (!applies(ref, record)) continue
-      const held = keysAt(record, ref.path)
-      if (held.length === 0) continue
-      const keys = [...new Set(held.map(({ key }) => key))]
-      const targetKey = ref.targetKey ?? ["id"]
-      const rows = yield* sql<{ data: StoredRecord }>`
-        SELECT data FROM engine_record
-        WHERE resource = ${ref.target} AND app_id IN (${appId}, ${GLOBAL_APP}) AND ${
-        targetKey.length === 1 && targetKey[0] === "id" ? sql`id = ANY(${keys}::text[])` : holds(sql, targetKey, keys)
-      }
-        FOR KEY SHARE`
-      const found = new Set(rows.flatMap((row) => keysAt(row.data, targetKey).map(({ key }) => key)))
-      const before = new Set(applies(ref, previous) ? keysAt(previous, ref.path).map(({ key }) => key) : [])
-      const gone = held.find(({ key }) => !found.has(key) && !before.has(key))
-      if (gone !== undefined) return yield* EngineError.unknownReference(gone.field, ref.target, gone.key)
+export const lockReferenced = Effect.fnUntraced(function*(resource: string, appId: string, record: StoredRecord, previous: StoredRecord | undefined) {
+  const sql = yield* SqlClient.SqlClient
+  for (const ref of lockedReferencesOf(resource)) {
+    if (!applies(ref, record)) continue
+    const held = keysAt(record, ref.path)
+    if (held.length === 0) continue
+    const keys = [...new Set(held.map(({ key }) => key))]
+    const targetKey = ref.targetKey ?? ["id"]
+    const rows = yield* sql<{ data: StoredRecord }>`
+      SELECT data FROM engine_record
+      WHERE resource = ${ref.target} AND app_id IN (${appId}, ${GLOBAL_APP}) AND ${
+      targetKey.length === 1 && targetKey[0] === "id" ? sql`id = ANY(${keys}::text[])` : holds(sql, targetKey, keys)
     }
-  })
+      FOR KEY SHARE`
+    const found = new Set(rows.flatMap((row) => keysAt(row.data, targetKey).map(({ key }) => key)))
+    const before = new Set(applies(ref, previous) ? keysAt(previous, ref.path).map(({ key }) => key) : [])
+    const gone = held.find(({ key }) => !found.has(key) && !before.has(key))
+    if (gone !== undefined) return yield* EngineError.unknownReference(gone.field, ref.target, gone.key)
+  }
+})
 
 /** The references of `resource` whose targets can be deleted, but those another lock guards: what a write of it locks. */
 const lockedReferencesOf = (resource: string) =>
@@ -296,13 +292,12 @@ const externalReferenceTaken = (resource: string, value: string, holder: StoredR
 }
 
 /** Refuses `record`'s `externalReference` when another record of the app and resource holds it (`id` is the record's own on a replace). */
-export const refuseTakenExternalReference = (resource: string, appId: string, record: StoredRecord, id: string | undefined): Step<void> =>
-  Effect.gen(function*() {
-    const value = record.externalReference
-    if (typeof value !== "string") return
-    const holder = yield* (yield* RecordRepository).findByExternalReference(resource, appId, value)
-    if (holder !== undefined && holder.id !== id) return yield* externalReferenceTaken(resource, value, holder)
-  })
+export const refuseTakenExternalReference = Effect.fnUntraced(function*(resource: string, appId: string, record: StoredRecord, id: string | undefined) {
+  const value = record.externalReference
+  if (typeof value !== "string") return
+  const holder = yield* (yield* RecordRepository).findByExternalReference(resource, appId, value)
+  if (holder !== undefined && holder.id !== id) return yield* externalReferenceTaken(resource, value, holder)
+})
 
 /** Whether `error` is the unique index of external references refusing a write (another write took the value first). */
 const isExternalReferenceTaken = (error: EngineError | SqlError): error is SqlError =>

@@ -11,16 +11,14 @@
  */
 import { Effect } from "effect"
 import { lockReferenced, locksOnWrite } from "./integrity.ts"
-import type { Step } from "./Operation.ts"
 import { type InsertOptions, RecordRepository, type StoredRecord } from "./RecordRepository.ts"
 
 /** Stores a new record of `resource` for the app, what it references locked. */
-export const insertLocked = (resource: string, appId: string, record: StoredRecord, options?: InsertOptions): Step<StoredRecord> =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    if (locksOnWrite(resource, record)) yield* lockReferenced(resource, appId, record, undefined)
-    return yield* records.insert(resource, appId, record, options)
-  })
+export const insertLocked = Effect.fnUntraced(function*(resource: string, appId: string, record: StoredRecord, options?: InsertOptions) {
+  const records = yield* RecordRepository
+  if (locksOnWrite(resource, record)) yield* lockReferenced(resource, appId, record, undefined)
+  return yield* records.insert(resource, appId, record, options)
+})
 
 /**
  * Replaces the app's record of `resource` (storage keeps its id, number and
@@ -29,13 +27,12 @@ export const insertLocked = (resource: string, appId: string, record: StoredReco
  * already is locked but not refused (integrity.ts), so the stored version is
  * read first.
  */
-export const replaceLocked = (resource: string, appId: string, id: string, record: StoredRecord): Step<StoredRecord | undefined> =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    if (locksOnWrite(resource, record)) {
-      const previous = yield* records.find(resource, appId, id)
-      if (previous === undefined) return undefined
-      yield* lockReferenced(resource, appId, record, previous)
-    }
-    return yield* records.replace(resource, appId, id, record)
-  })
+export const replaceLocked = Effect.fnUntraced(function*(resource: string, appId: string, id: string, record: StoredRecord) {
+  const records = yield* RecordRepository
+  if (locksOnWrite(resource, record)) {
+    const previous = yield* records.find(resource, appId, id)
+    if (previous === undefined) return undefined
+    yield* lockReferenced(resource, appId, record, previous)
+  }
+  return yield* records.replace(resource, appId, id, record)
+})

@@ -88,26 +88,25 @@ const header = (response: HttpClientResponse.HttpClientResponse, name: string): 
 }
 
 /** An error status of the engine as the DownstreamError the client receives (the body read whole, so the connection is reused). */
-const engineFailure = (response: HttpClientResponse.HttpClientResponse, scope: CallScope) =>
-  Effect.gen(function*() {
-    const text = yield* response.text
-    if (response.status === 401 || response.status === 407) {
-      yield* Effect.logError(`the engine refused the gateway's credentials (${response.status}): check ENGINE_TOKEN on both sides`)
-      return yield* gatewayError(scope, 502, "The engine refused the gateway's credentials")
-    }
-    const body = decodeError(text)
-    if (Option.isNone(body) || response.status > 599) {
-      return yield* unreadable(scope, response.request.url, `a ${response.status} without {code, message, type}`)
-    }
-    return yield* new DownstreamError({
-      status: response.status,
-      code: body.value.code,
-      message: body.value.message,
-      type: body.value.type,
-      source: header(response, "x-error-source") ?? ENGINE_SOURCE,
-      requestId: header(response, "x-error-source-request-id") ?? scope.requestId
-    })
+const engineFailure = Effect.fnUntraced(function*(response: HttpClientResponse.HttpClientResponse, scope: CallScope) {
+  const text = yield* response.text
+  if (response.status === 401 || response.status === 407) {
+    yield* Effect.logError(`the engine refused the gateway's credentials (${response.status}): check ENGINE_TOKEN on both sides`)
+    return yield* gatewayError(scope, 502, "The engine refused the gateway's credentials")
+  }
+  const body = decodeError(text)
+  if (Option.isNone(body) || response.status > 599) {
+    return yield* unreadable(scope, response.request.url, `a ${response.status} without {code, message, type}`)
+  }
+  return yield* new DownstreamError({
+    status: response.status,
+    code: body.value.code,
+    message: body.value.message,
+    type: body.value.type,
+    source: header(response, "x-error-source") ?? ENGINE_SOURCE,
+    requestId: header(response, "x-error-source-request-id") ?? scope.requestId
   })
+})
 
 type Method = (input: object) => Effect.Effect<unknown, unknown, EngineCaller>
 
@@ -144,128 +143,126 @@ const engineReadiness = (client: HttpClient.HttpClient, baseUrl: string, token: 
 }
 
 /** A Downstream that calls the engine at `options.url` with the HttpClient in context. */
-export const makeDownstreamHttp = (options: DownstreamHttpOptions) =>
-  Effect.gen(function*() {
-    // With tracing off the client makes no span (its no-op span would propagate a meaningless traceparent).
-    const tracing = yield* References.TracerEnabled
+export const makeDownstreamHttp = Effect.fnUntraced(function*(options: DownstreamHttpOptions) {
+  // With tracing off the client makes no span (its no-op span would propagate a meaningless traceparent).
+  const tracing = yield* References.TracerEnabled
 
-    /** The engine's credentials, the caller's app and request id, and the caller's trace context (see the module comment). */
-    const withCall = (request: HttpClientRequest.HttpClientRequest) =>
-      Effect.withFiber((fiber) => {
-        const caller = Context.getUnsafe(fiber.context, EngineCaller)
-        let sent = HttpClientRequest.setHeaders(HttpClientRequest.acceptJson(request), {
-          [ENGINE_APP_HEADER]: caller.appId,
-          "x-request-id": caller.requestId
-        })
-        if (Option.isSome(options.token)) sent = HttpClientRequest.bearerToken(sent, Redacted.value(options.token.value))
-        if (caller.precondition !== undefined) {
-          sent = HttpClientRequest.setHeaders(sent, {
-            [ENGINE_PRECONDITION_HEADERS.id]: caller.precondition.id,
-            [ENGINE_PRECONDITION_HEADERS.updatedAt]: caller.precondition.updatedAt
-          })
-        }
-        const trace = fiber.getRef(IncomingTraceContext)
-        if (trace !== undefined) {
-          if (!tracing) sent = HttpClientRequest.setHeader(sent, "traceparent", trace.traceparent)
-          if (trace.tracestate !== undefined) sent = HttpClientRequest.setHeader(sent, "tracestate", trace.tracestate)
-        }
-        return Effect.succeed(sent)
+  /** The engine's credentials, the caller's app and request id, and the caller's trace context (see the module comment). */
+  const withCall = (request: HttpClientRequest.HttpClientRequest) =>
+    Effect.withFiber((fiber) => {
+      const caller = Context.getUnsafe(fiber.context, EngineCaller)
+      let sent = HttpClientRequest.setHeaders(HttpClientRequest.acceptJson(request), {
+        [ENGINE_APP_HEADER]: caller.appId,
+        "x-request-id": caller.requestId
       })
+      if (Option.isSome(options.token)) sent = HttpClientRequest.bearerToken(sent, Redacted.value(options.token.value))
+      if (caller.precondition !== undefined) {
+        sent = HttpClientRequest.setHeaders(sent, {
+          [ENGINE_PRECONDITION_HEADERS.id]: caller.precondition.id,
+          [ENGINE_PRECONDITION_HEADERS.updatedAt]: caller.precondition.updatedAt
+        })
+      }
+      const trace = fiber.getRef(IncomingTraceContext)
+      if (trace !== undefined) {
+        if (!tracing) sent = HttpClientRequest.setHeader(sent, "traceparent", trace.traceparent)
+        if (trace.tracestate !== undefined) sent = HttpClientRequest.setHeader(sent, "tracestate", trace.tracestate)
+      }
+      return Effect.succeed(sent)
+    })
 
-    const baseClient = yield* HttpClient.HttpClient
-    const baseUrl = options.url.replace(/\/+$/, "")
-    const readiness = yield* ReadinessChecks
-    readiness.add(engineReadiness(baseClient, baseUrl, options.token))
+  const baseClient = yield* HttpClient.HttpClient
+  const baseUrl = options.url.replace(/\/+$/, "")
+  const readiness = yield* ReadinessChecks
+  readiness.add(engineReadiness(baseClient, baseUrl, options.token))
 
-    const httpClient = baseClient.pipe(
-      HttpClient.mapRequestEffect(withCall),
-      HttpClient.transform((response, request) =>
-        Effect.flatMap(
-          response,
-          (answer): Effect.Effect<HttpClientResponse.HttpClientResponse, NoRecord | DownstreamError | HttpClientError.HttpClientError, EngineCaller> => {
-            if (answer.status === 204) return Effect.fail(new NoRecord())
-            if (answer.status < 400) return Effect.succeed(answer)
-            return Effect.flatMap(EngineCaller, (caller) => engineFailure(answer, caller)).pipe(
-              Effect.annotateLogs({ operation: request.url })
-            )
-          }
-        )
+  const httpClient = baseClient.pipe(
+    HttpClient.mapRequestEffect(withCall),
+    HttpClient.transform((response, request) =>
+      Effect.flatMap(
+        response,
+        (answer): Effect.Effect<HttpClientResponse.HttpClientResponse, NoRecord | DownstreamError | HttpClientError.HttpClientError, EngineCaller> => {
+          if (answer.status === 204) return Effect.fail(new NoRecord())
+          if (answer.status < 400) return Effect.succeed(answer)
+          return Effect.flatMap(EngineCaller, (caller) => engineFailure(answer, caller)).pipe(
+            Effect.annotateLogs({ operation: request.url })
+          )
+        }
       )
     )
-    const client = yield* HttpApiClient.makeWith(EngineApi, { httpClient, baseUrl })
-    const byGroup = client as unknown as Readonly<Record<string, Readonly<Record<string, Method>>>>
-    const timeoutMessage = `The engine did not answer within ${options.timeoutMs} ms`
+  )
+  const client = yield* HttpApiClient.makeWith(EngineApi, { httpClient, baseUrl })
+  const byGroup = client as unknown as Readonly<Record<string, Readonly<Record<string, Method>>>>
+  const timeoutMessage = `The engine did not answer within ${options.timeoutMs} ms`
 
-    const callOperation = (operation: OperationName, paged: boolean) => {
-      const [group, name] = operation.split(".") as [string, string]
-      const client = byGroup[group]![name]!
-      // A page's records are the body, its total the engine's X-Total-Count header.
-      const method: Method = paged
-        ? (input) =>
-          Effect.flatMap(client({ ...input, responseMode: "decoded-and-response" }), (answer) => {
-            const [items, response] = answer as readonly [unknown, HttpClientResponse.HttpClientResponse]
-            const total = Number(response.headers[TOTAL_COUNT_HEADER])
-            return Number.isSafeInteger(total) && total >= 0
-              ? Effect.succeed({ items, total })
-              : Effect.fail(new Error(`no valid ${TOTAL_COUNT_HEADER} header on a page of ${operation}`))
-          })
-        : client
-      return (input: object, scope: CallScope): Effect.Effect<unknown, DownstreamError> =>
-        method(input).pipe(
-          Effect.catch((error): Effect.Effect<unknown, DownstreamError> => {
-            if (error instanceof NoRecord) return Effect.succeed(null)
-            if (error instanceof DownstreamError) return Effect.fail(error)
-            if (HttpClientError.isHttpClientError(error) && (error.reason._tag === "TransportError" || error.reason._tag === "InvalidUrlError")) {
-              return Effect.logWarning(`engine unreachable for ${operation}: ${error.message}`).pipe(
-                Effect.annotateLogs({ requestId: scope.requestId }),
-                Effect.andThen(Effect.fail(gatewayError(scope, 502, "The engine is unreachable")))
-              )
-            }
-            return unreadable(scope, operation, error instanceof Error ? error.message : String(error))
-          }),
-          Effect.timeoutOrElse({
-            duration: options.timeoutMs,
-            orElse: () =>
-              Effect.logWarning(`engine timeout for ${operation} after ${options.timeoutMs} ms`).pipe(
-                Effect.annotateLogs({ requestId: scope.requestId }),
-                Effect.andThen(Effect.fail(gatewayError(scope, 504, timeoutMessage)))
-              )
-          }),
-          Effect.provideService(EngineCaller, scope),
-          (call) => tracing ? call : Effect.provideService(call, HttpClient.TracerDisabledWhen, constTrue),
-          Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })),
-          traced(`downstream ${operation}`, { attributes: { "app.id": scope.appId } })
-        )
-    }
-    const calls = new Map<OperationName, ReturnType<typeof callOperation>>()
+  const callOperation = (operation: OperationName, paged: boolean) => {
+    const [group, name] = operation.split(".") as [string, string]
+    const client = byGroup[group]![name]!
+    // A page's records are the body, its total the engine's X-Total-Count header.
+    const method: Method = paged
+      ? (input) =>
+        Effect.flatMap(client({ ...input, responseMode: "decoded-and-response" }), (answer) => {
+          const [items, response] = answer as readonly [unknown, HttpClientResponse.HttpClientResponse]
+          const total = Number(response.headers[TOTAL_COUNT_HEADER])
+          return Number.isSafeInteger(total) && total >= 0
+            ? Effect.succeed({ items, total })
+            : Effect.fail(new Error(`no valid ${TOTAL_COUNT_HEADER} header on a page of ${operation}`))
+        })
+      : client
+    return (input: object, scope: CallScope): Effect.Effect<unknown, DownstreamError> =>
+      method(input).pipe(
+        Effect.catch((error): Effect.Effect<unknown, DownstreamError> => {
+          if (error instanceof NoRecord) return Effect.succeed(null)
+          if (error instanceof DownstreamError) return Effect.fail(error)
+          if (HttpClientError.isHttpClientError(error) && (error.reason._tag === "TransportError" || error.reason._tag === "InvalidUrlError")) {
+            return Effect.logWarning(`engine unreachable for ${operation}: ${error.message}`).pipe(
+              Effect.annotateLogs({ requestId: scope.requestId }),
+              Effect.andThen(Effect.fail(gatewayError(scope, 502, "The engine is unreachable")))
+            )
+          }
+          return unreadable(scope, operation, error instanceof Error ? error.message : String(error))
+        }),
+        Effect.timeoutOrElse({
+          duration: options.timeoutMs,
+          orElse: () =>
+            Effect.logWarning(`engine timeout for ${operation} after ${options.timeoutMs} ms`).pipe(
+              Effect.annotateLogs({ requestId: scope.requestId }),
+              Effect.andThen(Effect.fail(gatewayError(scope, 504, timeoutMessage)))
+            )
+        }),
+        Effect.provideService(EngineCaller, scope),
+        (call) => tracing ? call : Effect.provideService(call, HttpClient.TracerDisabledWhen, constTrue),
+        Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })),
+        traced(`downstream ${operation}`, { attributes: { "app.id": scope.appId } })
+      )
+  }
+  const calls = new Map<OperationName, ReturnType<typeof callOperation>>()
 
-    return Downstream.of({
-      call: <E extends OperationEndpoint>(endpoint: E) => {
-        const operation = operationOf(endpoint)
-        let call = calls.get(operation)
-        if (call === undefined) {
-          call = callOperation(operation, isPaged(endpoint))
-          calls.set(operation, call)
-        }
-        const run = call
-        // The client's method is this endpoint's: it encodes this input and decodes this answer.
-        return (input: OperationInput<E>, scope: CallScope) => run(presentParts(input), scope) as Effect.Effect<OperationAnswer<E>, DownstreamError>
+  return Downstream.of({
+    call: <E extends OperationEndpoint>(endpoint: E) => {
+      const operation = operationOf(endpoint)
+      let call = calls.get(operation)
+      if (call === undefined) {
+        call = callOperation(operation, isPaged(endpoint))
+        calls.set(operation, call)
       }
-    })
+      const run = call
+      // The client's method is this endpoint's: it encodes this input and decodes this answer.
+      return (input: OperationInput<E>, scope: CallScope) => run(presentParts(input), scope) as Effect.Effect<OperationAnswer<E>, DownstreamError>
+    }
   })
+})
 
 const invalid = (message: string) => Effect.die(new InvalidConfig({ message }))
 
 /** The engine's URL, with DOWNSTREAM_TIMEOUT_MS and ENGINE_TOKEN as AppConfig read them. */
-const optionsFor = (url: string) =>
-  Effect.gen(function*() {
-    const parsed = URL.parse(url)
-    if (parsed === null || (parsed.protocol !== "http:" && parsed.protocol !== "https:")) {
-      return yield* invalid(`DOWNSTREAM_URL is not an http(s) URL: ${url}`)
-    }
-    const config = yield* AppConfig
-    return { url, timeoutMs: config.downstreamTimeoutMs, token: config.engineToken } satisfies DownstreamHttpOptions
-  })
+const optionsFor = Effect.fnUntraced(function*(url: string) {
+  const parsed = URL.parse(url)
+  if (parsed === null || (parsed.protocol !== "http:" && parsed.protocol !== "https:")) {
+    return yield* invalid(`DOWNSTREAM_URL is not an http(s) URL: ${url}`)
+  }
+  const config = yield* AppConfig
+  return { url, timeoutMs: config.downstreamTimeoutMs, token: config.engineToken } satisfies DownstreamHttpOptions
+})
 
 /** Downstream over HTTP with explicit options, on its own keep-alive connection pool (undici). */
 export const DownstreamHttpWith = (options: DownstreamHttpOptions): Layer.Layer<Downstream> =>

@@ -79,19 +79,18 @@ export const storageCheck = (sql: SqlClient.SqlClient): ReadinessCheck => ({
  * interrupt (a driver waiting on a socket): past it the answer is given and
  * the probe is interrupted in the background.
  */
-const stateOf = (check: ReadinessCheck): Effect.Effect<string> =>
-  Effect.gen(function*() {
-    // A probe polled every few seconds makes no spans (its SQL statement, its HTTP call): nobody wants them in traces.
-    const fiber = yield* Effect.forkDetach(Effect.provideService(check.probe, References.TracerEnabled, false))
-    const exit = yield* Fiber.await(fiber).pipe(Effect.timeoutOption(CHECK_TIMEOUT_MS))
-    if (Option.isNone(exit)) {
-      yield* Effect.forkDetach(Fiber.interrupt(fiber))
-      return `unreachable: no answer within ${CHECK_TIMEOUT_MS / 1000} s`
-    }
-    if (Exit.isSuccess(exit.value)) return "ok"
-    const error = Cause.findErrorOption(exit.value.cause)
-    return `unreachable: ${Option.isSome(error) ? error.value.cause : "the check failed unexpectedly"}`
-  })
+const stateOf = Effect.fnUntraced(function*(check: ReadinessCheck) {
+  // A probe polled every few seconds makes no spans (its SQL statement, its HTTP call): nobody wants them in traces.
+  const fiber = yield* Effect.forkDetach(Effect.provideService(check.probe, References.TracerEnabled, false))
+  const exit = yield* Fiber.await(fiber).pipe(Effect.timeoutOption(CHECK_TIMEOUT_MS))
+  if (Option.isNone(exit)) {
+    yield* Effect.forkDetach(Fiber.interrupt(fiber))
+    return `unreachable: no answer within ${CHECK_TIMEOUT_MS / 1000} s`
+  }
+  if (Exit.isSuccess(exit.value)) return "ok"
+  const error = Cause.findErrorOption(exit.value.cause)
+  return `unreachable: ${Option.isSome(error) ? error.value.cause : "the check failed unexpectedly"}`
+})
 
 /** Every check at once; the body and status of `GET /ready`. */
 export const checkReadiness = (checks: ReadonlyArray<ReadinessCheck>): Effect.Effect<{ readonly status: 200 | 503; readonly body: ReadinessBody }> =>

@@ -25,7 +25,6 @@ import { type HttpApiEndpoint, HttpApiSchema } from "effect/http-api"
 import { BadRequest, type DownstreamError, FieldProblem } from "../../domain/Errors.ts"
 import { CurrentCaller } from "../Authorization.ts"
 import { badRequestOf } from "../BadRequests.ts"
-import type { DecodedInput } from "../EngineCall.ts"
 import { TicketGroup, TicketModelGroup, TicketQuoteGroup } from "../groups/orders.ts"
 
 /** What a failed tool call answers: the REST error body, `{code, message, type}`, and `errors` for invalid arguments. */
@@ -448,29 +447,28 @@ export const deriveTool = (spec: McpToolSpec) => {
   const decodeAnswer = Schema.decodeUnknownEffect(jsonCodec(success))
 
   /** The tool's arguments, split and decoded into the engine request the REST endpoint would send. */
-  const decodeArguments = (args: unknown): Effect.Effect<DecodedInput, ToolFailure> =>
-    Effect.gen(function*() {
-      const input = args ?? {}
-      if (typeof input !== "object" || Array.isArray(input)) {
-        return yield* Effect.fail(failureOf(BadRequest.of("The arguments must be a JSON object")))
+  const decodeArguments = Effect.fnUntraced(function*(args: unknown) {
+    const input = args ?? {}
+    if (typeof input !== "object" || Array.isArray(input)) {
+      return yield* Effect.fail(failureOf(BadRequest.of("The arguments must be a JSON object")))
+    }
+    const record = input as Record<string, unknown>
+    // Every problem of every argument at once, as the REST endpoint's 400 lists them.
+    const issues: Array<SchemaIssue.Issue> = Object.keys(record).filter((key) => !parts.some((part) => part.keys.has(key))).map(unknownArgument)
+    const request: { params?: Record<string, unknown>; query?: Record<string, unknown>; payload?: unknown } = {}
+    for (const part of parts) {
+      const own = Object.fromEntries(Object.entries(record).filter(([key]) => part.keys.has(key)))
+      const decoded = yield* Effect.result(part.decode(own))
+      if (decoded._tag === "Failure") {
+        issues.push(decoded.failure.issue)
+        continue
       }
-      const record = input as Record<string, unknown>
-      // Every problem of every argument at once, as the REST endpoint's 400 lists them.
-      const issues: Array<SchemaIssue.Issue> = Object.keys(record).filter((key) => !parts.some((part) => part.keys.has(key))).map(unknownArgument)
-      const request: { params?: Record<string, unknown>; query?: Record<string, unknown>; payload?: unknown } = {}
-      for (const part of parts) {
-        const own = Object.fromEntries(Object.entries(record).filter(([key]) => part.keys.has(key)))
-        const decoded = yield* Effect.result(part.decode(own))
-        if (decoded._tag === "Failure") {
-          issues.push(decoded.failure.issue)
-          continue
-        }
-        if (part.part === "payload") request.payload = decoded.success
-        else request[part.part] = decoded.success as Record<string, unknown>
-      }
-      if (issues.length > 0) return yield* Effect.fail(failureOf(badRequestOf(issues.map((issue) => ({ kind: "Payload", issue })))))
-      return request
-    })
+      if (part.part === "payload") request.payload = decoded.success
+      else request[part.part] = decoded.success as Record<string, unknown>
+    }
+    if (issues.length > 0) return yield* Effect.fail(failureOf(badRequestOf(issues.map((issue) => ({ kind: "Payload", issue })))))
+    return request
+  })
 
   const mismatch: ToolFailure = {
     code: 502,

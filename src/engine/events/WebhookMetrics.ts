@@ -51,10 +51,9 @@ export const attemptErrorType = (outcome: AttemptOutcome): string | undefined =>
 }
 
 /** Records an attempt, and for a delivered event its lag since `eventCreatedAt`. */
-export const recordAttemptMetrics = (outcome: AttemptOutcome, eventCreatedAt: string | undefined) =>
-  Effect.gen(function*() {
-    yield* Metric.update(attemptDuration(attemptErrorType(outcome)), outcome.latencyMs / 1000)
-    if (outcome.succeeded && eventCreatedAt !== undefined) {
-      yield* Metric.update(deliveryLag, Math.max(0, Date.now() - Date.parse(eventCreatedAt)) / 1000)
-    }
-  })
+export const recordAttemptMetrics = Effect.fnUntraced(function*(outcome: AttemptOutcome, eventCreatedAt: string | undefined) {
+  yield* Metric.update(attemptDuration(attemptErrorType(outcome)), outcome.latencyMs / 1000)
+  if (outcome.succeeded && eventCreatedAt !== undefined) {
+    yield* Metric.update(deliveryLag, Math.max(0, Date.now() - Date.parse(eventCreatedAt)) / 1000)
+  }
+})

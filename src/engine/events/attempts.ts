@@ -11,7 +11,6 @@ import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import { WebhookEndpoint } from "../../domain/resources/webhooks.ts"
 import { findRecord, type RecordOf } from "../crud.ts"
-import type { Step } from "../Operation.ts"
 import { RecordRepository } from "../RecordRepository.ts"
 import { recordEvent } from "./outbox.ts"
 import { type AttemptOutcome, type WebhookRequest, WebhookSender } from "./sender.ts"
@@ -70,25 +69,23 @@ export const requestOf = (endpoint: { readonly id: string; readonly url: string 
 })
 
 /** One attempt to POST the event to the endpoint, signed with the secrets that sign now. */
-export const sendEvent = (endpoint: RecordOf<typeof WebhookEndpoint>, event: StoredEvent): Step<AttemptOutcome> =>
-  Effect.gen(function*() {
-    const sender = yield* WebhookSender
-    return yield* sender.send(requestOf(endpoint, event, yield* signingSecrets(endpoint.id)))
-  })
+export const sendEvent = Effect.fnUntraced(function*(endpoint: RecordOf<typeof WebhookEndpoint>, event: StoredEvent) {
+  const sender = yield* WebhookSender
+  return yield* sender.send(requestOf(endpoint, event, yield* signingSecrets(endpoint.id)))
+})
 
 /**
  * What attempt `attempt` of the delivery came to: its verdict, the attempt as
  * recorded, and where the delivery stands after it (`pending` until the next
  * attempt, due after retryDelay, or final). Its metrics are recorded here.
  */
-export const judgeAttempt = (deliveryId: string, attempt: number, outcome: AttemptOutcome, eventCreatedAt: string) =>
-  Effect.gen(function*() {
-    yield* recordAttemptMetrics(outcome, eventCreatedAt)
-    const { succeeded: _succeeded, ...recorded } = outcome
-    const verdict: AttemptVerdict = outcome.succeeded ? "succeeded" : attempt >= MAX_ATTEMPTS ? "failed" : "retry"
-    const nextAttemptAt = verdict === "retry" ? new Date(Date.now() + retryDelay(deliveryId, attempt)) : null
-    return { verdict, attempt: recorded, after: { status: verdict === "retry" ? "pending" as const : verdict, nextAttemptAt } }
-  })
+export const judgeAttempt = Effect.fnUntraced(function*(deliveryId: string, attempt: number, outcome: AttemptOutcome, eventCreatedAt: string) {
+  yield* recordAttemptMetrics(outcome, eventCreatedAt)
+  const { succeeded: _succeeded, ...recorded } = outcome
+  const verdict: AttemptVerdict = outcome.succeeded ? "succeeded" : attempt >= MAX_ATTEMPTS ? "failed" : "retry"
+  const nextAttemptAt = verdict === "retry" ? new Date(Date.now() + retryDelay(deliveryId, attempt)) : null
+  return { verdict, attempt: recorded, after: { status: verdict === "retry" ? "pending" as const : verdict, nextAttemptAt } }
+})
 
 /**
  * Attempt `attempt` of the delivery: the event signed and POSTed to its
@@ -96,20 +93,19 @@ export const judgeAttempt = (deliveryId: string, attempt: number, outcome: Attem
  * delivery no longer pending (ended meanwhile), or whose endpoint is gone or
  * disabled, is not attempted: `abandoned`.
  */
-export const attemptDelivery = (deliveryId: string, attempt: number): Step<AttemptVerdict> =>
-  Effect.gen(function*() {
-    const delivery = yield* findDelivery(deliveryId)
-    if (delivery === undefined || delivery.status !== "pending") return "abandoned"
-    const endpoint = yield* endpointOf(delivery)
-    const event = yield* findEvent(delivery.eventId)
-    if (endpoint === undefined || endpoint.enabled === false || event === undefined) {
-      yield* abandonDelivery(deliveryId)
-      return "abandoned"
-    }
-    const judged = yield* judgeAttempt(deliveryId, attempt, yield* sendEvent(endpoint, event), event.createdAt)
-    yield* recordAttempt(deliveryId, judged.attempt, judged.after)
-    return judged.verdict
-  })
+export const attemptDelivery = Effect.fnUntraced(function*(deliveryId: string, attempt: number) {
+  const delivery = yield* findDelivery(deliveryId)
+  if (delivery === undefined || delivery.status !== "pending") return "abandoned"
+  const endpoint = yield* endpointOf(delivery)
+  const event = yield* findEvent(delivery.eventId)
+  if (endpoint === undefined || endpoint.enabled === false || event === undefined) {
+    yield* abandonDelivery(deliveryId)
+    return "abandoned"
+  }
+  const judged = yield* judgeAttempt(deliveryId, attempt, yield* sendEvent(endpoint, event), event.createdAt)
+  yield* recordAttempt(deliveryId, judged.attempt, judged.after)
+  return judged.verdict
+})
 
 /**
  * After a delivery's last attempt failed: its endpoint is disabled, with the
@@ -117,26 +113,25 @@ export const attemptDelivery = (deliveryId: string, attempt: number): Step<Attem
  * endpoint disabled already (by another delivery, or by its app) stays as it
  * is and nothing is written.
  */
-export const disableEndpointAfter = (deliveryId: string): Step<void> =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const records = yield* RecordRepository
-    const delivery = yield* findDelivery(deliveryId)
-    if (delivery === undefined) return
-    yield* sql.withTransaction(Effect.gen(function*() {
-      const locked = yield* records.lockForRemoval(WebhookEndpoint.name, delivery.appId, delivery.endpointId)
-      if (locked === undefined || locked.enabled === false) return
-      const reason = `delivery ${deliveryId} of event ${delivery.eventId} failed ${MAX_ATTEMPTS} attempts over about 3 days`
-      const { id: _id, createdAt: _createdAt, updatedAt: _updatedAt, ...fields } = locked
-      const disabled = yield* records.replace(WebhookEndpoint.name, delivery.appId, delivery.endpointId, {
-        ...fields,
-        enabled: false,
-        disabledReason: reason
-      })
-      if (disabled === undefined) return
-      yield* recordEvent(delivery.appId, "endpoint.disabled", {
-        object: disabled as typeof WebhookEndpoint.record.Type,
-        reason
-      })
-    }))
-  })
+export const disableEndpointAfter = Effect.fnUntraced(function*(deliveryId: string) {
+  const sql = yield* SqlClient.SqlClient
+  const records = yield* RecordRepository
+  const delivery = yield* findDelivery(deliveryId)
+  if (delivery === undefined) return
+  yield* sql.withTransaction(Effect.gen(function*() {
+    const locked = yield* records.lockForRemoval(WebhookEndpoint.name, delivery.appId, delivery.endpointId)
+    if (locked === undefined || locked.enabled === false) return
+    const reason = `delivery ${deliveryId} of event ${delivery.eventId} failed ${MAX_ATTEMPTS} attempts over about 3 days`
+    const { id: _id, createdAt: _createdAt, updatedAt: _updatedAt, ...fields } = locked
+    const disabled = yield* records.replace(WebhookEndpoint.name, delivery.appId, delivery.endpointId, {
+      ...fields,
+      enabled: false,
+      disabledReason: reason
+    })
+    if (disabled === undefined) return
+    yield* recordEvent(delivery.appId, "endpoint.disabled", {
+      object: disabled as typeof WebhookEndpoint.record.Type,
+      reason
+    })
+  }))
+})

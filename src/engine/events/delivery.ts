@@ -57,14 +57,13 @@ const START_CONCURRENCY = 32
  * already, and marks the deliveries started. A crash between the two starts
  * a workflow again, which its id makes a no-op.
  */
-export const startDeliveryWorkflows = (deliveries: ReadonlyArray<{ readonly id: string; readonly attemptsMade: number }>) =>
-  Effect.gen(function*() {
-    if (deliveries.length === 0) return
-    yield* Effect.forEach(
-      deliveries,
-      ({ attemptsMade, id }) => DeliverWebhook.execute({ deliveryId: id, ...(attemptsMade === 0 ? {} : { attemptsMade }) }, { discard: true }),
-      { concurrency: START_CONCURRENCY, discard: true }
-    )
-    const sql = yield* SqlClient.SqlClient
-    yield* sql`UPDATE engine_webhook_delivery SET started = true WHERE id = ANY(${deliveries.map(({ id }) => id)}::text[])`
-  })
+export const startDeliveryWorkflows = Effect.fnUntraced(function*(deliveries: ReadonlyArray<{ readonly id: string; readonly attemptsMade: number }>) {
+  if (deliveries.length === 0) return
+  yield* Effect.forEach(
+    deliveries,
+    ({ attemptsMade, id }) => DeliverWebhook.execute({ deliveryId: id, ...(attemptsMade === 0 ? {} : { attemptsMade }) }, { discard: true }),
+    { concurrency: START_CONCURRENCY, discard: true }
+  )
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`UPDATE engine_webhook_delivery SET started = true WHERE id = ANY(${deliveries.map(({ id }) => id)}::text[])`
+})

@@ -92,16 +92,15 @@ export class DispatcherHandOffs extends Context.Service<DispatcherHandOffs, Queu
  * Forever: a batch of 1 to BATCH taken from `queue` as soon as one of
  * STATEMENTS_IN_FLIGHT is free, and handled in a fiber of its own.
  */
-const inBatches = <A, R>(queue: Queue.Dequeue<A>, handle: (batch: ReadonlyArray<A>) => Effect.Effect<void, never, R>) =>
-  Effect.gen(function*() {
-    const free = yield* Semaphore.make(STATEMENTS_IN_FLIGHT)
-    const running = yield* FiberSet.make<void, never>()
-    return yield* Effect.forever(Effect.gen(function*() {
-      yield* Semaphore.take(free, 1)
-      const batch = yield* Queue.takeBetween(queue, 1, BATCH)
-      yield* FiberSet.run(running, handle(batch).pipe(Effect.ensuring(Semaphore.release(free, 1))))
-    }))
-  })
+const inBatches = Effect.fnUntraced(function*<A, R>(queue: Queue.Dequeue<A>, handle: (batch: ReadonlyArray<A>) => Effect.Effect<void, never, R>) {
+  const free = yield* Semaphore.make(STATEMENTS_IN_FLIGHT)
+  const running = yield* FiberSet.make<void, never>()
+  return yield* Effect.forever(Effect.gen(function*() {
+    yield* Semaphore.take(free, 1)
+    const batch = yield* Queue.takeBetween(queue, 1, BATCH)
+    yield* FiberSet.run(running, handle(batch).pipe(Effect.ensuring(Semaphore.release(free, 1))))
+  }))
+})
 
 /** A failure logged as what the relay does about it; an interruption (the dispatcher stopping) stays one. */
 const leftToTheRelay = (message: string, fields: Readonly<Record<string, unknown>>) => (cause: Cause.Cause<unknown>) => {
@@ -155,27 +154,26 @@ export const webhookDispatcherLayer = (options: DispatcherOptions) =>
           Effect.ensuring(release(delivery.endpoint.id))
         )
 
-      const dispatch = (ids: ReadonlyArray<string>) =>
-        Effect.gen(function*() {
-          const fanned = yield* fanOut({ ids }, options.lease).pipe(
-            Effect.catchCause((cause) =>
-              Effect.as(
-                leftToTheRelay("webhook fan-out failed; the relay takes the events over shortly", { events: ids.length })(cause),
-                { events: 0, deliveries: [] }
-              )
+      const dispatch = Effect.fnUntraced(function*(ids: ReadonlyArray<string>) {
+        const fanned = yield* fanOut({ ids }, options.lease).pipe(
+          Effect.catchCause((cause) =>
+            Effect.as(
+              leftToTheRelay("webhook fan-out failed; the relay takes the events over shortly", { events: ids.length })(cause),
+              { events: 0, deliveries: [] }
             )
           )
-          for (const delivery of fanned.deliveries) {
-            const toEndpoint = inFlightTo.get(delivery.endpoint.id) ?? 0
-            if (inFlight >= IN_FLIGHT || toEndpoint >= IN_FLIGHT_PER_ENDPOINT) {
-              yield* Queue.offer(handOffs, { id: delivery.id, attemptsMade: 0 })
-              continue
-            }
-            inFlight++
-            inFlightTo.set(delivery.endpoint.id, toEndpoint + 1)
-            yield* FiberSet.run(attempts, attemptFirst(delivery))
+        )
+        for (const delivery of fanned.deliveries) {
+          const toEndpoint = inFlightTo.get(delivery.endpoint.id) ?? 0
+          if (inFlight >= IN_FLIGHT || toEndpoint >= IN_FLIGHT_PER_ENDPOINT) {
+            yield* Queue.offer(handOffs, { id: delivery.id, attemptsMade: 0 })
+            continue
           }
-        })
+          inFlight++
+          inFlightTo.set(delivery.endpoint.id, toEndpoint + 1)
+          yield* FiberSet.run(attempts, attemptFirst(delivery))
+        }
+      })
 
       /** The attempts made since the last record, in one statement; then the ones to retry handed on. */
       const record = (batch: ReadonlyArray<AttemptRecord & { readonly retry: boolean }>) =>

@@ -9,7 +9,6 @@
  */
 import { Duration, Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import type { SqlError } from "effect/sql/SqlError"
 import { WebhookEndpoint } from "../../domain/resources/webhooks.ts"
 import { type EventRow, type StoredEvent, toEvent } from "./store.ts"
 
@@ -50,58 +49,57 @@ interface FanOutRow extends EventRow {
  * the statement saw them, and the secrets that sign as signingSecrets
  * (store.ts) reads them.
  */
-export const fanOut = (
+export const fanOut = Effect.fnUntraced(function*(
   events: EventsToFanOut,
   leasedFor: Duration.Duration | undefined
-): Effect.Effect<FannedOut, SqlError, SqlClient.SqlClient> =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const which = "ids" in events
-      ? sql`id = ANY(${events.ids}::text[])`
-      : sql`created_at < now() - make_interval(secs => ${durationSeconds(events.olderThan)})`
-    const limit = "ids" in events ? events.ids.length : events.limit
-    const claimedUntil = leasedFor === undefined ? sql`NULL::timestamptz` : sql`now() + make_interval(secs => ${durationSeconds(leasedFor)})`
-    const rows = yield* sql<FanOutRow>`
-      WITH claimed AS (
-        UPDATE engine_event SET relayed = true
-        WHERE id IN (SELECT id FROM engine_event WHERE NOT relayed AND ${which} ORDER BY seq LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-        RETURNING id, app_id, type, created_at, data, seq
-      ), subscribed AS (
-        SELECT claimed.*, endpoint.id AS endpoint_id, endpoint.data->>'url' AS url
-        FROM claimed
-        JOIN engine_record endpoint ON endpoint.resource = ${WebhookEndpoint.name} AND endpoint.app_id = claimed.app_id
-        WHERE coalesce((endpoint.data->>'enabled')::boolean, true)
-          AND (endpoint.data->'events' ? claimed.type OR endpoint.data->'events' ? '*')
-      ), made AS (
-        INSERT INTO engine_webhook_delivery
-          (id, app_id, endpoint_id, event_id, event_type, status, next_attempt_at, claimed_until, created_at, updated_at)
-        SELECT gen_random_uuid()::text, app_id, endpoint_id, id, type, 'pending', now(), ${claimedUntil}, now(), now()
-        FROM subscribed
-        ORDER BY seq
-        RETURNING id, endpoint_id, event_id
-      )
-      SELECT counted.events, made.id AS delivery_id, made.endpoint_id, subscribed.url,
-        subscribed.id, subscribed.app_id, subscribed.type, subscribed.created_at, subscribed.data,
-        ARRAY(
-          SELECT secret FROM engine_webhook_secret
-          WHERE endpoint_id = made.endpoint_id AND (expires_at IS NULL OR expires_at > now())
-          ORDER BY expires_at IS NULL DESC, created_at DESC
-        ) AS secrets
-      FROM (SELECT count(*)::int AS events FROM claimed) counted
-      LEFT JOIN made ON true
-      LEFT JOIN subscribed ON subscribed.id = made.event_id AND subscribed.endpoint_id = made.endpoint_id
-      ORDER BY subscribed.seq`
-    return {
-      events: rows[0]?.events ?? 0,
-      deliveries: rows.flatMap((row) =>
-        row.delivery_id === null ? [] : [{
-          id: row.delivery_id,
-          endpoint: { id: row.endpoint_id, url: row.url },
-          event: toEvent(row),
-          secrets: row.secrets
-        }]
-      )
-    }
-  })
+) {
+  const sql = yield* SqlClient.SqlClient
+  const which = "ids" in events
+    ? sql`id = ANY(${events.ids}::text[])`
+    : sql`created_at < now() - make_interval(secs => ${durationSeconds(events.olderThan)})`
+  const limit = "ids" in events ? events.ids.length : events.limit
+  const claimedUntil = leasedFor === undefined ? sql`NULL::timestamptz` : sql`now() + make_interval(secs => ${durationSeconds(leasedFor)})`
+  const rows = yield* sql<FanOutRow>`
+    WITH claimed AS (
+      UPDATE engine_event SET relayed = true
+      WHERE id IN (SELECT id FROM engine_event WHERE NOT relayed AND ${which} ORDER BY seq LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+      RETURNING id, app_id, type, created_at, data, seq
+    ), subscribed AS (
+      SELECT claimed.*, endpoint.id AS endpoint_id, endpoint.data->>'url' AS url
+      FROM claimed
+      JOIN engine_record endpoint ON endpoint.resource = ${WebhookEndpoint.name} AND endpoint.app_id = claimed.app_id
+      WHERE coalesce((endpoint.data->>'enabled')::boolean, true)
+        AND (endpoint.data->'events' ? claimed.type OR endpoint.data->'events' ? '*')
+    ), made AS (
+      INSERT INTO engine_webhook_delivery
+        (id, app_id, endpoint_id, event_id, event_type, status, next_attempt_at, claimed_until, created_at, updated_at)
+      SELECT gen_random_uuid()::text, app_id, endpoint_id, id, type, 'pending', now(), ${claimedUntil}, now(), now()
+      FROM subscribed
+      ORDER BY seq
+      RETURNING id, endpoint_id, event_id
+    )
+    SELECT counted.events, made.id AS delivery_id, made.endpoint_id, subscribed.url,
+      subscribed.id, subscribed.app_id, subscribed.type, subscribed.created_at, subscribed.data,
+      ARRAY(
+        SELECT secret FROM engine_webhook_secret
+        WHERE endpoint_id = made.endpoint_id AND (expires_at IS NULL OR expires_at > now())
+        ORDER BY expires_at IS NULL DESC, created_at DESC
+      ) AS secrets
+    FROM (SELECT count(*)::int AS events FROM claimed) counted
+    LEFT JOIN made ON true
+    LEFT JOIN subscribed ON subscribed.id = made.event_id AND subscribed.endpoint_id = made.endpoint_id
+    ORDER BY subscribed.seq`
+  return {
+    events: rows[0]?.events ?? 0,
+    deliveries: rows.flatMap((row) =>
+      row.delivery_id === null ? [] : [{
+        id: row.delivery_id,
+        endpoint: { id: row.endpoint_id, url: row.url },
+        event: toEvent(row),
+        secrets: row.secrets
+      }]
+    )
+  }
+})
 
 const durationSeconds = (duration: Duration.Duration) => Duration.toMillis(duration) / 1000

@@ -9,7 +9,7 @@ import { DEFAULT_PAGE_SIZE } from "../../domain/Resource.ts"
 import { WebhookEndpoint } from "../../domain/resources/webhooks.ts"
 import { getRecord, recordHandlers, type RecordOf, type StoredFields, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
-import type { EngineHandlers, OperationContext, Step } from "../Operation.ts"
+import type { EngineHandlers, OperationContext } from "../Operation.ts"
 import { sendEvent } from "./attempts.ts"
 import { WebhookSender } from "./sender.ts"
 import {
@@ -34,19 +34,18 @@ type Endpoint = RecordOf<typeof WebhookEndpoint>
  * credentials, a private address), enabled unless said otherwise; enabling
  * it clears the reason the service disabled it for.
  */
-const prepare = (
+const prepare = Effect.fnUntraced(function*(
   _context: OperationContext,
   input: StoredFields<typeof WebhookEndpoint>,
   previous: Endpoint | undefined
-): Step<StoredFields<typeof WebhookEndpoint>> =>
-  Effect.gen(function*() {
-    const sender = yield* WebhookSender
-    const refused = sender.refusal(input.url)
-    if (refused !== undefined) return yield* EngineError.invalid(refused)
-    const enabled = input.enabled ?? true
-    const disabledReason = enabled ? null : (previous?.enabled === false ? previous.disabledReason ?? null : null)
-    return { ...input, enabled, disabledReason }
-  })
+) {
+  const sender = yield* WebhookSender
+  const refused = sender.refusal(input.url)
+  if (refused !== undefined) return yield* EngineError.invalid(refused)
+  const enabled = input.enabled ?? true
+  const disabledReason = enabled ? null : (previous?.enabled === false ? previous.disabledReason ?? null : null)
+  return { ...input, enabled, disabledReason }
+})
 
 const records = recordHandlers(WebhookEndpoint, {
   prepare,
@@ -69,33 +68,31 @@ const rotate: EngineHandlers["webhookEndpoint"]["rotateSecret"] = transactional(
 )
 
 /** The test event: written for this endpoint only (relayed already), and one attempt made now, not retried. */
-const test: EngineHandlers["webhookEndpoint"]["test"] = (context, { params }) =>
-  Effect.gen(function*() {
-    const endpoint = yield* getRecord(WebhookEndpoint, context.appId, params.id)
-    const data: EventData<"endpoint.test"> = { endpointId: endpoint.id }
-    const event = yield* insertRelayedEvent(context.appId, "endpoint.test", data)
-    const delivery = yield* insertDelivery({ appId: context.appId, endpointId: endpoint.id, eventId: event.id, eventType: event.type }, true)
-    const outcome = yield* sendEvent(endpoint, event)
-    // A test measures the attempt, not a delivery's lag.
-    yield* recordAttemptMetrics(outcome, undefined)
-    const { succeeded, ...attempt } = outcome
-    yield* recordAttempt(delivery.id, attempt, { status: succeeded ? "succeeded" : "failed", nextAttemptAt: null })
-    const recorded = yield* findDelivery(delivery.id)
-    return { delivery: asDelivery(recorded!), succeeded }
-  })
+const test: EngineHandlers["webhookEndpoint"]["test"] = Effect.fnUntraced(function*(context, { params }) {
+  const endpoint = yield* getRecord(WebhookEndpoint, context.appId, params.id)
+  const data: EventData<"endpoint.test"> = { endpointId: endpoint.id }
+  const event = yield* insertRelayedEvent(context.appId, "endpoint.test", data)
+  const delivery = yield* insertDelivery({ appId: context.appId, endpointId: endpoint.id, eventId: event.id, eventType: event.type }, true)
+  const outcome = yield* sendEvent(endpoint, event)
+  // A test measures the attempt, not a delivery's lag.
+  yield* recordAttemptMetrics(outcome, undefined)
+  const { succeeded, ...attempt } = outcome
+  yield* recordAttempt(delivery.id, attempt, { status: succeeded ? "succeeded" : "failed", nextAttemptAt: null })
+  const recorded = yield* findDelivery(delivery.id)
+  return { delivery: asDelivery(recorded!), succeeded }
+})
 
-const redeliver: EngineHandlers["webhookDelivery"]["redeliver"] = (context, { params }) =>
-  Effect.gen(function*() {
-    const delivery = yield* findDelivery(params.id, context.appId)
-    if (delivery === undefined) return yield* EngineError.notFound("webhookDelivery", params.id)
-    const endpoint = yield* getRecord(WebhookEndpoint, context.appId, delivery.endpointId).pipe(
-      Effect.catchTag("RecordNotFound", () => EngineError.conflict(`webhook endpoint ${delivery.endpointId} was deleted: nothing to redeliver to`))
-    )
-    if (endpoint.enabled === false) {
-      return yield* EngineError.conflict(`webhook endpoint ${endpoint.id} is disabled: enable it (PUT) before redelivering`)
-    }
-    return asDelivery(yield* insertDelivery(delivery))
-  })
+const redeliver: EngineHandlers["webhookDelivery"]["redeliver"] = Effect.fnUntraced(function*(context, { params }) {
+  const delivery = yield* findDelivery(params.id, context.appId)
+  if (delivery === undefined) return yield* EngineError.notFound("webhookDelivery", params.id)
+  const endpoint = yield* getRecord(WebhookEndpoint, context.appId, delivery.endpointId).pipe(
+    Effect.catchTag("RecordNotFound", () => EngineError.conflict(`webhook endpoint ${delivery.endpointId} was deleted: nothing to redeliver to`))
+  )
+  if (endpoint.enabled === false) {
+    return yield* EngineError.conflict(`webhook endpoint ${endpoint.id} is disabled: enable it (PUT) before redelivering`)
+  }
+  return asDelivery(yield* insertDelivery(delivery))
+})
 
 export const webhookHandlers: Pick<EngineHandlers, "webhookEndpoint" | "event" | "webhookDelivery"> = {
   webhookEndpoint: {

@@ -12,7 +12,6 @@ import { SqlClient } from "effect/sql"
 import { EVENT_DATA, type EventData } from "../../domain/events/catalogue.ts"
 import type { EventType } from "../../domain/events/types.ts"
 import { timeOrderedUuid } from "../../domain/TimeOrderedId.ts"
-import type { Step } from "../Operation.ts"
 
 /** The request whose operation is running (Engine.run provides it): events record it, so a call can name the events it wrote. */
 export const CurrentRequestId = Context.Reference<string | undefined>("mfg/engine/CurrentRequestId", { defaultValue: () => undefined })
@@ -56,19 +55,18 @@ export const eventsCommitted = (ids: ReadonlyArray<string>): void => {
  * measurements and shape signature), which the schema leaves out, as the
  * read's own encoding does.
  */
-export const recordEvent = <T extends EventType>(appId: string, type: T, data: EventData<T>): Step<string> =>
-  Effect.gen(function*() {
-    // Every data schema is plain JSON whose encoded form is its type's: one encoder serves them all.
-    const schema = EVENT_DATA[type] as unknown as Schema.Codec<EventData<T>>
-    // The engine builds the data from records its schemas hold: one that does not fit is the engine's defect.
-    const encoded = yield* Effect.orDie(Schema.encodeEffect(schema)(data))
-    const sql = yield* SqlClient.SqlClient
-    const requestId = yield* CurrentRequestId
-    const call = yield* CurrentCallEvents
-    const id = timeOrderedUuid()
-    yield* sql`
-      INSERT INTO engine_event (id, app_id, type, created_at, data, request_id)
-      VALUES (${id}, ${appId}, ${type}, clock_timestamp(), ${JSON.stringify(encoded)}::jsonb, ${requestId ?? null})`
-    call?.ids.push(id)
-    return id
-  })
+export const recordEvent = Effect.fnUntraced(function*<T extends EventType>(appId: string, type: T, data: EventData<T>) {
+  // Every data schema is plain JSON whose encoded form is its type's: one encoder serves them all.
+  const schema = EVENT_DATA[type] as unknown as Schema.Codec<EventData<T>>
+  // The engine builds the data from records its schemas hold: one that does not fit is the engine's defect.
+  const encoded = yield* Effect.orDie(Schema.encodeEffect(schema)(data))
+  const sql = yield* SqlClient.SqlClient
+  const requestId = yield* CurrentRequestId
+  const call = yield* CurrentCallEvents
+  const id = timeOrderedUuid()
+  yield* sql`
+    INSERT INTO engine_event (id, app_id, type, created_at, data, request_id)
+    VALUES (${id}, ${appId}, ${type}, clock_timestamp(), ${JSON.stringify(encoded)}::jsonb, ${requestId ?? null})`
+  call?.ids.push(id)
+  return id
+})

@@ -6,7 +6,6 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
-import type { Page } from "../../api/Operations.ts"
 import type { Event } from "../../domain/events/Event.ts"
 import type { EventType } from "../../domain/events/types.ts"
 import { rangeEnd, rangeStart } from "../../domain/Resource.ts"
@@ -35,15 +34,14 @@ export const addSecret = (endpointId: string): Step<string> =>
   })
 
 /** A new current secret; the current one signs for PREVIOUS_SECRET_HOURS more, older ones go. In the caller's transaction. */
-export const rotateSecret = (endpointId: string): Step<string> =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql`DELETE FROM engine_webhook_secret WHERE endpoint_id = ${endpointId} AND expires_at IS NOT NULL`
-    yield* sql`
-      UPDATE engine_webhook_secret SET expires_at = now() + make_interval(hours => ${PREVIOUS_SECRET_HOURS})
-      WHERE endpoint_id = ${endpointId} AND expires_at IS NULL`
-    return yield* addSecret(endpointId)
-  })
+export const rotateSecret = Effect.fnUntraced(function*(endpointId: string) {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`DELETE FROM engine_webhook_secret WHERE endpoint_id = ${endpointId} AND expires_at IS NOT NULL`
+  yield* sql`
+    UPDATE engine_webhook_secret SET expires_at = now() + make_interval(hours => ${PREVIOUS_SECRET_HOURS})
+    WHERE endpoint_id = ${endpointId} AND expires_at IS NULL`
+  return yield* addSecret(endpointId)
+})
 
 /** The secrets that sign a delivery now: the current one first. */
 export const signingSecrets = (endpointId: string): Step<ReadonlyArray<string>> =>
@@ -88,36 +86,34 @@ export const findEvent = (id: string): Step<StoredEvent | undefined> =>
   )
 
 /** The app's events in the order written, filtered by type and creation date. */
-export const listEvents = (appId: string, query: typeof EventQuery.Type, limit: number, offset: number): Step<Page<StoredEvent>> =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const conditions = [sql`app_id = ${appId}`]
-    if (query.type !== undefined) conditions.push(sql`type = ANY(${query.type}::text[])`)
-    if (query.requestId !== undefined) conditions.push(sql`request_id = ${query.requestId}`)
-    const on = query.createdAt
-    const from = query["createdAt[from]"] ?? on
-    const to = query["createdAt[to]"] ?? on
-    if (from !== undefined) conditions.push(sql`created_at >= ${rangeStart(from).toISOString()}::timestamptz`)
-    if (to !== undefined) conditions.push(sql`created_at <= ${rangeEnd(to).toISOString()}::timestamptz`)
-    const rows = yield* sql<EventRow>`
-      SELECT id, app_id, type, created_at, data, count(*) OVER () AS total FROM engine_event WHERE ${sql.and(conditions)}
-      ORDER BY seq LIMIT ${limit} OFFSET ${offset}`
-    if (rows.length > 0) return { items: rows.map(toEvent), total: Number(rows[0]!.total) }
-    const [counted] = yield* sql<{ total: string | number }>`SELECT count(*) AS total FROM engine_event WHERE ${sql.and(conditions)}`
-    return { items: [], total: Number(counted?.total ?? 0) }
-  })
+export const listEvents = Effect.fnUntraced(function*(appId: string, query: typeof EventQuery.Type, limit: number, offset: number) {
+  const sql = yield* SqlClient.SqlClient
+  const conditions = [sql`app_id = ${appId}`]
+  if (query.type !== undefined) conditions.push(sql`type = ANY(${query.type}::text[])`)
+  if (query.requestId !== undefined) conditions.push(sql`request_id = ${query.requestId}`)
+  const on = query.createdAt
+  const from = query["createdAt[from]"] ?? on
+  const to = query["createdAt[to]"] ?? on
+  if (from !== undefined) conditions.push(sql`created_at >= ${rangeStart(from).toISOString()}::timestamptz`)
+  if (to !== undefined) conditions.push(sql`created_at <= ${rangeEnd(to).toISOString()}::timestamptz`)
+  const rows = yield* sql<EventRow>`
+    SELECT id, app_id, type, created_at, data, count(*) OVER () AS total FROM engine_event WHERE ${sql.and(conditions)}
+    ORDER BY seq LIMIT ${limit} OFFSET ${offset}`
+  if (rows.length > 0) return { items: rows.map(toEvent), total: Number(rows[0]!.total) }
+  const [counted] = yield* sql<{ total: string | number }>`SELECT count(*) AS total FROM engine_event WHERE ${sql.and(conditions)}`
+  return { items: [], total: Number(counted?.total ?? 0) }
+})
 
 /** An event written already relayed: delivered only where its writer says (a test event). */
-export const insertRelayedEvent = (appId: string, type: EventType, data: unknown): Step<StoredEvent> =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const requestId = yield* CurrentRequestId
-    const rows = yield* sql<EventRow>`
-      INSERT INTO engine_event (id, app_id, type, created_at, data, request_id, relayed)
-      VALUES (${timeOrderedUuid()}, ${appId}, ${type}, clock_timestamp(), ${JSON.stringify(data)}::jsonb, ${requestId ?? null}, true)
-      RETURNING id, app_id, type, created_at, data`
-    return toEvent(rows[0]!)
-  })
+export const insertRelayedEvent = Effect.fnUntraced(function*(appId: string, type: EventType, data: unknown) {
+  const sql = yield* SqlClient.SqlClient
+  const requestId = yield* CurrentRequestId
+  const rows = yield* sql<EventRow>`
+    INSERT INTO engine_event (id, app_id, type, created_at, data, request_id, relayed)
+    VALUES (${timeOrderedUuid()}, ${appId}, ${type}, clock_timestamp(), ${JSON.stringify(data)}::jsonb, ${requestId ?? null}, true)
+    RETURNING id, app_id, type, created_at, data`
+  return toEvent(rows[0]!)
+})
 
 // ---------------------------------------------------------------------------
 // Deliveries
@@ -182,28 +178,27 @@ export const findDelivery = (id: string, appId?: string): Step<StoredDelivery | 
       (rows) => rows[0] === undefined ? undefined : toDelivery(rows[0])
     ))
 
-export const listDeliveries = (appId: string, query: typeof WebhookDeliveryQuery.Type, limit: number, offset: number): Step<Page<Delivery>> =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const conditions = [sql`app_id = ${appId}`]
-    if (query.endpointId !== undefined) conditions.push(sql`endpoint_id = ${query.endpointId}`)
-    if (query.eventId !== undefined) conditions.push(sql`event_id = ${query.eventId}`)
-    if (query.status !== undefined) conditions.push(sql`status = ${query.status}`)
-    for (const field of ["createdAt", "updatedAt"] as const) {
-      const column = field === "createdAt" ? "created_at" : "updated_at"
-      const on = query[field]
-      const from = query[`${field}[from]`] ?? on
-      const to = query[`${field}[to]`] ?? on
-      if (from !== undefined) conditions.push(sql`${sql.literal(column)} >= ${rangeStart(from).toISOString()}::timestamptz`)
-      if (to !== undefined) conditions.push(sql`${sql.literal(column)} <= ${rangeEnd(to).toISOString()}::timestamptz`)
-    }
-    const rows = yield* sql<DeliveryRow>`
-      SELECT ${sql.literal(DELIVERY_COLUMNS)}, count(*) OVER () AS total FROM engine_webhook_delivery WHERE ${sql.and(conditions)}
-      ORDER BY created_at, id LIMIT ${limit} OFFSET ${offset}`
-    if (rows.length > 0) return { items: rows.map((row) => asDelivery(toDelivery(row))), total: Number(rows[0]!.total) }
-    const [counted] = yield* sql<{ total: string | number }>`SELECT count(*) AS total FROM engine_webhook_delivery WHERE ${sql.and(conditions)}`
-    return { items: [], total: Number(counted?.total ?? 0) }
-  })
+export const listDeliveries = Effect.fnUntraced(function*(appId: string, query: typeof WebhookDeliveryQuery.Type, limit: number, offset: number) {
+  const sql = yield* SqlClient.SqlClient
+  const conditions = [sql`app_id = ${appId}`]
+  if (query.endpointId !== undefined) conditions.push(sql`endpoint_id = ${query.endpointId}`)
+  if (query.eventId !== undefined) conditions.push(sql`event_id = ${query.eventId}`)
+  if (query.status !== undefined) conditions.push(sql`status = ${query.status}`)
+  for (const field of ["createdAt", "updatedAt"] as const) {
+    const column = field === "createdAt" ? "created_at" : "updated_at"
+    const on = query[field]
+    const from = query[`${field}[from]`] ?? on
+    const to = query[`${field}[to]`] ?? on
+    if (from !== undefined) conditions.push(sql`${sql.literal(column)} >= ${rangeStart(from).toISOString()}::timestamptz`)
+    if (to !== undefined) conditions.push(sql`${sql.literal(column)} <= ${rangeEnd(to).toISOString()}::timestamptz`)
+  }
+  const rows = yield* sql<DeliveryRow>`
+    SELECT ${sql.literal(DELIVERY_COLUMNS)}, count(*) OVER () AS total FROM engine_webhook_delivery WHERE ${sql.and(conditions)}
+    ORDER BY created_at, id LIMIT ${limit} OFFSET ${offset}`
+  if (rows.length > 0) return { items: rows.map((row) => asDelivery(toDelivery(row))), total: Number(rows[0]!.total) }
+  const [counted] = yield* sql<{ total: string | number }>`SELECT count(*) AS total FROM engine_webhook_delivery WHERE ${sql.and(conditions)}`
+  return { items: [], total: Number(counted?.total ?? 0) }
+})
 
 /** An attempt to record, and where its delivery stands after it. */
 export interface AttemptRecord {

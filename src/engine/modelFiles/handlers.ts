@@ -35,26 +35,24 @@ const fileBytes = (payload: Stream.Stream<Uint8Array, unknown> | Stream.Stream<M
   )
 
 export const modelFileHandlers: GroupHandlers<"modelFile"> = {
-  upload: (context, { payload, query }) =>
-    Effect.gen(function*() {
-      const fileName = query.fileName
-      if (fileName === undefined || formatOf(fileName) === undefined) {
-        return yield* EngineError.invalid("fileName: a file name ending in .stl, .3mf or .obj is required")
-      }
-      const { file } = yield* storeModelFile(context.appId, fileName, fileBytes(payload)).pipe(
-        Effect.catchTags({
-          UploadInterrupted: () => Effect.fail(interrupted),
-          EmptyUpload: () => Effect.fail(EngineError.invalid("The model file is empty"))
-        })
-      )
-      return asRecord(file)
-    }),
+  upload: Effect.fnUntraced(function*(context, { payload, query }) {
+    const fileName = query.fileName
+    if (fileName === undefined || formatOf(fileName) === undefined) {
+      return yield* EngineError.invalid("fileName: a file name ending in .stl, .3mf or .obj is required")
+    }
+    const { file } = yield* storeModelFile(context.appId, fileName, fileBytes(payload)).pipe(
+      Effect.catchTags({
+        UploadInterrupted: () => Effect.fail(interrupted),
+        EmptyUpload: () => Effect.fail(EngineError.invalid("The model file is empty"))
+      })
+    )
+    return asRecord(file)
+  }),
   get: (context, { params }) => Effect.map(findModelFile(context.appId, params.id), (file) => file === undefined ? null : asRecord(file)),
-  content: (context, { params }) =>
-    Effect.gen(function*() {
-      const file = yield* findModelFile(context.appId, params.id)
-      if (file === undefined) return yield* EngineError.notFound("model file", params.id)
-      const sql = yield* SqlClient.SqlClient
-      return modelFileContent(sql, file.id) as Stream.Stream<Uint8Array, unknown>
-    })
+  content: Effect.fnUntraced(function*(context, { params }) {
+    const file = yield* findModelFile(context.appId, params.id)
+    if (file === undefined) return yield* EngineError.notFound("model file", params.id)
+    const sql = yield* SqlClient.SqlClient
+    return modelFileContent(sql, file.id) as Stream.Stream<Uint8Array, unknown>
+  })
 }

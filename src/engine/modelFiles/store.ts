@@ -83,57 +83,56 @@ export class EmptyUpload extends Data.TaggedError("EmptyUpload") {}
  * (`created: false`). Memory holds one chunk at a time. A body that fails
  * (UploadInterrupted) leaves nothing behind.
  */
-export const storeModelFile = (
+export const storeModelFile = Effect.fnUntraced(function*(
   appId: string,
   fileName: string,
   body: Stream.Stream<Uint8Array, unknown>
-): Effect.Effect<{ readonly file: StoredModelFile; readonly created: boolean }, SqlError | UploadInterrupted | EmptyUpload, SqlClient.SqlClient> =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    yield* sweepAbandonedChunks
-    const uploadId = timeOrderedUuid()
-    const hash = createHash("sha256")
-    let size = 0
-    let seq = 0
-    let pending: Array<Uint8Array> = []
-    let pendingBytes = 0
-    const flush = Effect.suspend(() => {
-      if (pendingBytes === 0) return Effect.void
-      const bytes = Buffer.concat(pending, pendingBytes)
-      pending = []
-      pendingBytes = 0
-      return Effect.asVoid(sql`INSERT INTO engine_model_file_chunk (upload_id, seq, bytes) VALUES (${uploadId}, ${seq++}, ${bytes})`)
-    })
-    const stored = body.pipe(
-      Stream.mapError(() => new UploadInterrupted()),
-      Stream.runForEach((chunk) => {
-        hash.update(chunk)
-        size += chunk.length
-        pending.push(chunk)
-        pendingBytes += chunk.length
-        return pendingBytes >= CHUNK_BYTES ? flush : Effect.void
-      }),
-      Effect.andThen(flush)
-    )
-    return yield* Effect.gen(function*() {
-      yield* stored
-      if (size === 0) return yield* new EmptyUpload()
-      const sha256 = hash.digest("hex")
-      const createdAt = new Date()
-      const inserted = yield* sql<{ id: string }>`
-        INSERT INTO engine_model_file (id, app_id, sha256, file_name, size, created_at)
-        VALUES (${uploadId}, ${appId}, ${sha256}, ${fileName}, ${size}, ${createdAt})
-        ON CONFLICT (app_id, sha256) DO NOTHING
-        RETURNING id`
-      if (inserted.length === 1) {
-        return { file: { id: uploadId, fileName, sha256, size, createdAt: createdAt.toISOString(), geometry: null }, created: true }
-      }
-      yield* deleteChunks(uploadId)
-      const existing = yield* findBySha(appId, sha256)
-      // The row that won the conflict is never deleted, so it is there.
-      return { file: existing!, created: false }
-    }).pipe(Effect.onError(() => Effect.ignore(deleteChunks(uploadId))))
+) {
+  const sql = yield* SqlClient.SqlClient
+  yield* sweepAbandonedChunks
+  const uploadId = timeOrderedUuid()
+  const hash = createHash("sha256")
+  let size = 0
+  let seq = 0
+  let pending: Array<Uint8Array> = []
+  let pendingBytes = 0
+  const flush = Effect.suspend(() => {
+    if (pendingBytes === 0) return Effect.void
+    const bytes = Buffer.concat(pending, pendingBytes)
+    pending = []
+    pendingBytes = 0
+    return Effect.asVoid(sql`INSERT INTO engine_model_file_chunk (upload_id, seq, bytes) VALUES (${uploadId}, ${seq++}, ${bytes})`)
   })
+  const stored = body.pipe(
+    Stream.mapError(() => new UploadInterrupted()),
+    Stream.runForEach((chunk) => {
+      hash.update(chunk)
+      size += chunk.length
+      pending.push(chunk)
+      pendingBytes += chunk.length
+      return pendingBytes >= CHUNK_BYTES ? flush : Effect.void
+    }),
+    Effect.andThen(flush)
+  )
+  return yield* Effect.gen(function*() {
+    yield* stored
+    if (size === 0) return yield* new EmptyUpload()
+    const sha256 = hash.digest("hex")
+    const createdAt = new Date()
+    const inserted = yield* sql<{ id: string }>`
+      INSERT INTO engine_model_file (id, app_id, sha256, file_name, size, created_at)
+      VALUES (${uploadId}, ${appId}, ${sha256}, ${fileName}, ${size}, ${createdAt})
+      ON CONFLICT (app_id, sha256) DO NOTHING
+      RETURNING id`
+    if (inserted.length === 1) {
+      return { file: { id: uploadId, fileName, sha256, size, createdAt: createdAt.toISOString(), geometry: null }, created: true }
+    }
+    yield* deleteChunks(uploadId)
+    const existing = yield* findBySha(appId, sha256)
+    // The row that won the conflict is never deleted, so it is there.
+    return { file: existing!, created: false }
+  }).pipe(Effect.onError(() => Effect.ignore(deleteChunks(uploadId))))
+})
 
 /** The file's bytes, chunk by chunk, read as the stream is pulled (the file's row checked by the caller). */
 export const modelFileContent = (sql: SqlClient.SqlClient, id: string): Stream.Stream<Uint8Array, SqlError> =>

@@ -10,10 +10,10 @@ import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { CatalogueModel } from "../../domain/resources/catalogue.ts"
 import { TicketModel } from "../../domain/resources/orders.ts"
-import { asRecord, type PrepareInput, recordHandlers, type RecordHooks, type RecordOf, type StoredFields } from "../crud.ts"
+import { asRecord, type PrepareInput, recordHandlers, type RecordHooks, type RecordOf } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import { usedBy } from "../integrity.ts"
-import type { OperationContext, Step } from "../Operation.ts"
+import type { OperationContext } from "../Operation.ts"
 import { GLOBAL_APP, RecordRepository, type StoredRecord } from "../RecordRepository.ts"
 import { fileNameOf } from "./common.ts"
 import { checkMaterial, checkParameters } from "./eligibility.ts"
@@ -25,47 +25,45 @@ type Model = RecordOf<typeof CatalogueModel>
 const CONFIGURATION_REFERENCES = [["technologyId", "technology"], ["materialId", "material"], ["colourId", "colour"]] as const
 
 /** Each configuration checked as a part made from it would be, its refusals naming `configurations.<i>.<field>`. */
-const checkConfigurations = (context: OperationContext, configurations: Model["configurations"]) =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const given = new Map<string, number>()
-    for (const [index, configuration] of configurations.entries()) {
-      const at = `configurations.${index}.`
-      for (const [field, resource] of CONFIGURATION_REFERENCES) {
-        const id = configuration[field]
-        if (id === undefined) continue
-        if ((yield* records.find(resource, context.appId, id)) === undefined) return yield* EngineError.unknownReference(`${at}${field}`, resource, id)
-      }
-      yield* checkMaterial(context, configuration, at)
-      yield* checkParameters(context, configuration.technologyId, configuration.productionParameterIds, at)
-      if (configuration.id === undefined) continue
-      const earlier = given.get(configuration.id)
-      if (earlier !== undefined) {
-        return yield* EngineError.invalid(`${at}id: configuration ${configuration.id} is configurations.${earlier} already`)
-      }
-      given.set(configuration.id, index)
+const checkConfigurations = Effect.fnUntraced(function*(context: OperationContext, configurations: Model["configurations"]) {
+  const records = yield* RecordRepository
+  const given = new Map<string, number>()
+  for (const [index, configuration] of configurations.entries()) {
+    const at = `configurations.${index}.`
+    for (const [field, resource] of CONFIGURATION_REFERENCES) {
+      const id = configuration[field]
+      if (id === undefined) continue
+      if ((yield* records.find(resource, context.appId, id)) === undefined) return yield* EngineError.unknownReference(`${at}${field}`, resource, id)
     }
-  })
+    yield* checkMaterial(context, configuration, at)
+    yield* checkParameters(context, configuration.technologyId, configuration.productionParameterIds, at)
+    if (configuration.id === undefined) continue
+    const earlier = given.get(configuration.id)
+    if (earlier !== undefined) {
+      return yield* EngineError.invalid(`${at}id: configuration ${configuration.id} is configurations.${earlier} already`)
+    }
+    given.set(configuration.id, index)
+  }
+})
 
 /**
  * A part made from a configuration is of its technology: a configuration
  * that parts were made from keeps it (422 naming
  * `configurations.<i>.technologyId` and the parts).
  */
-const checkMadeFrom = (context: OperationContext, input: Model["configurations"], previous: Model) =>
-  Effect.gen(function*() {
-    for (const [index, configuration] of input.entries()) {
-      const before = previous.configurations.find((candidate) => candidate.id !== undefined && candidate.id === configuration.id)
-      if (before === undefined || before.technologyId === configuration.technologyId) continue
-      const parts = yield* usedBy(CatalogueModel.name, context.appId, { id: previous.id, configurations: [before] }, [TicketModel.name])
-      if (parts !== undefined) {
-        return yield* EngineError.invalid(
-          `configurations.${index}.technologyId: configuration ${before.id} is used by ${parts} of ${before.technologyId}: ` +
-            `its technology cannot change to ${configuration.technologyId}`
-        )
-      }
+const checkMadeFrom = Effect.fnUntraced(function*(context: OperationContext, input: Model["configurations"], previous: Model) {
+  for (const [index, configuration] of input.entries()) {
+    const before = previous.configurations.find((candidate) => candidate.id !== undefined && candidate.id === configuration.id)
+    if (before === undefined || before.technologyId === configuration.technologyId) continue
+    const parts = yield* usedBy(CatalogueModel.name, context.appId, { id: previous.id, configurations: [before] }, [TicketModel.name])
+    if (parts !== undefined) {
+      return yield* EngineError.invalid(
+        `configurations.${index}.technologyId: configuration ${before.id} is used by ${parts} of ${before.technologyId}: ` +
+          `its technology cannot change to ${configuration.technologyId}`
+      )
     }
-  })
+  }
+})
 
 /**
  * Completes a catalogue model before it is stored: its configurations
@@ -73,24 +71,23 @@ const checkMadeFrom = (context: OperationContext, input: Model["configurations"]
  * when it is new (a model stored before the analysis existed has no
  * `geometry`, and is analysed on its next write).
  */
-const prepareCatalogueModel = (
+const prepareCatalogueModel = Effect.fnUntraced(function*(
   context: OperationContext,
   input: PrepareInput<typeof CatalogueModel>,
   previous: Model | undefined
-): Step<StoredFields<typeof CatalogueModel>> =>
-  Effect.gen(function*() {
-    yield* checkConfigurations(context, input.configurations)
-    if (previous !== undefined) yield* checkMadeFrom(context, input.configurations, previous)
-    const endpoint = input.modelEndpoint
-    const sameFile = previous !== undefined && previous.geometry !== undefined
-      && previous.modelEndpoint.url === endpoint.url && previous.modelEndpoint.fileName === endpoint.fileName
-    return {
-      ...input,
-      configurations: input.configurations.map((configuration) => ({ ...configuration, id: configuration.id ?? randomUUID() })),
-      // Analysed once here, so every part made from the model shares it without a download.
-      geometry: sameFile ? previous.geometry : yield* modelGeometry(endpoint, fileNameOf(endpoint), context.appId)
-    }
-  })
+) {
+  yield* checkConfigurations(context, input.configurations)
+  if (previous !== undefined) yield* checkMadeFrom(context, input.configurations, previous)
+  const endpoint = input.modelEndpoint
+  const sameFile = previous !== undefined && previous.geometry !== undefined
+    && previous.modelEndpoint.url === endpoint.url && previous.modelEndpoint.fileName === endpoint.fileName
+  return {
+    ...input,
+    configurations: input.configurations.map((configuration) => ({ ...configuration, id: configuration.id ?? randomUUID() })),
+    // Analysed once here, so every part made from the model shares it without a download.
+    geometry: sameFile ? previous.geometry : yield* modelGeometry(endpoint, fileNameOf(endpoint), context.appId)
+  }
+})
 
 /**
  * In the write's transaction: no other catalogue model the app sees holds
@@ -98,23 +95,22 @@ const prepareCatalogueModel = (
  * the model), since a part names its configuration by id alone. A lock per
  * app orders the writes that check, so two of them cannot both pass.
  */
-const checkUnique = (context: OperationContext, model: Model) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const ids = model.configurations.flatMap((configuration) => configuration.id ?? [])
-    if (ids.length === 0) return
-    yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`catalogue-configuration:${context.appId}`}))`
-    const rows = yield* sql<{ data: StoredRecord }>`
-      SELECT data FROM engine_record
-      WHERE resource = ${CatalogueModel.name} AND app_id IN (${context.appId}, ${GLOBAL_APP}) AND id <> ${model.id}
-        AND EXISTS (SELECT 1 FROM jsonb_array_elements(data->'configurations') c WHERE c->>'id' = ANY(${ids}::text[]))
-      LIMIT 1`
-    const holder = rows[0] === undefined ? undefined : asRecord(CatalogueModel, rows[0].data)
-    if (holder === undefined) return
-    const index = model.configurations.findIndex((configuration) => holder.configurations.some((other) => other.id === configuration.id))
-    const id = model.configurations[index]?.id ?? ""
-    return yield* EngineError.conflict(`configurations.${index}.id: configuration ${id} is one of catalogue model ${holder.name} (${holder.id}) already`)
-  })
+const checkUnique = Effect.fnUntraced(function*(context: OperationContext, model: Model) {
+  const sql = yield* SqlClient.SqlClient
+  const ids = model.configurations.flatMap((configuration) => configuration.id ?? [])
+  if (ids.length === 0) return
+  yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`catalogue-configuration:${context.appId}`}))`
+  const rows = yield* sql<{ data: StoredRecord }>`
+    SELECT data FROM engine_record
+    WHERE resource = ${CatalogueModel.name} AND app_id IN (${context.appId}, ${GLOBAL_APP}) AND id <> ${model.id}
+      AND EXISTS (SELECT 1 FROM jsonb_array_elements(data->'configurations') c WHERE c->>'id' = ANY(${ids}::text[]))
+    LIMIT 1`
+  const holder = rows[0] === undefined ? undefined : asRecord(CatalogueModel, rows[0].data)
+  if (holder === undefined) return
+  const index = model.configurations.findIndex((configuration) => holder.configurations.some((other) => other.id === configuration.id))
+  const id = model.configurations[index]?.id ?? ""
+  return yield* EngineError.conflict(`configurations.${index}.id: configuration ${id} is one of catalogue model ${holder.name} (${holder.id}) already`)
+})
 
 const catalogueModelHooks: RecordHooks<typeof CatalogueModel> = {
   prepare: prepareCatalogueModel,

@@ -15,7 +15,7 @@ import { Effect } from "effect"
 import { TicketModel } from "../../domain/resources/orders.ts"
 import { asRecord, getRecord } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
-import type { OperationContext, Step } from "../Operation.ts"
+import type { OperationContext } from "../Operation.ts"
 import { pricePart } from "../pricing/pricePart.ts"
 import { replaceLocked } from "../writes.ts"
 import { recordPartEvents } from "./partEvents.ts"
@@ -24,21 +24,19 @@ import type { Quote } from "./quoteState.ts"
 type QuoteLine = Quote["lines"][number]
 
 /** The part set to `quantity` and priced at it. */
-const setQuantity = (context: OperationContext, id: string, quantity: number): Step<void> =>
-  Effect.gen(function*() {
-    const part = yield* getRecord(TicketModel, context.appId, id)
-    const priced = yield* pricePart(context, { ...part, quantity })
-    const replaced = yield* replaceLocked(TicketModel.name, context.appId, id, priced)
-    if (replaced === undefined) return yield* EngineError.notFound(TicketModel.name, id)
-    yield* recordPartEvents(context, asRecord(TicketModel, replaced), part)
-  })
+const setQuantity = Effect.fnUntraced(function*(context: OperationContext, id: string, quantity: number) {
+  const part = yield* getRecord(TicketModel, context.appId, id)
+  const priced = yield* pricePart(context, { ...part, quantity })
+  const replaced = yield* replaceLocked(TicketModel.name, context.appId, id, priced)
+  if (replaced === undefined) return yield* EngineError.notFound(TicketModel.name, id)
+  yield* recordPartEvents(context, asRecord(TicketModel, replaced), part)
+})
 
 /** Each part of `accepted`'s lines at a quantity other than its line in `made` (the quote as it was sent) takes it. */
-export const takeChosenQuantities = (context: OperationContext, made: ReadonlyArray<QuoteLine>, accepted: ReadonlyArray<QuoteLine>): Step<void> =>
-  Effect.gen(function*() {
-    const quantityOf = new Map(made.flatMap((line) => line.ticketModelId === undefined ? [] : [[line.ticketModelId, line.quantity] as const]))
-    for (const line of accepted) {
-      if (line.ticketModelId === undefined || quantityOf.get(line.ticketModelId) === line.quantity) continue
-      yield* setQuantity(context, line.ticketModelId, line.quantity)
-    }
-  })
+export const takeChosenQuantities = Effect.fnUntraced(function*(context: OperationContext, made: ReadonlyArray<QuoteLine>, accepted: ReadonlyArray<QuoteLine>) {
+  const quantityOf = new Map(made.flatMap((line) => line.ticketModelId === undefined ? [] : [[line.ticketModelId, line.quantity] as const]))
+  for (const line of accepted) {
+    if (line.ticketModelId === undefined || quantityOf.get(line.ticketModelId) === line.quantity) continue
+    yield* setQuantity(context, line.ticketModelId, line.quantity)
+  }
+})

@@ -12,26 +12,25 @@ import type { GroupHandlers } from "../Operation.ts"
 import { findConfiguration } from "./partModel.ts"
 import { breaksOf } from "./priceBreaks.ts"
 
-export const configurationPriceBreaks: GroupHandlers<"catalogueModel">["configurationPriceBreaks"] = (
+export const configurationPriceBreaks: GroupHandlers<"catalogueModel">["configurationPriceBreaks"] = Effect.fnUntraced(function*(
   context,
   { params: { id }, payload: { quantities } }
-) =>
-  Effect.gen(function*() {
-    // A configuration of a catalogue model the app cannot see (another app's) is one it does not have.
-    const found = yield* findConfiguration(context.appId, id)
-    if (found === undefined) return yield* EngineError.notFound("catalogue model configuration", id)
-    const { configuration, model } = found
-    const breaks = yield* breaksOf(context, {
-      technologyId: configuration.technologyId,
-      materialId: configuration.materialId,
-      ...(configuration.productionParameterIds === undefined ? {} : { productionParameterIds: configuration.productionParameterIds }),
-      geometry: model.geometry ?? null
-    }, quantities)
-    if (breaks === undefined) {
-      return yield* EngineError.conflict(
-        `catalogue configuration ${configuration.name ?? id} of catalogue model ${model.name} (${model.id}) has no price yet: ` +
-          "its model file has no geometry"
-      )
-    }
-    return { catalogueModelConfigurationId: id, catalogueModelId: model.id, ...breaks }
-  })
+) {
+  // A configuration of a catalogue model the app cannot see (another app's) is one it does not have.
+  const found = yield* findConfiguration(context.appId, id)
+  if (found === undefined) return yield* EngineError.notFound("catalogue model configuration", id)
+  const { configuration, model } = found
+  const breaks = yield* breaksOf(context, {
+    technologyId: configuration.technologyId,
+    materialId: configuration.materialId,
+    ...(configuration.productionParameterIds === undefined ? {} : { productionParameterIds: configuration.productionParameterIds }),
+    geometry: model.geometry ?? null
+  }, quantities)
+  if (breaks === undefined) {
+    return yield* EngineError.conflict(
+      `catalogue configuration ${configuration.name ?? id} of catalogue model ${model.name} (${model.id}) has no price yet: ` +
+        "its model file has no geometry"
+    )
+  }
+  return { catalogueModelConfigurationId: id, catalogueModelId: model.id, ...breaks }
+})

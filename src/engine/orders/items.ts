@@ -20,14 +20,13 @@ const ticketsOf = (
   previous: ItemRecord | undefined
 ) => [item.ticketId, ...(previous === undefined ? [] : [previous.ticketId])]
 
-const prepareItem = (context: OperationContext, input: PrepareInput<typeof Item>, previous: ItemRecord | undefined) =>
-  Effect.gen(function*() {
-    if (!isWholeMinor(input.unitPrice, BASE_MINOR_UNITS)) {
-      return yield* EngineError.invalid(`unitPrice: ${input.unitPrice} is finer than a cent: item prices are in ${BASE_CURRENCY}, to the cent`)
-    }
-    yield* checkOpenForChanges(context, ticketsOf(input, previous))
-    return input
-  })
+const prepareItem = Effect.fnUntraced(function*(context: OperationContext, input: PrepareInput<typeof Item>, previous: ItemRecord | undefined) {
+  if (!isWholeMinor(input.unitPrice, BASE_MINOR_UNITS)) {
+    return yield* EngineError.invalid(`unitPrice: ${input.unitPrice} is finer than a cent: item prices are in ${BASE_CURRENCY}, to the cent`)
+  }
+  yield* checkOpenForChanges(context, ticketsOf(input, previous))
+  return input
+})
 
 const itemHooks: RecordHooks<typeof Item> = {
   prepare: prepareItem,

@@ -10,7 +10,7 @@ import { defineResource } from "../../domain/Resource.ts"
 import { MachiningStrategy, TicketModel } from "../../domain/resources/orders.ts"
 import { asRecord, findRecord, getRecord, listRecords, type RecordOf } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
-import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
+import type { GroupHandlers, OperationContext } from "../Operation.ts"
 import { RecordRepository } from "../RecordRepository.ts"
 import { insertLocked, replaceLocked } from "../writes.ts"
 import { servicesOf } from "./eligibility.ts"
@@ -34,8 +34,8 @@ const strategyId = (ticketModelId: string, serviceId: string) => `${ticketModelI
 export const getMachiningStrategy: PartHandlers["getMachiningStrategy"] = (context, { params: { serviceId, ticketModelId } }) =>
   Effect.map(findRecord(MachiningStrategies, context.appId, strategyId(ticketModelId, serviceId)), (found) => found === undefined ? null : strategyOf(found))
 
-export const setMachiningStrategy: PartHandlers["setMachiningStrategy"] = (context, { params: { serviceId, ticketModelId }, payload }) =>
-  Effect.gen(function*() {
+export const setMachiningStrategy: PartHandlers["setMachiningStrategy"] = Effect.fnUntraced(
+  function*(context, { params: { serviceId, ticketModelId }, payload }) {
     const part = yield* getRecord(TicketModel, context.appId, ticketModelId)
     const services = servicesOf(part)
     if (!services.includes(serviceId)) {
@@ -50,14 +50,14 @@ export const setMachiningStrategy: PartHandlers["setMachiningStrategy"] = (conte
       ? yield* insertLocked(MachiningStrategies.name, context.appId, data, { id })
       : yield* replaceLocked(MachiningStrategies.name, context.appId, id, data)
     return stored === undefined ? data : strategyOf(asRecord(MachiningStrategies, stored))
-  })
+  }
+)
 
 /** Removes the part's strategies for services it no longer has (all of them when `part` is gone). */
-export const pruneStrategies = (context: OperationContext, part: Part, gone = false): Step<void> =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    const kept = gone ? [] : servicesOf(part)
-    for (const strategy of yield* listRecords(MachiningStrategies, context.appId, { ticketModelId: part.id })) {
-      if (!kept.includes(strategy.serviceId)) yield* records.remove(MachiningStrategies.name, context.appId, strategy.id)
-    }
-  })
+export const pruneStrategies = Effect.fnUntraced(function*(context: OperationContext, part: Part, gone = false) {
+  const records = yield* RecordRepository
+  const kept = gone ? [] : servicesOf(part)
+  for (const strategy of yield* listRecords(MachiningStrategies, context.appId, { ticketModelId: part.id })) {
+    if (!kept.includes(strategy.serviceId)) yield* records.remove(MachiningStrategies.name, context.appId, strategy.id)
+  }
+})

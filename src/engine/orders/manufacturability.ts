@@ -9,19 +9,16 @@ import type { TicketModel } from "../../domain/resources/orders.ts"
 import { Machine } from "../../domain/resources/production.ts"
 import { listRecords, type StoredFields } from "../crud.ts"
 import { manufacturabilityVerdict, type MeasuredGeometry } from "../geometry/dfm/verdict.ts"
-import type { OperationContext, Step } from "../Operation.ts"
+import type { OperationContext } from "../Operation.ts"
 import { MANUFACTURABILITY_LIMITS } from "../referenceData.ts"
 
-type PartManufacturability = StoredFields<typeof TicketModel>["manufacturability"]
-
-export const manufacturabilityOf = (
+export const manufacturabilityOf = Effect.fnUntraced(function*(
   context: OperationContext,
   technologyId: string,
   geometry: StoredFields<typeof TicketModel>["geometry"] | undefined
-): Step<PartManufacturability> =>
-  Effect.gen(function*() {
-    if (geometry === null || geometry === undefined) return null
-    const machines = yield* listRecords(Machine, context.appId, { technologyId })
-    // The stored geometry carries the measurements the API's schema leaves out.
-    return manufacturabilityVerdict(technologyId, geometry as MeasuredGeometry, MANUFACTURABILITY_LIMITS[technologyId], machines)
-  })
+) {
+  if (geometry === null || geometry === undefined) return null
+  const machines = yield* listRecords(Machine, context.appId, { technologyId })
+  // The stored geometry carries the measurements the API's schema leaves out.
+  return manufacturabilityVerdict(technologyId, geometry as MeasuredGeometry, MANUFACTURABILITY_LIMITS[technologyId], machines)
+})

@@ -7,34 +7,32 @@
 import { Effect, Predicate, Schema } from "effect"
 import { ModelVersion, type TicketModel } from "../../domain/resources/orders.ts"
 import { getRecord, listRecords, type RecordOf, type StoredFields } from "../crud.ts"
-import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
+import type { GroupHandlers, OperationContext } from "../Operation.ts"
 import { RecordRepository } from "../RecordRepository.ts"
 import { insertLocked } from "../writes.ts"
 
 type Part = RecordOf<typeof TicketModel>
 
 /** Stores the part's model as its next model version (the first for a new part, with no lookup). */
-export const addVersion = (context: OperationContext, part: Part, first = false): Step<void> =>
-  Effect.gen(function*() {
-    const existing = first ? [] : yield* listRecords(ModelVersion, context.appId, { ticketModelId: part.id })
-    const version: StoredFields<typeof ModelVersion> = {
-      ticketModelId: part.id,
-      version: existing.reduce((max, record) => Math.max(max, record.version), 0) + 1,
-      fileName: part.fileName,
-      modelEndpoint: part.modelEndpoint ?? null,
-      geometry: part.geometry
-    }
-    yield* insertLocked(ModelVersion.name, context.appId, version)
-  })
+export const addVersion = Effect.fnUntraced(function*(context: OperationContext, part: Part, first = false) {
+  const existing = first ? [] : yield* listRecords(ModelVersion, context.appId, { ticketModelId: part.id })
+  const version: StoredFields<typeof ModelVersion> = {
+    ticketModelId: part.id,
+    version: existing.reduce((max, record) => Math.max(max, record.version), 0) + 1,
+    fileName: part.fileName,
+    modelEndpoint: part.modelEndpoint ?? null,
+    geometry: part.geometry
+  }
+  yield* insertLocked(ModelVersion.name, context.appId, version)
+})
 
 /** Removes the versions of a part that is gone. */
-export const removeVersions = (context: OperationContext, part: Part): Step<void> =>
-  Effect.gen(function*() {
-    const records = yield* RecordRepository
-    for (const version of yield* listRecords(ModelVersion, context.appId, { ticketModelId: part.id })) {
-      yield* records.remove(ModelVersion.name, context.appId, version.id)
-    }
-  })
+export const removeVersions = Effect.fnUntraced(function*(context: OperationContext, part: Part) {
+  const records = yield* RecordRepository
+  for (const version of yield* listRecords(ModelVersion, context.appId, { ticketModelId: part.id })) {
+    yield* records.remove(ModelVersion.name, context.appId, version.id)
+  }
+})
 
 /** What a field resolves to: a string, a finite number or a boolean; anything else (an object, a list) is null. */
 const FieldValue = Schema.Union([Schema.String, Schema.Finite, Schema.Boolean])

@@ -13,7 +13,7 @@ import { isDeepStrictEqual } from "node:util"
 import type { TicketModel } from "../../domain/resources/orders.ts"
 import type { RecordOf } from "../crud.ts"
 import { recordEvent } from "../events/outbox.ts"
-import type { OperationContext, Step } from "../Operation.ts"
+import type { OperationContext } from "../Operation.ts"
 import { sameModel } from "./partModel.ts"
 
 type Part = RecordOf<typeof TicketModel>
@@ -26,11 +26,10 @@ const repriced = (part: Part, previous: Part | undefined) =>
   part.unitPrice !== null && (previous === undefined || !isDeepStrictEqual(priceOf(part), priceOf(previous)))
 
 /** The events of the part's write: `part` as stored, `previous` the version it replaced (undefined for a new part). */
-export const recordPartEvents = (context: OperationContext, part: Part, previous: Part | undefined): Step<void> =>
-  Effect.gen(function*() {
-    const object = { object: part }
-    if (previous === undefined) yield* recordEvent(context.appId, "ticket_model.created", object)
-    const newModel = previous === undefined || !sameModel(previous, part)
-    if (newModel && part.geometry !== null) yield* recordEvent(context.appId, "ticket_model.analysed", object)
-    if (repriced(part, previous)) yield* recordEvent(context.appId, "ticket_model.priced", object)
-  })
+export const recordPartEvents = Effect.fnUntraced(function*(context: OperationContext, part: Part, previous: Part | undefined) {
+  const object = { object: part }
+  if (previous === undefined) yield* recordEvent(context.appId, "ticket_model.created", object)
+  const newModel = previous === undefined || !sameModel(previous, part)
+  if (newModel && part.geometry !== null) yield* recordEvent(context.appId, "ticket_model.analysed", object)
+  if (repriced(part, previous)) yield* recordEvent(context.appId, "ticket_model.priced", object)
+})

@@ -18,7 +18,7 @@ import { EngineError } from "../EngineError.ts"
 import { ModelAnalyser } from "../geometry/ModelAnalyser.ts"
 import { ModelFetcher } from "../geometry/ModelFetcher.ts"
 import { ownModelFileGeometry, ownModelFileId } from "../modelFiles/ownFiles.ts"
-import type { OperationContext, Step } from "../Operation.ts"
+import type { OperationContext } from "../Operation.ts"
 import { GLOBAL_APP, type StoredRecord } from "../RecordRepository.ts"
 import { fileNameOf } from "./common.ts"
 
@@ -30,20 +30,19 @@ export interface FoundConfiguration {
 }
 
 /** The catalogue model (visible to the app) holding the configuration `configurationId`, and that configuration. */
-export const findConfiguration = (appId: string, configurationId: string): Step<FoundConfiguration | undefined> =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ data: StoredRecord }>`
-      SELECT data FROM engine_record
-      WHERE resource = 'catalogueModel' AND app_id IN (${appId}, ${GLOBAL_APP})
-        AND data->'configurations' @> ${JSON.stringify([{ id: configurationId }])}::jsonb
-      ORDER BY created_at LIMIT 1`
-    const data = rows[0]?.data
-    if (data === undefined) return undefined
-    const model = asRecord(CatalogueModel, data)
-    const configuration = model.configurations.find((candidate) => candidate.id === configurationId)
-    return configuration === undefined ? undefined : { model, configuration }
-  })
+export const findConfiguration = Effect.fnUntraced(function*(appId: string, configurationId: string) {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<{ data: StoredRecord }>`
+    SELECT data FROM engine_record
+    WHERE resource = 'catalogueModel' AND app_id IN (${appId}, ${GLOBAL_APP})
+      AND data->'configurations' @> ${JSON.stringify([{ id: configurationId }])}::jsonb
+    ORDER BY created_at LIMIT 1`
+  const data = rows[0]?.data
+  if (data === undefined) return undefined
+  const model = asRecord(CatalogueModel, data)
+  const configuration = model.configurations.find((candidate) => candidate.id === configurationId)
+  return configuration === undefined ? undefined : { model, configuration }
+})
 
 /** Where a part's model comes from: its own file, or a catalogue configuration. */
 export type ModelSource = Pick<InputOf<typeof TicketModel>, "modelEndpoint" | "catalogueModelConfigurationId">
@@ -63,22 +62,21 @@ export const sameModel = (a: ModelSource, b: ModelSource) =>
  * `ModelAnalysisOutOfMemory`). The analysis counts against `appId`'s share
  * of the analysis threads.
  */
-export const modelGeometry = (endpoint: typeof ModelEndpoint.Type, fileName: string | null, appId: string) =>
-  Effect.gen(function*() {
-    const uploaded = ownModelFileId(endpoint.url)
-    if (uploaded !== undefined) return yield* ownModelFileGeometry(uploaded, appId)
-    const fetcher = yield* ModelFetcher
-    const bytes = yield* fetcher.fetch(endpoint.url)
-    if (bytes === undefined) return null
-    const analyser = yield* ModelAnalyser
-    return yield* analyser.analyse(bytes, fileName, appId).pipe(
-      Effect.mapError((error) => {
-        const type = error.type ?? "UnreadableModel"
-        const what = type === "UnreadableModel" ? "cannot be read" : "cannot be analysed"
-        return EngineError.modelFile({ status: 422, type, message: `modelEndpoint: the model file ${fileName ?? endpoint.url} ${what}: ${error.reason}` })
-      })
-    )
-  })
+export const modelGeometry = Effect.fnUntraced(function*(endpoint: typeof ModelEndpoint.Type, fileName: string | null, appId: string) {
+  const uploaded = ownModelFileId(endpoint.url)
+  if (uploaded !== undefined) return yield* ownModelFileGeometry(uploaded, appId)
+  const fetcher = yield* ModelFetcher
+  const bytes = yield* fetcher.fetch(endpoint.url)
+  if (bytes === undefined) return null
+  const analyser = yield* ModelAnalyser
+  return yield* analyser.analyse(bytes, fileName, appId).pipe(
+    Effect.mapError((error) => {
+      const type = error.type ?? "UnreadableModel"
+      const what = type === "UnreadableModel" ? "cannot be read" : "cannot be analysed"
+      return EngineError.modelFile({ status: 422, type, message: `modelEndpoint: the model file ${fileName ?? endpoint.url} ${what}: ${error.reason}` })
+    })
+  )
+})
 
 /** A part's model as stored with it. */
 export type PartModel = Pick<StoredFields<typeof TicketModel>, "fileName" | "geometry">
@@ -89,17 +87,16 @@ export type PartModel = Pick<StoredFields<typeof TicketModel>, "fileName" | "geo
  * that was written (a catalogue model stored before then, without
  * `geometry`, is analysed now).
  */
-export const partModel = (context: OperationContext, part: ModelSource, found: FoundConfiguration | undefined): Step<PartModel> =>
-  Effect.gen(function*() {
-    const endpoint = part.modelEndpoint
-    if (endpoint !== undefined) {
-      const fileName = fileNameOf(endpoint)
-      return { fileName, geometry: yield* modelGeometry(endpoint, fileName, context.appId) }
-    }
-    if (found === undefined) {
-      return yield* EngineError.unknownReference("catalogueModelConfigurationId", "catalogue model configuration", part.catalogueModelConfigurationId ?? "")
-    }
-    const { geometry, modelEndpoint } = found.model
-    const fileName = fileNameOf(modelEndpoint)
-    return { fileName, geometry: geometry !== undefined ? geometry : yield* modelGeometry(modelEndpoint, fileName, context.appId) }
-  })
+export const partModel = Effect.fnUntraced(function*(context: OperationContext, part: ModelSource, found: FoundConfiguration | undefined) {
+  const endpoint = part.modelEndpoint
+  if (endpoint !== undefined) {
+    const fileName = fileNameOf(endpoint)
+    return { fileName, geometry: yield* modelGeometry(endpoint, fileName, context.appId) }
+  }
+  if (found === undefined) {
+    return yield* EngineError.unknownReference("catalogueModelConfigurationId", "catalogue model configuration", part.catalogueModelConfigurationId ?? "")
+  }
+  const { geometry, modelEndpoint } = found.model
+  const fileName = fileNameOf(modelEndpoint)
+  return { fileName, geometry: geometry !== undefined ? geometry : yield* modelGeometry(modelEndpoint, fileName, context.appId) }
+})

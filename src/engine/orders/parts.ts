@@ -10,21 +10,10 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { Ticket, TicketModel } from "../../domain/resources/orders.ts"
 import { ServiceJob } from "../../domain/resources/production.ts"
-import {
-  asRecord,
-  findRecord,
-  getRecord,
-  type InputOf,
-  type PrepareInput,
-  recordHandlers,
-  type RecordHooks,
-  type RecordOf,
-  type StoredFields,
-  transactional
-} from "../crud.ts"
+import { asRecord, findRecord, getRecord, type InputOf, type PrepareInput, recordHandlers, type RecordHooks, type RecordOf, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import { usedBy } from "../integrity.ts"
-import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
+import type { GroupHandlers, OperationContext } from "../Operation.ts"
 import { pricePart } from "../pricing/pricePart.ts"
 import { replaceLocked } from "../writes.ts"
 import { checkMaterial, checkParameters, checkServices } from "./eligibility.ts"
@@ -32,40 +21,37 @@ import { getMachiningStrategy, pruneStrategies, setMachiningStrategy } from "./m
 import { manufacturabilityOf } from "./manufacturability.ts"
 import { addVersion, removeVersions } from "./modelVersions.ts"
 import { recordPartEvents } from "./partEvents.ts"
-import { findConfiguration, type FoundConfiguration, partModel, sameModel } from "./partModel.ts"
+import { findConfiguration, partModel, sameModel } from "./partModel.ts"
 import { checkOpenForChanges, ticketsChanged } from "./ticketState.ts"
 
 type Part = RecordOf<typeof TicketModel>
-type PartFields = StoredFields<typeof TicketModel>
 
 /** The tickets a write of a part changes: its own, and the one it leaves. */
 const ticketsOf = (part: { readonly ticketId: string }, previous: Part | undefined) => [part.ticketId, ...(previous === undefined ? [] : [previous.ticketId])]
 
 /** The part's catalogue configuration, which must be of the part's technology (422 naming `technologyId`). */
-const configurationOf = (context: OperationContext, input: PrepareInput<typeof TicketModel>): Step<FoundConfiguration | undefined> =>
-  Effect.gen(function*() {
-    const configurationId = input.catalogueModelConfigurationId
-    if (configurationId === undefined) return undefined
-    const found = yield* findConfiguration(context.appId, configurationId)
-    if (found === undefined) return yield* EngineError.unknownReference("catalogueModelConfigurationId", "catalogue model configuration", configurationId)
-    const technologyId = found.configuration.technologyId
-    if (technologyId !== input.technologyId) {
-      return yield* EngineError.invalid(`technologyId: catalogue configuration ${configurationId} is for ${technologyId}, not ${input.technologyId}`)
-    }
-    return found
-  })
+const configurationOf = Effect.fnUntraced(function*(context: OperationContext, input: PrepareInput<typeof TicketModel>) {
+  const configurationId = input.catalogueModelConfigurationId
+  if (configurationId === undefined) return undefined
+  const found = yield* findConfiguration(context.appId, configurationId)
+  if (found === undefined) return yield* EngineError.unknownReference("catalogueModelConfigurationId", "catalogue model configuration", configurationId)
+  const technologyId = found.configuration.technologyId
+  if (technologyId !== input.technologyId) {
+    return yield* EngineError.invalid(`technologyId: catalogue configuration ${configurationId} is for ${technologyId}, not ${input.technologyId}`)
+  }
+  return found
+})
 
 /** A part in a service job is of the job's technology: its own changes only once no job names it. */
-const checkJobsOf = (context: OperationContext, previous: Part, technologyId: string): Step<void> =>
-  Effect.gen(function*() {
-    if (previous.technologyId === technologyId) return
-    const jobs = yield* usedBy(TicketModel.name, context.appId, previous, [ServiceJob.name])
-    if (jobs !== undefined) {
-      return yield* EngineError.invalid(
-        `technologyId: part ${previous.name ?? previous.id} is in ${jobs} of ${previous.technologyId}: its technology cannot change to ${technologyId}`
-      )
-    }
-  })
+const checkJobsOf = Effect.fnUntraced(function*(context: OperationContext, previous: Part, technologyId: string) {
+  if (previous.technologyId === technologyId) return
+  const jobs = yield* usedBy(TicketModel.name, context.appId, previous, [ServiceJob.name])
+  if (jobs !== undefined) {
+    return yield* EngineError.invalid(
+      `technologyId: part ${previous.name ?? previous.id} is in ${jobs} of ${previous.technologyId}: its technology cannot change to ${technologyId}`
+    )
+  }
+})
 
 /**
  * Completes a part before it is stored: its tickets open for changes, what
@@ -75,20 +61,19 @@ const checkJobsOf = (context: OperationContext, previous: Part, technologyId: st
  * times and prices; and its manufacturability for its technology, on the
  * app's machines as they are (manufacturability.ts).
  */
-const prepareTicketModel = (context: OperationContext, input: PrepareInput<typeof TicketModel>, previous: Part | undefined): Step<PartFields> =>
-  Effect.gen(function*() {
-    yield* checkOpenForChanges(context, ticketsOf(input, previous))
-    if (previous !== undefined) yield* checkJobsOf(context, previous, input.technologyId)
-    yield* checkMaterial(context, input)
-    yield* checkParameters(context, input.technologyId, input.productionParameterIds)
-    yield* checkServices(context, input.technologyId, input.serviceIds ?? [], "serviceIds")
-    const configuration = yield* configurationOf(context, input)
-    const model = previous !== undefined && sameModel(previous, input)
-      ? { fileName: previous.fileName, geometry: previous.geometry }
-      : yield* partModel(context, input, configuration)
-    const manufacturability = yield* manufacturabilityOf(context, input.technologyId, model.geometry)
-    return yield* pricePart(context, { ...input, ...model, manufacturability })
-  })
+const prepareTicketModel = Effect.fnUntraced(function*(context: OperationContext, input: PrepareInput<typeof TicketModel>, previous: Part | undefined) {
+  yield* checkOpenForChanges(context, ticketsOf(input, previous))
+  if (previous !== undefined) yield* checkJobsOf(context, previous, input.technologyId)
+  yield* checkMaterial(context, input)
+  yield* checkParameters(context, input.technologyId, input.productionParameterIds)
+  yield* checkServices(context, input.technologyId, input.serviceIds ?? [], "serviceIds")
+  const configuration = yield* configurationOf(context, input)
+  const model = previous !== undefined && sameModel(previous, input)
+    ? { fileName: previous.fileName, geometry: previous.geometry }
+    : yield* partModel(context, input, configuration)
+  const manufacturability = yield* manufacturabilityOf(context, input.technologyId, model.geometry)
+  return yield* pricePart(context, { ...input, ...model, manufacturability })
+})
 
 /**
  * A part's hooks, in the transaction of its own write: its tickets locked
@@ -99,19 +84,17 @@ const prepareTicketModel = (context: OperationContext, input: PrepareInput<typeo
  */
 const ticketModelHooks: RecordHooks<typeof TicketModel> = {
   prepare: prepareTicketModel,
-  written: (context, part, previous) =>
-    Effect.gen(function*() {
-      yield* ticketsChanged(context, ticketsOf(part, previous))
-      if (previous === undefined || !sameModel(previous, part)) yield* addVersion(context, part, previous === undefined)
-      if (previous !== undefined) yield* pruneStrategies(context, part)
-      yield* recordPartEvents(context, part, previous)
-    }),
-  removed: (context, part) =>
-    Effect.gen(function*() {
-      yield* ticketsChanged(context, [part.ticketId])
-      yield* removeVersions(context, part)
-      yield* pruneStrategies(context, part, true)
-    })
+  written: Effect.fnUntraced(function*(context, part, previous) {
+    yield* ticketsChanged(context, ticketsOf(part, previous))
+    if (previous === undefined || !sameModel(previous, part)) yield* addVersion(context, part, previous === undefined)
+    if (previous !== undefined) yield* pruneStrategies(context, part)
+    yield* recordPartEvents(context, part, previous)
+  }),
+  removed: Effect.fnUntraced(function*(context, part) {
+    yield* ticketsChanged(context, [part.ticketId])
+    yield* removeVersions(context, part)
+    yield* pruneStrategies(context, part, true)
+  })
 }
 
 const parts = recordHandlers(TicketModel, ticketModelHooks)
@@ -119,54 +102,52 @@ const parts = recordHandlers(TicketModel, ticketModelHooks)
 type PartHandlers = GroupHandlers<"ticketModel">
 
 /** `POST /ticket-model/from-catalogue`: all parts or none. */
-const fromCatalogue: PartHandlers["fromCatalogue"] = (context, { payload: { parts: requested, ticketId } }) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    if ((yield* findRecord(Ticket, context.appId, ticketId)) === undefined) {
-      return yield* EngineError.unknownReference("ticketId", "ticket", ticketId)
-    }
-    yield* checkOpenForChanges(context, [ticketId])
-    const found = yield* Effect.forEach(requested, ({ catalogueModelConfigurationId, quantity }, index) =>
-      Effect.gen(function*() {
-        const match = yield* findConfiguration(context.appId, catalogueModelConfigurationId)
-        if (match === undefined) {
-          return yield* EngineError.unknownReference(
-            `parts.${index}.catalogueModelConfigurationId`,
-            "catalogue model configuration",
-            catalogueModelConfigurationId
-          )
-        }
-        return { ...match, configurationId: catalogueModelConfigurationId, quantity }
-      }))
-    return yield* sql.withTransaction(Effect.forEach(found, ({ configuration, configurationId, model, quantity }) => {
-      const payload: InputOf<typeof TicketModel> = {
-        ticketId,
-        name: configuration.name ?? model.name,
-        catalogueModelConfigurationId: configurationId,
-        technologyId: configuration.technologyId,
-        materialId: configuration.materialId,
-        quantity,
-        ...(configuration.colourId === undefined ? {} : { colourId: configuration.colourId }),
-        ...(configuration.productionParameterIds === undefined ? {} : { productionParameterIds: configuration.productionParameterIds })
+const fromCatalogue: PartHandlers["fromCatalogue"] = Effect.fnUntraced(function*(context, { payload: { parts: requested, ticketId } }) {
+  const sql = yield* SqlClient.SqlClient
+  if ((yield* findRecord(Ticket, context.appId, ticketId)) === undefined) {
+    return yield* EngineError.unknownReference("ticketId", "ticket", ticketId)
+  }
+  yield* checkOpenForChanges(context, [ticketId])
+  const found = yield* Effect.forEach(requested, ({ catalogueModelConfigurationId, quantity }, index) =>
+    Effect.gen(function*() {
+      const match = yield* findConfiguration(context.appId, catalogueModelConfigurationId)
+      if (match === undefined) {
+        return yield* EngineError.unknownReference(
+          `parts.${index}.catalogueModelConfigurationId`,
+          "catalogue model configuration",
+          catalogueModelConfigurationId
+        )
       }
-      return parts.create(context, { payload })
+      return { ...match, configurationId: catalogueModelConfigurationId, quantity }
     }))
-  })
+  return yield* sql.withTransaction(Effect.forEach(found, ({ configuration, configurationId, model, quantity }) => {
+    const payload: InputOf<typeof TicketModel> = {
+      ticketId,
+      name: configuration.name ?? model.name,
+      catalogueModelConfigurationId: configurationId,
+      technologyId: configuration.technologyId,
+      materialId: configuration.materialId,
+      quantity,
+      ...(configuration.colourId === undefined ? {} : { colourId: configuration.colourId }),
+      ...(configuration.productionParameterIds === undefined ? {} : { productionParameterIds: configuration.productionParameterIds })
+    }
+    return parts.create(context, { payload })
+  }))
+})
 
 /** `PUT /ticket-model/{id}/post-processing`: a change of the part like any other, priced again, in one transaction with its ticket's move. */
-const setPostProcessing: PartHandlers["setPostProcessing"] = (context, { params: { ticketModelId: id }, payload: { serviceIds } }) =>
-  Effect.gen(function*() {
-    const part = yield* getRecord(TicketModel, context.appId, id)
-    yield* ticketsChanged(context, [part.ticketId])
-    yield* checkServices(context, part.technologyId, serviceIds, "serviceIds")
-    const priced = yield* pricePart(context, { ...part, serviceIds })
-    const replaced = yield* replaceLocked(TicketModel.name, context.appId, id, priced)
-    if (replaced === undefined) return yield* EngineError.notFound(TicketModel.name, id)
-    const stored = asRecord(TicketModel, replaced)
-    yield* pruneStrategies(context, stored)
-    yield* recordPartEvents(context, stored, part)
-    return stored
-  })
+const setPostProcessing: PartHandlers["setPostProcessing"] = Effect.fnUntraced(function*(context, { params: { ticketModelId: id }, payload: { serviceIds } }) {
+  const part = yield* getRecord(TicketModel, context.appId, id)
+  yield* ticketsChanged(context, [part.ticketId])
+  yield* checkServices(context, part.technologyId, serviceIds, "serviceIds")
+  const priced = yield* pricePart(context, { ...part, serviceIds })
+  const replaced = yield* replaceLocked(TicketModel.name, context.appId, id, priced)
+  if (replaced === undefined) return yield* EngineError.notFound(TicketModel.name, id)
+  const stored = asRecord(TicketModel, replaced)
+  yield* pruneStrategies(context, stored)
+  yield* recordPartEvents(context, stored, part)
+  return stored
+})
 
 /** The part group's handlers, but for `similarity` (similarity.ts) and `priceBreaks` (priceBreaks.ts). */
 export const partHandlers: Omit<PartHandlers, "similarity" | "priceBreaks"> = {

@@ -12,7 +12,7 @@ import { TicketModel } from "../../domain/resources/orders.ts"
 import type { LeadTimeBasis, PriceBreak } from "../../domain/resources/priceBreaks.ts"
 import { getRecord } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
-import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
+import type { GroupHandlers, OperationContext } from "../Operation.ts"
 import type { PriceCalculation } from "../pricing/calculate.ts"
 import { batchHours, expeditedUnitPrice, leadTimes, type Schedule, scheduleOf } from "../pricing/leadTime.ts"
 import { BASE_CURRENCY, BASE_MINOR_UNITS, times } from "../pricing/money.ts"
@@ -54,24 +54,22 @@ export interface Breaks {
  * configuration as a part made from it), at each quantity in the order
  * asked; undefined when it has no price (no geometry).
  */
-export const breaksOf = (context: OperationContext, priced: Omit<PricedPart, "quantity">, quantities: ReadonlyArray<number>): Step<Breaks | undefined> =>
-  Effect.gen(function*() {
-    const [priceAt, schedule] = yield* Effect.all([partPricing(context, priced), scheduleOf(context, priced.technologyId)])
-    const prices = quantities.map((quantity) => priceAt?.(quantity))
-    if (!prices.every((price) => price !== undefined)) return undefined
-    return {
-      technologyId: priced.technologyId,
-      currencyId: BASE_CURRENCY,
-      breaks: quantities.map((quantity, index) => breakOf(quantity, prices[index]!, schedule)),
-      leadTimeBasis: schedule === undefined ? null : basisOf(schedule)
-    }
-  })
+export const breaksOf = Effect.fnUntraced(function*(context: OperationContext, priced: Omit<PricedPart, "quantity">, quantities: ReadonlyArray<number>) {
+  const [priceAt, schedule] = yield* Effect.all([partPricing(context, priced), scheduleOf(context, priced.technologyId)])
+  const prices = quantities.map((quantity) => priceAt?.(quantity))
+  if (!prices.every((price) => price !== undefined)) return undefined
+  return {
+    technologyId: priced.technologyId,
+    currencyId: BASE_CURRENCY,
+    breaks: quantities.map((quantity, index) => breakOf(quantity, prices[index]!, schedule)),
+    leadTimeBasis: schedule === undefined ? null : basisOf(schedule)
+  }
+})
 
-export const priceBreaks: GroupHandlers<"ticketModel">["priceBreaks"] = (context, { params: { id }, payload: { quantities } }) =>
-  Effect.gen(function*() {
-    const part = yield* getRecord(TicketModel, context.appId, id)
-    const breaks = yield* breaksOf(context, part, quantities)
-    // As quoting: a part whose model is not analysed yet has no price at any quantity.
-    if (breaks === undefined) return yield* EngineError.conflict(`part ${part.name ?? part.id} has no price yet`)
-    return { ticketModelId: part.id, ...breaks }
-  })
+export const priceBreaks: GroupHandlers<"ticketModel">["priceBreaks"] = Effect.fnUntraced(function*(context, { params: { id }, payload: { quantities } }) {
+  const part = yield* getRecord(TicketModel, context.appId, id)
+  const breaks = yield* breaksOf(context, part, quantities)
+  // As quoting: a part whose model is not analysed yet has no price at any quantity.
+  if (breaks === undefined) return yield* EngineError.conflict(`part ${part.name ?? part.id} has no price yet`)
+  return { ticketModelId: part.id, ...breaks }
+})

@@ -94,60 +94,59 @@ const ticketOf = (context: OperationContext, { id, kind }: Priced): Step<string 
  * unit prices are the PUT's; the totals and options are the engine's (the
  * option at the line's quantity at the line's price).
  */
-export const reviseLines = (
+export const reviseLines = Effect.fnUntraced(function*(
   context: OperationContext,
   quote: Quote,
   ticket: string,
   lines: ReadonlyArray<QuoteLine>,
   minorUnits: number,
   accepting: boolean
-): Step<ReadonlyArray<QuoteLine>> =>
-  Effect.gen(function*() {
-    if (lines.length === 0) {
-      return yield* EngineError.invalid(`lines: the lines of quote ${quote.number} are ${ticket}'s parts and items; a quote has at least one`)
+) {
+  if (lines.length === 0) {
+    return yield* EngineError.invalid(`lines: the lines of quote ${quote.number} are ${ticket}'s parts and items; a quote has at least one`)
+  }
+  const made = new Map(quote.lines.flatMap((line) => {
+    const what = pricedOf(line)
+    return what === undefined ? [] : [[keyOf(what), line] as const]
+  }))
+  const seen = new Map<string, number>()
+  const revised: Array<QuoteLine> = []
+  for (const [index, line] of lines.entries()) {
+    const what = yield* pricedBy(line, index)
+    const at = `lines.${index}.${what.field}`
+    const earlier = seen.get(keyOf(what))
+    if (earlier !== undefined) return yield* EngineError.invalid(`${at}: ${what.kind} ${what.id} is priced by lines.${earlier} already`)
+    seen.set(keyOf(what), index)
+    if ((yield* ticketOf(context, what)) !== quote.ticketId) return yield* EngineError.invalid(`${at}: ${what.kind} ${what.id} is not on ${ticket}`)
+    const original = made.get(keyOf(what))
+    if (original === undefined) {
+      return yield* EngineError.invalid(`${at}: ${what.kind} ${what.id} has no line on quote ${quote.number}: a quote keeps the lines it was made with`)
     }
-    const made = new Map(quote.lines.flatMap((line) => {
-      const what = pricedOf(line)
-      return what === undefined ? [] : [[keyOf(what), line] as const]
-    }))
-    const seen = new Map<string, number>()
-    const revised: Array<QuoteLine> = []
-    for (const [index, line] of lines.entries()) {
-      const what = yield* pricedBy(line, index)
-      const at = `lines.${index}.${what.field}`
-      const earlier = seen.get(keyOf(what))
-      if (earlier !== undefined) return yield* EngineError.invalid(`${at}: ${what.kind} ${what.id} is priced by lines.${earlier} already`)
-      seen.set(keyOf(what), index)
-      if ((yield* ticketOf(context, what)) !== quote.ticketId) return yield* EngineError.invalid(`${at}: ${what.kind} ${what.id} is not on ${ticket}`)
-      const original = made.get(keyOf(what))
-      if (original === undefined) {
-        return yield* EngineError.invalid(`${at}: ${what.kind} ${what.id} has no line on quote ${quote.number}: a quote keeps the lines it was made with`)
-      }
-      // A quantity other than the line's chooses one of its options, at that option's price.
-      const chosen = line.quantity === original.quantity
-        ? undefined
-        : yield* chosenOption(original, line, { index, what: `${what.kind} ${what.id}`, quote: `quote ${quote.number}`, accepting, minorUnits })
-      const unitPrice = chosen?.unitPrice ?? line.unitPrice
-      if (!isWholeMinor(unitPrice, minorUnits)) {
-        return yield* EngineError.invalid(
-          `lines.${index}.unitPrice: ${line.unitPrice} is finer than the minor unit of ${quote.currencyId} (${fromMinor(1, minorUnits)})`
-        )
-      }
-      revised.push(priced({
-        description: line.description,
-        [what.field]: what.id,
-        quantity: line.quantity,
-        // The engine's, as the quote was made: a value sent is replaced.
-        ...(original.manufacturability === undefined ? {} : { manufacturability: original.manufacturability }),
-        unitPrice,
-        ...(original.options === undefined ? {} : { options: atLinePrice(original.options, { quantity: line.quantity, unitPrice }, minorUnits) })
-      }, minorUnits))
+    // A quantity other than the line's chooses one of its options, at that option's price.
+    const chosen = line.quantity === original.quantity
+      ? undefined
+      : yield* chosenOption(original, line, { index, what: `${what.kind} ${what.id}`, quote: `quote ${quote.number}`, accepting, minorUnits })
+    const unitPrice = chosen?.unitPrice ?? line.unitPrice
+    if (!isWholeMinor(unitPrice, minorUnits)) {
+      return yield* EngineError.invalid(
+        `lines.${index}.unitPrice: ${line.unitPrice} is finer than the minor unit of ${quote.currencyId} (${fromMinor(1, minorUnits)})`
+      )
     }
-    for (const [key, line] of made) {
-      if (!seen.has(key)) {
-        const what = pricedOf(line)!
-        return yield* EngineError.invalid(`lines: the line of ${what.kind} ${what.id} is missing: a quote keeps the lines it was made with`)
-      }
+    revised.push(priced({
+      description: line.description,
+      [what.field]: what.id,
+      quantity: line.quantity,
+      // The engine's, as the quote was made: a value sent is replaced.
+      ...(original.manufacturability === undefined ? {} : { manufacturability: original.manufacturability }),
+      unitPrice,
+      ...(original.options === undefined ? {} : { options: atLinePrice(original.options, { quantity: line.quantity, unitPrice }, minorUnits) })
+    }, minorUnits))
+  }
+  for (const [key, line] of made) {
+    if (!seen.has(key)) {
+      const what = pricedOf(line)!
+      return yield* EngineError.invalid(`lines: the line of ${what.kind} ${what.id} is missing: a quote keeps the lines it was made with`)
     }
-    return revised
-  })
+  }
+  return revised
+})

@@ -12,7 +12,7 @@ import { Effect } from "effect"
 import type { QuantityOptionsRequest, TicketModel } from "../../domain/resources/orders.ts"
 import type { RecordOf } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
-import type { OperationContext, Step } from "../Operation.ts"
+import type { OperationContext } from "../Operation.ts"
 import type { CurrencyTerms } from "../pricing/currencies.ts"
 import { batchHours, leadTimes, type Schedule, scheduleOf } from "../pricing/leadTime.ts"
 import { fromBase, times, toMinor } from "../pricing/money.ts"
@@ -31,36 +31,34 @@ export type AskedQuantities = ReadonlyMap<string, ReadonlyArray<number>>
  * the ticket, once (422 naming `quantityOptions.<i>.ticketModelId`). The
  * quantities themselves the request's schema has checked (1 to 20 distinct).
  */
-export const askedQuantities = (
+export const askedQuantities = Effect.fnUntraced(function*(
   requested: ReadonlyArray<typeof QuantityOptionsRequest.Type> | undefined,
   parts: ReadonlyArray<Part>,
   ticket: string
-): Effect.Effect<AskedQuantities, EngineError> =>
-  Effect.gen(function*() {
-    const asked = new Map<string, ReadonlyArray<number>>()
-    const given = new Map<string, number>()
-    for (const [index, { quantities, ticketModelId }] of (requested ?? []).entries()) {
-      const at = `quantityOptions.${index}.ticketModelId`
-      if (!parts.some((part) => part.id === ticketModelId)) {
-        return yield* EngineError.invalid(`${at}: part ${ticketModelId} is not on ${ticket}: options are offered for the ticket's own parts`)
-      }
-      const earlier = given.get(ticketModelId)
-      if (earlier !== undefined) return yield* EngineError.invalid(`${at}: part ${ticketModelId} has its options in quantityOptions.${earlier} already`)
-      given.set(ticketModelId, index)
-      asked.set(ticketModelId, quantities)
+) {
+  const asked = new Map<string, ReadonlyArray<number>>()
+  const given = new Map<string, number>()
+  for (const [index, { quantities, ticketModelId }] of (requested ?? []).entries()) {
+    const at = `quantityOptions.${index}.ticketModelId`
+    if (!parts.some((part) => part.id === ticketModelId)) {
+      return yield* EngineError.invalid(`${at}: part ${ticketModelId} is not on ${ticket}: options are offered for the ticket's own parts`)
     }
-    return asked
-  })
+    const earlier = given.get(ticketModelId)
+    if (earlier !== undefined) return yield* EngineError.invalid(`${at}: part ${ticketModelId} has its options in quantityOptions.${earlier} already`)
+    given.set(ticketModelId, index)
+    asked.set(ticketModelId, quantities)
+  }
+  return asked
+})
 
 /** The schedule of each technology of the parts asked for, read once per technology (leadTime.ts). */
-export const schedulesOf = (context: OperationContext, parts: ReadonlyArray<Part>, asked: AskedQuantities) =>
-  Effect.gen(function*() {
-    const schedules = new Map<string, Schedule | undefined>()
-    for (const part of parts) {
-      if (asked.has(part.id) && !schedules.has(part.technologyId)) schedules.set(part.technologyId, yield* scheduleOf(context, part.technologyId))
-    }
-    return schedules as ReadonlyMap<string, Schedule | undefined>
-  })
+export const schedulesOf = Effect.fnUntraced(function*(context: OperationContext, parts: ReadonlyArray<Part>, asked: AskedQuantities) {
+  const schedules = new Map<string, Schedule | undefined>()
+  for (const part of parts) {
+    if (asked.has(part.id) && !schedules.has(part.technologyId)) schedules.set(part.technologyId, yield* scheduleOf(context, part.technologyId))
+  }
+  return schedules as ReadonlyMap<string, Schedule | undefined>
+})
 
 /**
  * The options of a part's line, in ascending quantity, the part's own
@@ -69,30 +67,29 @@ export const schedulesOf = (context: OperationContext, parts: ReadonlyArray<Part
  * time of the part's price break at it (null without a machine of its
  * technology).
  */
-export const lineOptions = (
+export const lineOptions = Effect.fnUntraced(function*(
   context: OperationContext,
   part: Part,
   line: QuoteLine,
   quantities: ReadonlyArray<number>,
   terms: Pick<CurrencyTerms, "minorUnits" | "exchangeRate">,
   schedule: Schedule | undefined
-): Step<ReadonlyArray<QuoteOption>> =>
-  Effect.gen(function*() {
-    const priceAt = yield* partPricing(context, part)
-    const offered = [...new Set([...quantities, line.quantity])].sort((a, b) => a - b)
-    const prices = offered.map((quantity) => priceAt?.(quantity))
-    if (!prices.every((price) => price !== undefined)) return yield* EngineError.conflict(`part ${part.name ?? part.id} has no price yet`)
-    return offered.map((quantity, index): QuoteOption => {
-      const price = prices[index]!
-      const unitPrice = quantity === line.quantity ? line.unitPrice : fromBase(price.unitPrice, terms.exchangeRate, terms.minorUnits)
-      return {
-        quantity,
-        unitPrice,
-        total: times(unitPrice, quantity, terms.minorUnits),
-        leadTimeDays: schedule === undefined ? null : leadTimes(batchHours(price.productionTimes, quantity), schedule).normal
-      }
-    })
+) {
+  const priceAt = yield* partPricing(context, part)
+  const offered = [...new Set([...quantities, line.quantity])].sort((a, b) => a - b)
+  const prices = offered.map((quantity) => priceAt?.(quantity))
+  if (!prices.every((price) => price !== undefined)) return yield* EngineError.conflict(`part ${part.name ?? part.id} has no price yet`)
+  return offered.map((quantity, index): QuoteOption => {
+    const price = prices[index]!
+    const unitPrice = quantity === line.quantity ? line.unitPrice : fromBase(price.unitPrice, terms.exchangeRate, terms.minorUnits)
+    return {
+      quantity,
+      unitPrice,
+      total: times(unitPrice, quantity, terms.minorUnits),
+      leadTimeDays: schedule === undefined ? null : leadTimes(batchHours(price.productionTimes, quantity), schedule).normal
+    }
   })
+})
 
 /** The options with the one at the line's quantity at the line's unit price: a revision that overrides the line's price moves its option with it. */
 export const atLinePrice = (

@@ -63,31 +63,29 @@ const STATE_EVENTS = {
  * that is a move (a new quote is `sent`; a revision that stays `sent` is no
  * move). Answers the quote as read.
  */
-export const writeQuote = (appId: string, previous: Quote | undefined, fields: QuoteFields): Step<Quote> =>
-  Effect.gen(function*() {
-    // A quote read and written back carries its derived pdfUrl: storage keeps none.
-    const { pdfUrl: _derived, ...kept } = fields as QuoteFields & { readonly pdfUrl?: string }
-    const stored = previous === undefined
-      ? yield* insertLocked(TicketQuote.name, appId, kept, { numberPrefix: TicketQuote.storage.numberPrefix })
-      : yield* replaceLocked(TicketQuote.name, appId, previous.id, kept)
-    if (stored === undefined) return yield* EngineError.notFound(TicketQuote.name, previous?.id ?? "")
-    const quote = asRead(asRecord(TicketQuote, stored))
-    if (previous?.state === fields.state) return quote
-    const type = fields.state === "withdrawn" ? undefined : STATE_EVENTS[fields.state]
-    if (type !== undefined) {
-      yield* recordEvent(appId, type, previous === undefined ? { object: quote } : { object: quote, previousState: previous.state })
-    }
-    return quote
-  })
+export const writeQuote = Effect.fnUntraced(function*(appId: string, previous: Quote | undefined, fields: QuoteFields) {
+  // A quote read and written back carries its derived pdfUrl: storage keeps none.
+  const { pdfUrl: _derived, ...kept } = fields as QuoteFields & { readonly pdfUrl?: string }
+  const stored = previous === undefined
+    ? yield* insertLocked(TicketQuote.name, appId, kept, { numberPrefix: TicketQuote.storage.numberPrefix })
+    : yield* replaceLocked(TicketQuote.name, appId, previous.id, kept)
+  if (stored === undefined) return yield* EngineError.notFound(TicketQuote.name, previous?.id ?? "")
+  const quote = asRead(asRecord(TicketQuote, stored))
+  if (previous?.state === fields.state) return quote
+  const type = fields.state === "withdrawn" ? undefined : STATE_EVENTS[fields.state]
+  if (type !== undefined) {
+    yield* recordEvent(appId, type, previous === undefined ? { object: quote } : { object: quote, previousState: previous.state })
+  }
+  return quote
+})
 
 /** The ticket's open quotes (sent and still valid), oldest first. */
 export const openQuotes = (context: OperationContext, ticketId: string, now = Date.now()): Step<ReadonlyArray<Quote>> =>
   Effect.map(listRecords(TicketQuote, context.appId, { ticketId, state: "sent" }), (quotes) => quotes.filter((quote) => stateAt(quote, now) === "sent"))
 
 /** Closes the ticket's open quotes: `superseded` (a newer quote, a change of the ticket) or `withdrawn` (the ticket cancelled). */
-export const closeOpenQuotes = (context: OperationContext, ticketId: string, state: "superseded" | "withdrawn"): Step<void> =>
-  Effect.gen(function*() {
-    for (const quote of yield* openQuotes(context, ticketId)) {
-      yield* writeQuote(context.appId, quote, { ...quote, state })
-    }
-  })
+export const closeOpenQuotes = Effect.fnUntraced(function*(context: OperationContext, ticketId: string, state: "superseded" | "withdrawn") {
+  for (const quote of yield* openQuotes(context, ticketId)) {
+    yield* writeQuote(context.appId, quote, { ...quote, state })
+  }
+})

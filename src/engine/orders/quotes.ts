@@ -16,7 +16,7 @@ import { currencyTerms } from "../pricing/currencies.ts"
 import { BASE_CURRENCY } from "../pricing/money.ts"
 import { takeChosenQuantities } from "./chosenQuantities.ts"
 import { manufacturabilityOf } from "./manufacturability.ts"
-import { itemLine, partLine, type QuoteLine, type QuoteTerms, reviseLines, totalOf } from "./quoteLines.ts"
+import { itemLine, partLine, type QuoteLine, reviseLines, totalOf } from "./quoteLines.ts"
 import { listQuotes } from "./quoteList.ts"
 import { askedQuantities, lineOptions, samePriceAsLine, schedulesOf } from "./quoteOptions.ts"
 import { asRead, closeOpenQuotes, openQuotes, type Quote, type QuoteFields, quoteLabel, writeQuote } from "./quoteState.ts"
@@ -38,22 +38,21 @@ const instant = (date: string) => new Date(Date.parse(date)).toISOString()
  * must exist), else the project's, else EUR; the rate given, else the
  * currency's reference rate. The base currency's rate is 1.
  */
-const termsOf = (
+const termsOf = Effect.fnUntraced(function*(
   context: OperationContext,
   ticket: TicketRecord,
   payload: { readonly currencyId?: string | undefined; readonly exchangeRate?: number | undefined }
-): Step<QuoteTerms> =>
-  Effect.gen(function*() {
-    const project = payload.currencyId === undefined ? yield* findRecord(Project, context.appId, ticket.projectId) : undefined
-    const currencyId = payload.currencyId ?? project?.currencyId ?? BASE_CURRENCY
-    const terms = yield* currencyTerms(context, currencyId)
-    if (terms === undefined) return yield* EngineError.unknownReference("currencyId", "currency", currencyId)
-    if (payload.exchangeRate === undefined) return terms
-    if (currencyId === BASE_CURRENCY && payload.exchangeRate !== 1) {
-      return yield* EngineError.invalid(`exchangeRate: ${BASE_CURRENCY} is the base currency: its rate is 1, not ${payload.exchangeRate}`)
-    }
-    return { ...terms, exchangeRate: payload.exchangeRate }
-  })
+) {
+  const project = payload.currencyId === undefined ? yield* findRecord(Project, context.appId, ticket.projectId) : undefined
+  const currencyId = payload.currencyId ?? project?.currencyId ?? BASE_CURRENCY
+  const terms = yield* currencyTerms(context, currencyId)
+  if (terms === undefined) return yield* EngineError.unknownReference("currencyId", "currency", currencyId)
+  if (payload.exchangeRate === undefined) return terms
+  if (currencyId === BASE_CURRENCY && payload.exchangeRate !== 1) {
+    return yield* EngineError.invalid(`exchangeRate: ${BASE_CURRENCY} is the base currency: its rate is 1, not ${payload.exchangeRate}`)
+  }
+  return { ...terms, exchangeRate: payload.exchangeRate }
+})
 
 type Part = (typeof TicketModel)["record"]["Type"]
 
@@ -75,55 +74,54 @@ const checkManufacturable = (parts: ReadonlyArray<Part>, verdicts: ReadonlyArray
 }
 
 /** `POST /ticket/{ticketId}/quote`: a sent quote of the ticket's parts and items; it supersedes the open one, and the ticket is quoted. */
-const createQuote: GroupHandlers<"ticket">["quote"] = (context, { params: { ticketId }, payload }) =>
-  Effect.gen(function*() {
-    const ticket = yield* getLockedTicket(context, ticketId)
-    if (!QUOTABLE.includes(ticket.state)) {
-      return yield* EngineError.conflict(`${ticketLabel(ticket)} is ${ticket.state}: only a draft or quoted ticket can be quoted`)
-    }
-    const parts = yield* listRecords(TicketModel, context.appId, { ticketId })
-    const items = yield* listRecords(Item, context.appId, { ticketId })
-    if (parts.length === 0 && items.length === 0) {
-      return yield* EngineError.invalid(`${ticketLabel(ticket)} has no parts or items to quote`)
-    }
-    const terms = yield* termsOf(context, ticket, payload)
-    const asked = yield* askedQuantities(payload.quantityOptions, parts, ticketLabel(ticket))
-    // A part written before the checks existed has none stored: its verdict is made now.
-    const verdicts = yield* Effect.forEach(parts, (part) =>
-      part.manufacturability !== undefined ? Effect.succeed(part.manufacturability) : manufacturabilityOf(context, part.technologyId, part.geometry))
-    if (payload.override !== true) {
-      yield* checkManufacturable(parts, verdicts)
-    }
-    const schedules = yield* schedulesOf(context, parts, asked)
-    /** A part's line, with its options when they are asked for. */
-    const lineOfPart = (part: Part, index: number) =>
-      Effect.flatMap(partLine(part, terms, verdicts[index]?.status), (line) => {
-        const quantities = asked.get(part.id)
-        return quantities === undefined
-          ? Effect.succeed(line)
-          : Effect.map(lineOptions(context, part, line, quantities, terms, schedules.get(part.technologyId)), (options) => ({ ...line, options }))
-      })
-    const lines: ReadonlyArray<QuoteLine> = [
-      ...(yield* Effect.forEach(parts, lineOfPart)),
-      ...items.map((item) =>
-        itemLine(item, terms)
-      )
-    ]
-    const quote: QuoteFields = {
-      ticketId,
-      currencyId: terms.currencyId,
-      exchangeRate: terms.exchangeRate,
-      state: "sent",
-      validUntil: new Date(Date.now() + (payload.validDays ?? DEFAULT_VALID_DAYS) * DAY_MS).toISOString(),
-      lines,
-      total: totalOf(lines, terms.minorUnits),
-      ...(payload.notes === undefined ? {} : { notes: payload.notes })
-    }
-    yield* closeOpenQuotes(context, ticketId, "superseded")
-    const created = yield* writeQuote(context.appId, undefined, quote)
-    if (ticket.state !== "quoted") yield* moveTicket(context, ticket, "quoted")
-    return created
-  })
+const createQuote: GroupHandlers<"ticket">["quote"] = Effect.fnUntraced(function*(context, { params: { ticketId }, payload }) {
+  const ticket = yield* getLockedTicket(context, ticketId)
+  if (!QUOTABLE.includes(ticket.state)) {
+    return yield* EngineError.conflict(`${ticketLabel(ticket)} is ${ticket.state}: only a draft or quoted ticket can be quoted`)
+  }
+  const parts = yield* listRecords(TicketModel, context.appId, { ticketId })
+  const items = yield* listRecords(Item, context.appId, { ticketId })
+  if (parts.length === 0 && items.length === 0) {
+    return yield* EngineError.invalid(`${ticketLabel(ticket)} has no parts or items to quote`)
+  }
+  const terms = yield* termsOf(context, ticket, payload)
+  const asked = yield* askedQuantities(payload.quantityOptions, parts, ticketLabel(ticket))
+  // A part written before the checks existed has none stored: its verdict is made now.
+  const verdicts = yield* Effect.forEach(
+    parts,
+    (part) => part.manufacturability !== undefined ? Effect.succeed(part.manufacturability) : manufacturabilityOf(context, part.technologyId, part.geometry)
+  )
+  if (payload.override !== true) {
+    yield* checkManufacturable(parts, verdicts)
+  }
+  const schedules = yield* schedulesOf(context, parts, asked)
+  /** A part's line, with its options when they are asked for. */
+  const lineOfPart = (part: Part, index: number) =>
+    Effect.flatMap(partLine(part, terms, verdicts[index]?.status), (line) => {
+      const quantities = asked.get(part.id)
+      return quantities === undefined
+        ? Effect.succeed(line)
+        : Effect.map(lineOptions(context, part, line, quantities, terms, schedules.get(part.technologyId)), (options) => ({ ...line, options }))
+    })
+  const lines: ReadonlyArray<QuoteLine> = [
+    ...(yield* Effect.forEach(parts, lineOfPart)),
+    ...items.map((item) => itemLine(item, terms))
+  ]
+  const quote: QuoteFields = {
+    ticketId,
+    currencyId: terms.currencyId,
+    exchangeRate: terms.exchangeRate,
+    state: "sent",
+    validUntil: new Date(Date.now() + (payload.validDays ?? DEFAULT_VALID_DAYS) * DAY_MS).toISOString(),
+    lines,
+    total: totalOf(lines, terms.minorUnits),
+    ...(payload.notes === undefined ? {} : { notes: payload.notes })
+  }
+  yield* closeOpenQuotes(context, ticketId, "superseded")
+  const created = yield* writeQuote(context.appId, undefined, quote)
+  if (ticket.state !== "quoted") yield* moveTicket(context, ticket, "quoted")
+  return created
+})
 
 type Input = InputOf<typeof TicketQuote>
 
@@ -143,15 +141,14 @@ const asItIs = (quote: Quote, input: Input) =>
   })
 
 /** Only the newest open quote of a ticket can be accepted: an older one no longer prices what the customer last saw. */
-const checkNewest = (context: OperationContext, quote: Quote, ticket: TicketRecord) =>
-  Effect.gen(function*() {
-    const newest = (yield* openQuotes(context, quote.ticketId)).at(-1)
-    if (newest !== undefined && newest.id !== quote.id) {
-      return yield* EngineError.conflict(
-        `${quoteLabel(quote)} is not the newest sent quote of ${ticketLabel(ticket)} (${quoteLabel(newest)} is): only the newest can be accepted`
-      )
-    }
-  })
+const checkNewest = Effect.fnUntraced(function*(context: OperationContext, quote: Quote, ticket: TicketRecord) {
+  const newest = (yield* openQuotes(context, quote.ticketId)).at(-1)
+  if (newest !== undefined && newest.id !== quote.id) {
+    return yield* EngineError.conflict(
+      `${quoteLabel(quote)} is not the newest sent quote of ${ticketLabel(ticket)} (${quoteLabel(newest)} is): only the newest can be accepted`
+    )
+  }
+})
 
 /**
  * `PUT /ticket-quote/{id}` on a sent quote: the moves a PUT makes (sent,
@@ -159,52 +156,51 @@ const checkNewest = (context: OperationContext, quote: Quote, ticket: TicketReco
  * lines revised; accepting it accepts its ticket. The ticket is locked
  * first, so that the quote is read as the last move of its ticket left it.
  */
-const replaceQuote: GroupHandlers<"ticketQuote">["replace"] = (context, { params: { id }, payload }) =>
-  Effect.gen(function*() {
-    const ticket = yield* getLockedTicket(context, (yield* getRecord(TicketQuote, context.appId, id)).ticketId)
-    const quote = asRead(yield* getRecord(TicketQuote, context.appId, id))
-    if (quote.state !== "sent") {
-      if (asItIs(quote, payload)) return quote
-      return yield* EngineError.conflict(`${quoteLabel(quote)} is ${quote.state}: only a sent quote can change (every other state is final)`)
+const replaceQuote: GroupHandlers<"ticketQuote">["replace"] = Effect.fnUntraced(function*(context, { params: { id }, payload }) {
+  const ticket = yield* getLockedTicket(context, (yield* getRecord(TicketQuote, context.appId, id)).ticketId)
+  const quote = asRead(yield* getRecord(TicketQuote, context.appId, id))
+  if (quote.state !== "sent") {
+    if (asItIs(quote, payload)) return quote
+    return yield* EngineError.conflict(`${quoteLabel(quote)} is ${quote.state}: only a sent quote can change (every other state is final)`)
+  }
+  if (payload.state !== "sent" && payload.state !== "accepted" && payload.state !== "rejected") {
+    return yield* EngineError.conflict(
+      `${quoteLabel(quote)} is sent: a PUT moves it to accepted or rejected; ${payload.state} is the engine's to set`
+    )
+  }
+  if (payload.ticketId !== quote.ticketId) {
+    return yield* EngineError.invalid(`ticketId: ${quoteLabel(quote)} is a quote of ${ticketLabel(ticket)}; a quote cannot move to another ticket`)
+  }
+  if (payload.currencyId !== quote.currencyId) {
+    return yield* EngineError.invalid(
+      `currencyId: ${quoteLabel(quote)} is in ${quote.currencyId} at ${quote.exchangeRate} per ${BASE_CURRENCY}; ` +
+        "its currency cannot change (quote the ticket again in another)"
+    )
+  }
+  const minorUnits = (yield* currencyTerms(context, quote.currencyId))?.minorUnits ?? DEFAULT_MINOR_UNITS
+  const lines = yield* reviseLines(context, quote, ticketLabel(ticket), payload.lines, minorUnits, payload.state === "accepted")
+  if (payload.state === "accepted") {
+    yield* checkNewest(context, quote, ticket)
+    if (ticket.state !== "quoted") {
+      return yield* EngineError.conflict(`${ticketLabel(ticket)} is ${ticket.state}: only a quoted ticket can accept a quote`)
     }
-    if (payload.state !== "sent" && payload.state !== "accepted" && payload.state !== "rejected") {
-      return yield* EngineError.conflict(
-        `${quoteLabel(quote)} is sent: a PUT moves it to accepted or rejected; ${payload.state} is the engine's to set`
-      )
-    }
-    if (payload.ticketId !== quote.ticketId) {
-      return yield* EngineError.invalid(`ticketId: ${quoteLabel(quote)} is a quote of ${ticketLabel(ticket)}; a quote cannot move to another ticket`)
-    }
-    if (payload.currencyId !== quote.currencyId) {
-      return yield* EngineError.invalid(
-        `currencyId: ${quoteLabel(quote)} is in ${quote.currencyId} at ${quote.exchangeRate} per ${BASE_CURRENCY}; ` +
-          "its currency cannot change (quote the ticket again in another)"
-      )
-    }
-    const minorUnits = (yield* currencyTerms(context, quote.currencyId))?.minorUnits ?? DEFAULT_MINOR_UNITS
-    const lines = yield* reviseLines(context, quote, ticketLabel(ticket), payload.lines, minorUnits, payload.state === "accepted")
-    if (payload.state === "accepted") {
-      yield* checkNewest(context, quote, ticket)
-      if (ticket.state !== "quoted") {
-        return yield* EngineError.conflict(`${ticketLabel(ticket)} is ${ticket.state}: only a quoted ticket can accept a quote`)
-      }
-    }
-    const revised: QuoteFields = {
-      ticketId: quote.ticketId,
-      currencyId: quote.currencyId,
-      exchangeRate: quote.exchangeRate,
-      state: payload.state,
-      validUntil: instant(payload.validUntil),
-      lines,
-      total: totalOf(lines, minorUnits),
-      ...(payload.notes === undefined ? {} : { notes: payload.notes })
-    }
-    // The parts take the quantities chosen first, so that their events come before the acceptance's; this write supersedes no quote.
-    if (payload.state === "accepted") yield* takeChosenQuantities(context, quote.lines, lines)
-    const replaced = yield* writeQuote(context.appId, quote, revised)
-    if (payload.state === "accepted") yield* moveTicket(context, ticket, "accepted")
-    return replaced
-  })
+  }
+  const revised: QuoteFields = {
+    ticketId: quote.ticketId,
+    currencyId: quote.currencyId,
+    exchangeRate: quote.exchangeRate,
+    state: payload.state,
+    validUntil: instant(payload.validUntil),
+    lines,
+    total: totalOf(lines, minorUnits),
+    ...(payload.notes === undefined ? {} : { notes: payload.notes })
+  }
+  // The parts take the quantities chosen first, so that their events come before the acceptance's; this write supersedes no quote.
+  if (payload.state === "accepted") yield* takeChosenQuantities(context, quote.lines, lines)
+  const replaced = yield* writeQuote(context.appId, quote, revised)
+  if (payload.state === "accepted") yield* moveTicket(context, ticket, "accepted")
+  return replaced
+})
 
 /** `POST /ticket/{ticketId}/quote`, in one transaction with the ticket locked: the quote, the superseded one and the ticket's move, or none. */
 export const quote = transactional(createQuote)

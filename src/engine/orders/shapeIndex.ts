@@ -24,7 +24,6 @@
  */
 import { Effect, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
-import type { SqlError } from "effect/sql/SqlError"
 import { scoreOf, type ShapeGeometry, shapeSignature, SIGNATURE_LENGTH, signatureDistance } from "./shapeSignature.ts"
 
 /** Apps whose index stays in memory per database (about 15 MB per 100,000 parts each). */
@@ -183,28 +182,27 @@ const changesSince = (sql: SqlClient.SqlClient, appId: string, horizon: string |
  * one without geometry, or one written since) is `geometryOf` asked for its
  * geometry, and its failure (not found, no geometry) is the answer.
  */
-export const rankSimilarParts = <E, R>(
+export const rankSimilarParts = Effect.fnUntraced(function*<E, R>(
   appId: string,
   partId: string,
   limit: number,
   geometryOf: Effect.Effect<ShapeGeometry, E, R>
-): Effect.Effect<ReadonlyArray<RankedPart>, E | SqlError, R | SqlClient.SqlClient> =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const shapes = appShapes(sql, appId)
-    return yield* shapes.lock.withPermit(
-      Effect.gen(function*() {
-        const cold = shapes.horizon === undefined
-        const rows = yield* changesSince(sql, appId, shapes.horizon).pipe(
-          Effect.withSpan("similarity refresh", { attributes: { "similarity.cold": cold } }, { captureStackTrace: false })
-        )
-        shapes.apply(rows)
-        const query = shapes.signatureOf(partId) ?? shapeSignature(yield* geometryOf)
-        return yield* Effect.sync(() => shapes.rank(query, partId, limit)).pipe(
-          Effect.withSpan("similarity rank", { attributes: { "similarity.parts": shapes.size, "similarity.changes": rows.length } }, {
-            captureStackTrace: false
-          })
-        )
-      })
-    )
-  })
+) {
+  const sql = yield* SqlClient.SqlClient
+  const shapes = appShapes(sql, appId)
+  return yield* shapes.lock.withPermit(
+    Effect.gen(function*() {
+      const cold = shapes.horizon === undefined
+      const rows = yield* changesSince(sql, appId, shapes.horizon).pipe(
+        Effect.withSpan("similarity refresh", { attributes: { "similarity.cold": cold } }, { captureStackTrace: false })
+      )
+      shapes.apply(rows)
+      const query = shapes.signatureOf(partId) ?? shapeSignature(yield* geometryOf)
+      return yield* Effect.sync(() => shapes.rank(query, partId, limit)).pipe(
+        Effect.withSpan("similarity rank", { attributes: { "similarity.parts": shapes.size, "similarity.changes": rows.length } }, {
+          captureStackTrace: false
+        })
+      )
+    })
+  )
+})

@@ -21,15 +21,14 @@ const MAX_LIMIT = 100
  * without geometry yet. The stored geometry carries the shape distribution
  * the signature reads beside the API's measures.
  */
-const geometryOf = (appId: string, id: string) =>
-  Effect.gen(function*() {
-    const part = yield* getRecord(TicketModel, appId, id)
-    const geometry: ShapeGeometry | null = part.geometry
-    if (geometry === null) {
-      return yield* EngineError.conflict(`part ${part.name ?? id} has no geometry yet: it cannot be compared`)
-    }
-    return geometry
-  })
+const geometryOf = Effect.fnUntraced(function*(appId: string, id: string) {
+  const part = yield* getRecord(TicketModel, appId, id)
+  const geometry: ShapeGeometry | null = part.geometry
+  if (geometry === null) {
+    return yield* EngineError.conflict(`part ${part.name ?? id} has no geometry yet: it cannot be compared`)
+  }
+  return geometry
+})
 
 export const similarity: GroupHandlers<"ticketModel">["similarity"] = (context, { params: { id }, payload }) => {
   const limit = Math.min(Math.max(Math.floor(payload.limit ?? DEFAULT_LIMIT), 1), MAX_LIMIT)

@@ -29,14 +29,13 @@ export const ticketLabel = (ticket: TicketRecord) => `ticket ${ticket.number}`
  * items) takes this lock first, so two moves of one ticket run one after the
  * other and the second sees the state the first left. Runs in a transaction.
  */
-export const lockTicket = (context: OperationContext, id: string): Step<TicketRecord | undefined> =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ data: StoredRecord }>`
-      SELECT data FROM engine_record WHERE resource = ${Ticket.name} AND id = ${id} AND app_id = ${context.appId} FOR UPDATE`
-    const data = rows[0]?.data
-    return data === undefined ? undefined : asRecord(Ticket, data)
-  })
+export const lockTicket = Effect.fnUntraced(function*(context: OperationContext, id: string) {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<{ data: StoredRecord }>`
+    SELECT data FROM engine_record WHERE resource = ${Ticket.name} AND id = ${id} AND app_id = ${context.appId} FOR UPDATE`
+  const data = rows[0]?.data
+  return data === undefined ? undefined : asRecord(Ticket, data)
+})
 
 /** The locked ticket, or the engine's 404 naming it. */
 export const getLockedTicket = (context: OperationContext, id: string): Step<TicketRecord> =>
@@ -60,16 +59,15 @@ const MOVE_EVENTS = {
  * writes the move's event: every move of a ticket goes through here, in the
  * transaction of the operation that makes it.
  */
-export const moveTicket = (context: OperationContext, ticket: TicketRecord, state: State): Step<TicketRecord> =>
-  Effect.gen(function*() {
-    const stored = yield* replaceLocked(Ticket.name, context.appId, ticket.id, { ...ticket, state })
-    if (stored === undefined) return yield* EngineError.notFound("ticket", ticket.id)
-    const moved = asRecord(Ticket, stored)
-    if (state !== "draft" && state !== ticket.state) {
-      yield* recordEvent(context.appId, MOVE_EVENTS[state], { object: moved, previousState: ticket.state })
-    }
-    return moved
-  })
+export const moveTicket = Effect.fnUntraced(function*(context: OperationContext, ticket: TicketRecord, state: State) {
+  const stored = yield* replaceLocked(Ticket.name, context.appId, ticket.id, { ...ticket, state })
+  if (stored === undefined) return yield* EngineError.notFound("ticket", ticket.id)
+  const moved = asRecord(Ticket, stored)
+  if (state !== "draft" && state !== ticket.state) {
+    yield* recordEvent(context.appId, MOVE_EVENTS[state], { object: moved, previousState: ticket.state })
+  }
+  return moved
+})
 
 /** States in which a ticket's parts and items can be created, replaced or deleted. */
 const OPEN_FOR_CHANGES: ReadonlyArray<State> = ["draft", "quoted"]
@@ -82,13 +80,12 @@ const closedForChanges = (ticket: TicketRecord) =>
  * a part or item whose tickets are not draft or quoted. A ticket the app
  * does not have is the reference check's to refuse.
  */
-export const checkOpenForChanges = (context: OperationContext, ticketIds: ReadonlyArray<string>): Step<void> =>
-  Effect.gen(function*() {
-    for (const id of new Set(ticketIds)) {
-      const ticket = yield* findRecord(Ticket, context.appId, id)
-      if (ticket !== undefined && !OPEN_FOR_CHANGES.includes(ticket.state)) return yield* closedForChanges(ticket)
-    }
-  })
+export const checkOpenForChanges = Effect.fnUntraced(function*(context: OperationContext, ticketIds: ReadonlyArray<string>) {
+  for (const id of new Set(ticketIds)) {
+    const ticket = yield* findRecord(Ticket, context.appId, id)
+    if (ticket !== undefined && !OPEN_FOR_CHANGES.includes(ticket.state)) return yield* closedForChanges(ticket)
+  }
+})
 
 /**
  * In the transaction of a write of a part or item: its tickets locked (in
@@ -96,15 +93,14 @@ export const checkOpenForChanges = (context: OperationContext, ticketIds: Readon
  * unless draft or quoted. A quoted ticket's open quotes no longer price what
  * it holds: they are superseded, and the ticket returns to draft.
  */
-export const ticketsChanged = (context: OperationContext, ticketIds: ReadonlyArray<string>): Step<void> =>
-  Effect.gen(function*() {
-    for (const id of [...new Set(ticketIds)].sort()) {
-      const ticket = yield* lockTicket(context, id)
-      if (ticket === undefined) continue
-      if (!OPEN_FOR_CHANGES.includes(ticket.state)) return yield* closedForChanges(ticket)
-      if (ticket.state === "quoted") {
-        yield* closeOpenQuotes(context, id, "superseded")
-        yield* moveTicket(context, ticket, "draft")
-      }
+export const ticketsChanged = Effect.fnUntraced(function*(context: OperationContext, ticketIds: ReadonlyArray<string>) {
+  for (const id of [...new Set(ticketIds)].sort()) {
+    const ticket = yield* lockTicket(context, id)
+    if (ticket === undefined) continue
+    if (!OPEN_FOR_CHANGES.includes(ticket.state)) return yield* closedForChanges(ticket)
+    if (ticket.state === "quoted") {
+      yield* closeOpenQuotes(context, id, "superseded")
+      yield* moveTicket(context, ticket, "draft")
     }
-  })
+  }
+})

@@ -24,15 +24,14 @@ const tickets = recordHandlers(Ticket, { prepare: prepareTicket })
 const CANCELLABLE: ReadonlyArray<TicketRecord["state"]> = ["draft", "quoted", "accepted"]
 
 /** `PUT /ticket/{id}/cancel`: the ticket cancelled and its open quotes withdrawn, together. */
-const cancel: GroupHandlers<"ticket">["cancel"] = (context, { params: { id } }) =>
-  Effect.gen(function*() {
-    const ticket = yield* getLockedTicket(context, id)
-    if (!CANCELLABLE.includes(ticket.state)) {
-      return yield* EngineError.conflict(`${ticketLabel(ticket)} is ${ticket.state}: only a draft, quoted or accepted ticket can be cancelled`)
-    }
-    yield* closeOpenQuotes(context, id, "withdrawn")
-    return yield* moveTicket(context, ticket, "cancelled")
-  })
+const cancel: GroupHandlers<"ticket">["cancel"] = Effect.fnUntraced(function*(context, { params: { id } }) {
+  const ticket = yield* getLockedTicket(context, id)
+  if (!CANCELLABLE.includes(ticket.state)) {
+    return yield* EngineError.conflict(`${ticketLabel(ticket)} is ${ticket.state}: only a draft, quoted or accepted ticket can be cancelled`)
+  }
+  yield* closeOpenQuotes(context, id, "withdrawn")
+  return yield* moveTicket(context, ticket, "cancelled")
+})
 
 /**
  * `PUT /ticket/{id}` with the ticket locked, so that the state it keeps is

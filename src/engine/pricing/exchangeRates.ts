@@ -11,7 +11,7 @@ import { SqlClient } from "effect/sql"
 import { Currency } from "../../domain/resources/reference.ts"
 import { findRecord, recordHandlers, type RecordOf } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
-import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
+import type { GroupHandlers, OperationContext } from "../Operation.ts"
 import { BASE_CURRENCY } from "./money.ts"
 
 type CurrencyRecord = RecordOf<typeof Currency>
@@ -24,18 +24,17 @@ interface AppRate {
 }
 
 /** The app's own rates, by currency id (those of `currencyIds` only, when given). */
-const appRates = (appId: string, currencyIds?: ReadonlyArray<string>): Step<ReadonlyMap<string, AppRate>> =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const only = currencyIds === undefined ? sql`` : sql`AND currency_id = ANY(${currencyIds}::text[])`
-    const rows = yield* sql<{ currency_id: string; exchange_rate: number; updated_ms: number }>`
-      SELECT currency_id, exchange_rate, (extract(epoch FROM updated_at) * 1000)::float8 AS updated_ms
-      FROM engine_exchange_rate WHERE app_id = ${appId} ${only}`
-    return new Map(rows.map((row) => [row.currency_id, {
-      exchangeRate: Number(row.exchange_rate),
-      updatedAt: new Date(Math.round(Number(row.updated_ms))).toISOString()
-    }]))
-  })
+const appRates = Effect.fnUntraced(function*(appId: string, currencyIds?: ReadonlyArray<string>) {
+  const sql = yield* SqlClient.SqlClient
+  const only = currencyIds === undefined ? sql`` : sql`AND currency_id = ANY(${currencyIds}::text[])`
+  const rows = yield* sql<{ currency_id: string; exchange_rate: number; updated_ms: number }>`
+    SELECT currency_id, exchange_rate, (extract(epoch FROM updated_at) * 1000)::float8 AS updated_ms
+    FROM engine_exchange_rate WHERE app_id = ${appId} ${only}`
+  return new Map(rows.map((row) => [row.currency_id, {
+    exchangeRate: Number(row.exchange_rate),
+    updatedAt: new Date(Math.round(Number(row.updated_ms))).toISOString()
+  }]))
+})
 
 /** The currency as the app reads it: with the app's own rate, when it set one. */
 const asRead = (currency: CurrencyRecord, rates: ReadonlyMap<string, AppRate>): CurrencyRecord => {
@@ -44,12 +43,11 @@ const asRead = (currency: CurrencyRecord, rates: ReadonlyMap<string, AppRate>): 
 }
 
 /** The currency with this id as the app reads it; undefined when there is none. */
-export const findCurrency = (context: OperationContext, id: string): Step<CurrencyRecord | undefined> =>
-  Effect.gen(function*() {
-    const currency = yield* findRecord(Currency, context.appId, id)
-    if (currency === undefined) return undefined
-    return asRead(currency, yield* appRates(context.appId, [currency.id]))
-  })
+export const findCurrency = Effect.fnUntraced(function*(context: OperationContext, id: string) {
+  const currency = yield* findRecord(Currency, context.appId, id)
+  if (currency === undefined) return undefined
+  return asRead(currency, yield* appRates(context.appId, [currency.id]))
+})
 
 /**
  * `PUT /currency/{id}/exchange-rate`: the app's own rate of the currency
@@ -57,37 +55,35 @@ export const findCurrency = (context: OperationContext, id: string): Step<Curren
  * rate equal to the reference rate drops the app's own, so the reference
  * rate applies again, as it is.
  */
-const setExchangeRate: CurrencyHandlers["setExchangeRate"] = (context, { params: { id }, payload: { exchangeRate } }) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const currency = yield* findRecord(Currency, context.appId, id)
-    if (currency === undefined) return yield* EngineError.notFound("currency", id)
-    if (currency.id === BASE_CURRENCY && exchangeRate !== 1) {
-      return yield* EngineError.invalid(`exchangeRate: ${BASE_CURRENCY} is the base currency: its rate is 1, not ${exchangeRate}`)
-    }
-    if (exchangeRate === currency.exchangeRate) {
-      yield* sql`DELETE FROM engine_exchange_rate WHERE app_id = ${context.appId} AND currency_id = ${currency.id}`
-      return currency
-    }
-    const updatedAt = new Date().toISOString()
-    yield* sql`
-      INSERT INTO engine_exchange_rate (app_id, currency_id, exchange_rate, updated_at)
-      VALUES (${context.appId}, ${currency.id}, ${exchangeRate}, ${updatedAt}::timestamptz)
-      ON CONFLICT (app_id, currency_id) DO UPDATE SET exchange_rate = EXCLUDED.exchange_rate, updated_at = EXCLUDED.updated_at`
-    return { ...currency, exchangeRate, updatedAt }
-  })
+const setExchangeRate: CurrencyHandlers["setExchangeRate"] = Effect.fnUntraced(function*(context, { params: { id }, payload: { exchangeRate } }) {
+  const sql = yield* SqlClient.SqlClient
+  const currency = yield* findRecord(Currency, context.appId, id)
+  if (currency === undefined) return yield* EngineError.notFound("currency", id)
+  if (currency.id === BASE_CURRENCY && exchangeRate !== 1) {
+    return yield* EngineError.invalid(`exchangeRate: ${BASE_CURRENCY} is the base currency: its rate is 1, not ${exchangeRate}`)
+  }
+  if (exchangeRate === currency.exchangeRate) {
+    yield* sql`DELETE FROM engine_exchange_rate WHERE app_id = ${context.appId} AND currency_id = ${currency.id}`
+    return currency
+  }
+  const updatedAt = new Date().toISOString()
+  yield* sql`
+    INSERT INTO engine_exchange_rate (app_id, currency_id, exchange_rate, updated_at)
+    VALUES (${context.appId}, ${currency.id}, ${exchangeRate}, ${updatedAt}::timestamptz)
+    ON CONFLICT (app_id, currency_id) DO UPDATE SET exchange_rate = EXCLUDED.exchange_rate, updated_at = EXCLUDED.updated_at`
+  return { ...currency, exchangeRate, updatedAt }
+})
 
 const currencies = recordHandlers(Currency)
 
 /** The currency group: the reference data's reads with the app's own rates, and the write of one. */
 export const currencyHandlers: CurrencyHandlers = {
-  list: (context, input) =>
-    Effect.gen(function*() {
-      const page = yield* currencies.list(context, input)
-      if (page.items.length === 0) return page
-      const rates = yield* appRates(context.appId)
-      return { ...page, items: page.items.map((currency) => asRead(currency, rates)) }
-    }),
+  list: Effect.fnUntraced(function*(context, input) {
+    const page = yield* currencies.list(context, input)
+    if (page.items.length === 0) return page
+    const rates = yield* appRates(context.appId)
+    return { ...page, items: page.items.map((currency) => asRead(currency, rates)) }
+  }),
   get: (context, { params: { id } }) => Effect.map(findCurrency(context, id), (found) => found ?? null),
   setExchangeRate
 }

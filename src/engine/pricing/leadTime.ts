@@ -11,7 +11,7 @@ import type { ProductionTimes } from "../../domain/resources/orders.ts"
 import { TicketModel } from "../../domain/resources/orders.ts"
 import { Machine, MachineGroup, minutesOfDay, Pps, ServiceJob, type WorkingHours } from "../../domain/resources/production.ts"
 import { listRecords } from "../crud.ts"
-import type { OperationContext, Step } from "../Operation.ts"
+import type { OperationContext } from "../Operation.ts"
 import { OPEN_STATES } from "../production/jobs.ts"
 import { listAll, unique } from "../production/store.ts"
 import { BASE_MINOR_UNITS, fromMinor, toMinor } from "./money.ts"
@@ -61,17 +61,16 @@ const remainingHours = (times: Times | null, record: Pick<PpsRecord, "quantity" 
 }
 
 /** The app's machine hours per working day for the technology; undefined when it has no machine of it. */
-const capacityOf = (context: OperationContext, technologyId: string) =>
-  Effect.gen(function*() {
-    const machines = yield* listRecords(Machine, context.appId, { technologyId })
-    if (machines.length === 0) return undefined
-    const groups = yield* listRecords(MachineGroup, context.appId, { technologyId })
-    const hoursOf = new Map(groups.map((group) => [group.id, group.workingHours]))
-    const weeks = machines.map((machine) => weekOf(machine.machineGroupId === undefined ? undefined : hoursOf.get(machine.machineGroupId)))
-    const workingDays = new Set(weeks.flatMap((week) => week.days)).size
-    const hoursPerWeek = weeks.reduce((total, week) => total + week.days.length * week.hoursPerDay, 0)
-    return { machineCount: machines.length, workingDaysPerWeek: workingDays, capacityHoursPerWorkingDay: hoursPerWeek / workingDays }
-  })
+const capacityOf = Effect.fnUntraced(function*(context: OperationContext, technologyId: string) {
+  const machines = yield* listRecords(Machine, context.appId, { technologyId })
+  if (machines.length === 0) return undefined
+  const groups = yield* listRecords(MachineGroup, context.appId, { technologyId })
+  const hoursOf = new Map(groups.map((group) => [group.id, group.workingHours]))
+  const weeks = machines.map((machine) => weekOf(machine.machineGroupId === undefined ? undefined : hoursOf.get(machine.machineGroupId)))
+  const workingDays = new Set(weeks.flatMap((week) => week.days)).size
+  const hoursPerWeek = weeks.reduce((total, week) => total + week.days.length * week.hoursPerDay, 0)
+  return { machineCount: machines.length, workingDaysPerWeek: workingDays, capacityHoursPerWorkingDay: hoursPerWeek / workingDays }
+})
 
 /** A machine's week: its group's days and hours, or every day around the clock. */
 const weekOf = (hours: Hours | undefined) =>
@@ -80,39 +79,37 @@ const weekOf = (hours: Hours | undefined) =>
     : { days: hours.days, hoursPerDay: (minutesOfDay(hours.to) - minutesOfDay(hours.from)) / 60 }
 
 /** The hours still to make in the app's open service jobs of the technology, from their parts' times and production records. */
-const backlogOf = (context: OperationContext, technologyId: string): Step<number> =>
-  Effect.gen(function*() {
-    const jobs = yield* listAll(ServiceJob, context.appId, { equals: { technologyId: [technologyId], state: OPEN_STATES } })
-    if (jobs.length === 0) return 0
-    const partIds = unique(jobs.flatMap((job) => job.ticketModelIds))
-    const parts = new Map((yield* listAll(TicketModel, context.appId, { ids: partIds })).map((part) => [part.id, part]))
-    const records = yield* listAll(Pps, context.appId, { equals: { serviceJobId: jobs.map((job) => job.id) } })
-    const recordOf = new Map(records.map((record) => [`${record.serviceJobId}/${record.ticketModelId}`, record]))
-    let hours = 0
-    for (const job of jobs) {
-      for (const partId of unique(job.ticketModelIds)) {
-        const part = parts.get(partId)
-        if (part === undefined) continue
-        // A part in a job has its record (pps.ts); one without is all still to make.
-        const record = recordOf.get(`${job.id}/${partId}`) ?? { quantity: part.quantity, producedQuantity: 0, state: "planned" as const }
-        hours += remainingHours(part.productionTimes, record)
-      }
+const backlogOf = Effect.fnUntraced(function*(context: OperationContext, technologyId: string) {
+  const jobs = yield* listAll(ServiceJob, context.appId, { equals: { technologyId: [technologyId], state: OPEN_STATES } })
+  if (jobs.length === 0) return 0
+  const partIds = unique(jobs.flatMap((job) => job.ticketModelIds))
+  const parts = new Map((yield* listAll(TicketModel, context.appId, { ids: partIds })).map((part) => [part.id, part]))
+  const records = yield* listAll(Pps, context.appId, { equals: { serviceJobId: jobs.map((job) => job.id) } })
+  const recordOf = new Map(records.map((record) => [`${record.serviceJobId}/${record.ticketModelId}`, record]))
+  let hours = 0
+  for (const job of jobs) {
+    for (const partId of unique(job.ticketModelIds)) {
+      const part = parts.get(partId)
+      if (part === undefined) continue
+      // A part in a job has its record (pps.ts); one without is all still to make.
+      const record = recordOf.get(`${job.id}/${partId}`) ?? { quantity: part.quantity, producedQuantity: 0, state: "planned" as const }
+      hours += remainingHours(part.productionTimes, record)
     }
-    return hours
-  })
+  }
+  return hours
+})
 
 /** The schedule lead times of the technology are computed from; undefined when the app has no machine of it. */
-export const scheduleOf = (context: OperationContext, technologyId: string): Step<Schedule | undefined> =>
-  Effect.gen(function*() {
-    const capacity = yield* capacityOf(context, technologyId)
-    if (capacity === undefined) return undefined
-    return {
-      ...capacity,
-      backlogHours: yield* backlogOf(context, technologyId),
-      marginDays: LEAD_TIME_MARGIN_DAYS,
-      expediteSurchargePercent: EXPEDITE_SURCHARGE_PERCENT
-    }
-  })
+export const scheduleOf = Effect.fnUntraced(function*(context: OperationContext, technologyId: string) {
+  const capacity = yield* capacityOf(context, technologyId)
+  if (capacity === undefined) return undefined
+  return {
+    ...capacity,
+    backlogHours: yield* backlogOf(context, technologyId),
+    marginDays: LEAD_TIME_MARGIN_DAYS,
+    expediteSurchargePercent: EXPEDITE_SURCHARGE_PERCENT
+  }
+})
 
 /** Whole working days to work off `hours` at the schedule's capacity, plus its margin. */
 const workingDays = (hours: number, schedule: Schedule) =>

@@ -11,7 +11,7 @@ import { Material, PostProcessingService } from "../../domain/resources/referenc
 import { findRecord, listRecords, type RecordOf, type StoredFields } from "../crud.ts"
 import type { OperationContext, Step } from "../Operation.ts"
 import { MATERIAL_DEFAULTS } from "../production/materials.ts"
-import { calculatePrice, type PostProcessing, type PriceCalculation } from "./calculate.ts"
+import { calculatePrice, type PostProcessing } from "./calculate.ts"
 import { DEFAULT_MACHINE_RATES } from "./rates.ts"
 
 type PartFields = StoredFields<typeof TicketModel>
@@ -31,16 +31,15 @@ const UNPRICED: PartPrice = { productionTimes: null, unitPrice: null, totalPrice
  * machines of that technology (a machine's own rate, else its group's),
  * else the lowest of its machine groups, else the technology's default.
  */
-export const machineRate = (context: OperationContext, technologyId: string) =>
-  Effect.gen(function*() {
-    const groups = yield* listRecords(MachineGroup, context.appId, { technologyId })
-    const groupRate = new Map(groups.map((group) => [group.id, group.hourlyRate]))
-    const machines = yield* listRecords(Machine, context.appId, { technologyId })
-    const rates = machines.map((machine) => machine.hourlyRate ?? (machine.machineGroupId === undefined ? undefined : groupRate.get(machine.machineGroupId)))
-    const known = (values: ReadonlyArray<number | undefined>) => values.filter((rate): rate is number => rate !== undefined)
-    const candidates = known(rates).length > 0 ? known(rates) : known([...groupRate.values()])
-    return candidates.length > 0 ? Math.min(...candidates) : DEFAULT_MACHINE_RATES[technologyId] ?? 0
-  })
+export const machineRate = Effect.fnUntraced(function*(context: OperationContext, technologyId: string) {
+  const groups = yield* listRecords(MachineGroup, context.appId, { technologyId })
+  const groupRate = new Map(groups.map((group) => [group.id, group.hourlyRate]))
+  const machines = yield* listRecords(Machine, context.appId, { technologyId })
+  const rates = machines.map((machine) => machine.hourlyRate ?? (machine.machineGroupId === undefined ? undefined : groupRate.get(machine.machineGroupId)))
+  const known = (values: ReadonlyArray<number | undefined>) => values.filter((rate): rate is number => rate !== undefined)
+  const candidates = known(rates).length > 0 ? known(rates) : known([...groupRate.values()])
+  return candidates.length > 0 ? Math.min(...candidates) : DEFAULT_MACHINE_RATES[technologyId] ?? 0
+})
 
 const postProcessingOf = (service: RecordOf<typeof PostProcessingService>): PostProcessing => ({
   id: service.id,
@@ -56,27 +55,26 @@ const postProcessingOf = (service: RecordOf<typeof PostProcessingService>): Post
  * geometry. A write of the part prices it at its quantity; price breaks
  * price it at several (orders/priceBreaks.ts), with this same calculation.
  */
-export const partPricing = (
+export const partPricing = Effect.fnUntraced(function*(
   context: OperationContext,
   part: Omit<PricedPart, "quantity">
-): Step<((quantity: number) => PriceCalculation | undefined) | undefined> =>
-  Effect.gen(function*() {
-    const geometry = part.geometry ?? undefined
-    if (geometry === undefined) return undefined
-    const technologyId = part.technologyId
-    const material = yield* findRecord(Material, context.appId, part.materialId)
-    const defaults = MATERIAL_DEFAULTS[technologyId] ?? { density: 1, pricePerKg: 0 }
-    const services = yield* Effect.forEach(part.serviceIds ?? [], (serviceId) => findRecord(PostProcessingService, context.appId, serviceId))
-    const input = {
-      technologyId,
-      geometry,
-      material: { density: material?.density ?? defaults.density, pricePerKg: material?.pricePerKg ?? defaults.pricePerKg },
-      parameters: part.productionParameterIds,
-      machineRate: yield* machineRate(context, technologyId),
-      services: services.flatMap((service) => (service === undefined ? [] : [postProcessingOf(service)]))
-    }
-    return (quantity: number) => calculatePrice({ ...input, quantity })
-  })
+) {
+  const geometry = part.geometry ?? undefined
+  if (geometry === undefined) return undefined
+  const technologyId = part.technologyId
+  const material = yield* findRecord(Material, context.appId, part.materialId)
+  const defaults = MATERIAL_DEFAULTS[technologyId] ?? { density: 1, pricePerKg: 0 }
+  const services = yield* Effect.forEach(part.serviceIds ?? [], (serviceId) => findRecord(PostProcessingService, context.appId, serviceId))
+  const input = {
+    technologyId,
+    geometry,
+    material: { density: material?.density ?? defaults.density, pricePerKg: material?.pricePerKg ?? defaults.pricePerKg },
+    parameters: part.productionParameterIds,
+    machineRate: yield* machineRate(context, technologyId),
+    services: services.flatMap((service) => (service === undefined ? [] : [postProcessingOf(service)]))
+  }
+  return (quantity: number) => calculatePrice({ ...input, quantity })
+})
 
 /** The part with its price calculation (writes check references, so missing ones only leave defaults). */
 export const pricePart = <P extends PricedPart>(context: OperationContext, part: P): Step<P & PartPrice> =>

@@ -9,7 +9,7 @@ import { TicketModel } from "../../domain/resources/orders.ts"
 import { Machine, MachineGroup, Pps, ServiceJob } from "../../domain/resources/production.ts"
 import { findRecord, listRecords } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
-import type { OperationContext, Step } from "../Operation.ts"
+import type { OperationContext } from "../Operation.ts"
 import { isOpen, type Job } from "./jobs.ts"
 import { unique } from "./store.ts"
 
@@ -22,34 +22,32 @@ export interface JobPlan {
 }
 
 /** The open job other than `self` that holds the part, if any: found through the part's production records. */
-const openJobHolding = (context: OperationContext, partId: string, self: string | undefined) =>
-  Effect.gen(function*() {
-    for (const record of yield* listRecords(Pps, context.appId, { ticketModelId: partId })) {
-      if (record.serviceJobId === null || record.serviceJobId === self) continue
-      const job = yield* findRecord(ServiceJob, context.appId, record.serviceJobId)
-      if (job !== undefined && isOpen(job)) return job
-    }
-    return undefined
-  })
+const openJobHolding = Effect.fnUntraced(function*(context: OperationContext, partId: string, self: string | undefined) {
+  for (const record of yield* listRecords(Pps, context.appId, { ticketModelId: partId })) {
+    if (record.serviceJobId === null || record.serviceJobId === self) continue
+    const job = yield* findRecord(ServiceJob, context.appId, record.serviceJobId)
+    if (job !== undefined && isOpen(job)) return job
+  }
+  return undefined
+})
 
 /** Refuses a machine group or machine of another technology than the job's. */
-const checkEquipment = (context: OperationContext, plan: JobPlan) =>
-  Effect.gen(function*() {
-    if (typeof plan.machineGroupId === "string") {
-      const group = yield* findRecord(MachineGroup, context.appId, plan.machineGroupId)
-      if (group !== undefined && group.technologyId !== plan.technologyId) {
-        return yield* EngineError.invalid(
-          `machineGroupId: machine group ${group.id} is ${group.technologyId}, the service job is ${plan.technologyId}`
-        )
-      }
+const checkEquipment = Effect.fnUntraced(function*(context: OperationContext, plan: JobPlan) {
+  if (typeof plan.machineGroupId === "string") {
+    const group = yield* findRecord(MachineGroup, context.appId, plan.machineGroupId)
+    if (group !== undefined && group.technologyId !== plan.technologyId) {
+      return yield* EngineError.invalid(
+        `machineGroupId: machine group ${group.id} is ${group.technologyId}, the service job is ${plan.technologyId}`
+      )
     }
-    if (typeof plan.machineId === "string") {
-      const machine = yield* findRecord(Machine, context.appId, plan.machineId)
-      if (machine !== undefined && machine.technologyId !== plan.technologyId) {
-        return yield* EngineError.invalid(`machineId: machine ${machine.id} is ${machine.technologyId}, the service job is ${plan.technologyId}`)
-      }
+  }
+  if (typeof plan.machineId === "string") {
+    const machine = yield* findRecord(Machine, context.appId, plan.machineId)
+    if (machine !== undefined && machine.technologyId !== plan.technologyId) {
+      return yield* EngineError.invalid(`machineId: machine ${machine.id} is ${machine.technologyId}, the service job is ${plan.technologyId}`)
     }
-  })
+  }
+})
 
 /** A done or merged job is closed: it may be renamed or rescheduled, but its parts and technology stay. */
 const checkClosed = (plan: JobPlan, previous: Job) => {
@@ -64,24 +62,23 @@ const checkClosed = (plan: JobPlan, previous: Job) => {
  * Checks the job about to be written (`previous` is the stored one on a
  * replace) and answers its parts, each once.
  */
-export const checkJob = (context: OperationContext, plan: JobPlan, previous: Job | undefined): Step<ReadonlyArray<string>> =>
-  Effect.gen(function*() {
-    const parts = unique(plan.ticketModelIds)
-    if (previous !== undefined && !isOpen(previous)) yield* checkClosed({ ...plan, ticketModelIds: parts }, previous)
-    yield* checkEquipment(context, plan)
-    for (const partId of parts) {
-      const part = yield* findRecord(TicketModel, context.appId, partId)
-      if (part === undefined) return yield* EngineError.unknownReference("ticketModelIds", "ticketModel", partId)
-      if (part.technologyId !== plan.technologyId) {
-        return yield* EngineError.invalid(`ticketModelIds: part ${partId} is ${part.technologyId}, the service job is ${plan.technologyId}`)
-      }
-      if (previous?.ticketModelIds.includes(partId)) continue
-      const other = yield* openJobHolding(context, partId, previous?.id)
-      if (other !== undefined) {
-        return yield* EngineError.conflict(
-          `service job ${other.id} is ${other.state} and holds part ${partId}: a part is in at most one open service job`
-        )
-      }
+export const checkJob = Effect.fnUntraced(function*(context: OperationContext, plan: JobPlan, previous: Job | undefined) {
+  const parts = unique(plan.ticketModelIds)
+  if (previous !== undefined && !isOpen(previous)) yield* checkClosed({ ...plan, ticketModelIds: parts }, previous)
+  yield* checkEquipment(context, plan)
+  for (const partId of parts) {
+    const part = yield* findRecord(TicketModel, context.appId, partId)
+    if (part === undefined) return yield* EngineError.unknownReference("ticketModelIds", "ticketModel", partId)
+    if (part.technologyId !== plan.technologyId) {
+      return yield* EngineError.invalid(`ticketModelIds: part ${partId} is ${part.technologyId}, the service job is ${plan.technologyId}`)
     }
-    return parts
-  })
+    if (previous?.ticketModelIds.includes(partId)) continue
+    const other = yield* openJobHolding(context, partId, previous?.id)
+    if (other !== undefined) {
+      return yield* EngineError.conflict(
+        `service job ${other.id} is ${other.state} and holds part ${partId}: a part is in at most one open service job`
+      )
+    }
+  }
+  return parts
+})

@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import { ServiceJob } from "../../domain/resources/production.ts"
 import { findRecord } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
-import type { OperationContext, Step } from "../Operation.ts"
+import type { OperationContext } from "../Operation.ts"
 import { jobMoved } from "./jobEvents.ts"
 import type { Job, JobState } from "./records.ts"
 import { replaceRecord } from "./store.ts"
@@ -31,13 +31,12 @@ export const findJob = (context: OperationContext, id: string) =>
  * here, so a move of its state writes the move's event (jobEvents.ts) in
  * the same transaction; `mergedIntoId` is the job a merged one went into.
  */
-export const saveJob = (context: OperationContext, previous: Job, next: Job, mergedIntoId?: string): Step<Job> =>
-  Effect.gen(function*() {
-    const saved = yield* replaceRecord(ServiceJob, context.appId, previous.id, next)
-    if (saved === undefined) return yield* EngineError.notFound("service job", previous.id)
-    if (saved.state !== previous.state) yield* jobMoved(context, saved, previous.state, mergedIntoId)
-    return saved
-  })
+export const saveJob = Effect.fnUntraced(function*(context: OperationContext, previous: Job, next: Job, mergedIntoId?: string) {
+  const saved = yield* replaceRecord(ServiceJob, context.appId, previous.id, next)
+  if (saved === undefined) return yield* EngineError.notFound("service job", previous.id)
+  if (saved.state !== previous.state) yield* jobMoved(context, saved, previous.state, mergedIntoId)
+  return saved
+})
 
 const seconds = (from: string, to: string) => Math.max(0, (Date.parse(to) - Date.parse(from)) / 1000)
 

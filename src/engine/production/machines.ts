@@ -21,8 +21,8 @@ type MachineHandlers = GroupHandlers<"machine">
  * holds. A new machine holds no reels; a replace keeps the ones it holds
  * (PUT /machine/{id}/reels changes them).
  */
-const prepareMachine = (context: OperationContext, input: PrepareInput<typeof Machine>, previous: RecordOf<typeof Machine> | undefined) =>
-  Effect.gen(function*() {
+const prepareMachine = Effect.fnUntraced(
+  function*(context: OperationContext, input: PrepareInput<typeof Machine>, previous: RecordOf<typeof Machine> | undefined) {
     if (input.machineGroupId !== undefined) {
       const group = yield* findRecord(MachineGroup, context.appId, input.machineGroupId)
       if (group !== undefined && group.technologyId !== input.technologyId) {
@@ -41,7 +41,8 @@ const prepareMachine = (context: OperationContext, input: PrepareInput<typeof Ma
       yield* checkHeldReels(context, { id: previous.id, technologyId: input.technologyId })
     }
     return { ...input, reelIds: input.reelIds ?? [] }
-  })
+  }
+)
 
 const machineHooks: RecordHooks<typeof Machine> = { prepare: prepareMachine }
 
@@ -51,18 +52,17 @@ const machineHooks: RecordHooks<typeof Machine> = { prepare: prepareMachine }
  * machine and no service job names the group (422 naming `technologyId`).
  */
 const machineGroupHooks: RecordHooks<typeof MachineGroup> = {
-  prepare: (context, input, previous) =>
-    Effect.gen(function*() {
-      if (previous === undefined || previous.technologyId === input.technologyId) return input
-      const users = yield* usedBy(MachineGroup.name, context.appId, previous, [Machine.name, ServiceJob.name])
-      if (users !== undefined) {
-        return yield* EngineError.invalid(
-          `technologyId: machine group ${previous.id} is used by ${users} of ${previous.technologyId}: ` +
-            `a machine's technology is its group's, so the group's cannot change to ${input.technologyId}`
-        )
-      }
-      return input
-    })
+  prepare: Effect.fnUntraced(function*(context, input, previous) {
+    if (previous === undefined || previous.technologyId === input.technologyId) return input
+    const users = yield* usedBy(MachineGroup.name, context.appId, previous, [Machine.name, ServiceJob.name])
+    if (users !== undefined) {
+      return yield* EngineError.invalid(
+        `technologyId: machine group ${previous.id} is used by ${users} of ${previous.technologyId}: ` +
+          `a machine's technology is its group's, so the group's cannot change to ${input.technologyId}`
+      )
+    }
+    return input
+  })
 }
 
 export const machineGroupHandlers: GroupHandlers<"machineGroup"> = recordHandlers(MachineGroup, machineGroupHooks)
@@ -83,27 +83,25 @@ export const haversineKm = (
   return 2 * EARTH_RADIUS_KM * Math.asin(Math.min(1, Math.sqrt(h)))
 }
 
-const byProximity: MachineHandlers["byProximity"] = (context, { payload }) =>
-  Effect.gen(function*() {
-    const machines = yield* listRecords(Machine, context.appId, payload.technologyId === undefined ? {} : { technologyId: payload.technologyId })
-    const point = { latitude: payload.latitude, longitude: payload.longitude }
-    return machines
-      .map((machine) => ({ ...machine, distanceKm: haversineKm(point, machine.location) }))
-      .sort((a, b) => a.distanceKm - b.distanceKm)
-      .slice(0, payload.limit ?? 10)
-  })
+const byProximity: MachineHandlers["byProximity"] = Effect.fnUntraced(function*(context, { payload }) {
+  const machines = yield* listRecords(Machine, context.appId, payload.technologyId === undefined ? {} : { technologyId: payload.technologyId })
+  const point = { latitude: payload.latitude, longitude: payload.longitude }
+  return machines
+    .map((machine) => ({ ...machine, distanceKm: haversineKm(point, machine.location) }))
+    .sort((a, b) => a.distanceKm - b.distanceKm)
+    .slice(0, payload.limit ?? 10)
+})
 
 /** The reels of `reelIds`, or the 422 naming the first the app does not have. */
-const reelsOf = (appId: string, reelIds: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const reels: Array<RecordOf<typeof Reel>> = []
-    for (const reelId of reelIds) {
-      const reel = yield* findRecord(Reel, appId, reelId)
-      if (reel === undefined) return yield* EngineError.unknownReference("reelIds", "reel", reelId)
-      reels.push(reel)
-    }
-    return reels
-  })
+const reelsOf = Effect.fnUntraced(function*(appId: string, reelIds: ReadonlyArray<string>) {
+  const reels: Array<RecordOf<typeof Reel>> = []
+  for (const reelId of reelIds) {
+    const reel = yield* findRecord(Reel, appId, reelId)
+    if (reel === undefined) return yield* EngineError.unknownReference("reelIds", "reel", reelId)
+    reels.push(reel)
+  }
+  return reels
+})
 
 /**
  * PUT /machine/{machineId}/reels: the machine holds exactly the given reels,
@@ -111,40 +109,38 @@ const reelsOf = (appId: string, reelIds: ReadonlyArray<string>) =>
  * that machine's `reelIds`; reels no longer listed are released. A machine's row is written before its reels' rows,
  * the order its delete locks them in (writes.ts): a delete running meanwhile waits, or has gone and this is its 404.
  */
-const assignReels: MachineHandlers["assignReels"] = (context, { params: { machineId }, payload }) =>
-  Effect.gen(function*() {
-    const machine = yield* getRecord(Machine, context.appId, machineId)
-    const reelIds = unique(payload.reelIds)
-    const reels = yield* reelsOf(context.appId, reelIds)
-    for (const reel of reels) yield* checkLoadable(context, "reelIds", reel, machine)
-    const updated = yield* replaceRecord(Machine, context.appId, machineId, { ...machine, reelIds })
-    if (updated === undefined) return yield* EngineError.notFound("machine", machineId)
-    // Released: reels this machine held that are not listed any more.
-    for (const reel of yield* listRecords(Reel, context.appId, { machineId })) {
-      if (!reelIds.includes(reel.id)) yield* replaceRecord(Reel, context.appId, reel.id, { ...reel, machineId: null })
-    }
-    for (const reel of reels) {
-      const previousMachineId = reel.machineId
-      if (typeof previousMachineId === "string" && previousMachineId !== machineId) {
-        const other = yield* findRecord(Machine, context.appId, previousMachineId)
-        if (other !== undefined) {
-          yield* replaceRecord(Machine, context.appId, previousMachineId, { ...other, reelIds: other.reelIds.filter((id) => id !== reel.id) })
-        }
+const assignReels: MachineHandlers["assignReels"] = Effect.fnUntraced(function*(context, { params: { machineId }, payload }) {
+  const machine = yield* getRecord(Machine, context.appId, machineId)
+  const reelIds = unique(payload.reelIds)
+  const reels = yield* reelsOf(context.appId, reelIds)
+  for (const reel of reels) yield* checkLoadable(context, "reelIds", reel, machine)
+  const updated = yield* replaceRecord(Machine, context.appId, machineId, { ...machine, reelIds })
+  if (updated === undefined) return yield* EngineError.notFound("machine", machineId)
+  // Released: reels this machine held that are not listed any more.
+  for (const reel of yield* listRecords(Reel, context.appId, { machineId })) {
+    if (!reelIds.includes(reel.id)) yield* replaceRecord(Reel, context.appId, reel.id, { ...reel, machineId: null })
+  }
+  for (const reel of reels) {
+    const previousMachineId = reel.machineId
+    if (typeof previousMachineId === "string" && previousMachineId !== machineId) {
+      const other = yield* findRecord(Machine, context.appId, previousMachineId)
+      if (other !== undefined) {
+        yield* replaceRecord(Machine, context.appId, previousMachineId, { ...other, reelIds: other.reelIds.filter((id) => id !== reel.id) })
       }
-      if (previousMachineId !== machineId) yield* replaceRecord(Reel, context.appId, reel.id, { ...reel, machineId })
     }
-    return updated
-  })
+    if (previousMachineId !== machineId) yield* replaceRecord(Reel, context.appId, reel.id, { ...reel, machineId })
+  }
+  return updated
+})
 
 const machineRecords = recordHandlers(Machine, machineHooks)
 
 /** DELETE /machine/{id}: the generic delete, and the reels it held are released. */
-const removeMachine: MachineHandlers["remove"] = (context, input) =>
-  Effect.gen(function*() {
-    const removed = yield* machineRecords.remove(context, input)
-    yield* releaseReelsOf(context, input.params.id)
-    return removed
-  })
+const removeMachine: MachineHandlers["remove"] = Effect.fnUntraced(function*(context, input) {
+  const removed = yield* machineRecords.remove(context, input)
+  yield* releaseReelsOf(context, input.params.id)
+  return removed
+})
 
 export const machineHandlers: MachineHandlers = {
   list: machineRecords.list,

@@ -15,7 +15,7 @@ import { Material, MaterialSeries } from "../../domain/resources/reference.ts"
 import { asRecord, findRecord, listRecords, type PrepareInput, recordHandlers, type RecordHooks, type RecordOf } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import { usedBy } from "../integrity.ts"
-import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
+import type { GroupHandlers, OperationContext } from "../Operation.ts"
 import type { StoredRecord } from "../RecordRepository.ts"
 import { REEL_GROUP } from "./reelRules.ts"
 import { listStored } from "./store.ts"
@@ -32,112 +32,105 @@ export const MATERIAL_DEFAULTS: Readonly<Record<string, { readonly density: numb
 }
 
 /** A material that changes technology must leave no reel of it on a machine of the old one. */
-const checkLoadedReels = (context: OperationContext, material: MaterialRecord, technologyId: string) =>
-  Effect.gen(function*() {
-    for (const group of yield* listStored(REEL_GROUP, context.appId, { equals: { materialId: [material.id] } })) {
-      for (const reel of yield* listRecords(Reel, context.appId, { reelGroupId: String(group.id) })) {
-        if (typeof reel.machineId !== "string") continue
-        const machine = yield* findRecord(Machine, context.appId, reel.machineId)
-        if (machine !== undefined && machine.technologyId !== technologyId) {
-          return yield* EngineError.invalid(
-            `technologyId: reel ${reel.id} of material ${material.id} is loaded on machine ${machine.id} (${machine.technologyId})`
-          )
-        }
-      }
-    }
-  })
-
-/** A material that changes technology must be used by no part or catalogue configuration: they are of the old one. */
-const checkMadeOf = (context: OperationContext, material: MaterialRecord, technologyId: string) =>
-  Effect.gen(function*() {
-    const users = yield* usedBy(Material.name, context.appId, material, [TicketModel.name, CatalogueModel.name])
-    if (users !== undefined) {
-      return yield* EngineError.invalid(
-        `technologyId: material ${material.name} (${material.id}) is used by ${users} of ${material.technologyId}: ` +
-          `its technology cannot change to ${technologyId}`
-      )
-    }
-  })
-
-/** The app's catalogue models with a configuration of the material. */
-const modelsOfMaterial = (context: OperationContext, materialId: string): Step<ReadonlyArray<RecordOf<typeof CatalogueModel>>> =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ data: StoredRecord }>`
-      SELECT data FROM engine_record
-      WHERE resource = ${CatalogueModel.name} AND app_id = ${context.appId}
-        AND data->'configurations' @> ${JSON.stringify([{ materialId }])}::jsonb
-      ORDER BY created_at, id`
-    return rows.map((row) => asRecord(CatalogueModel, row.data))
-  })
-
-/** A material's `colourIds`, when it lists them, must keep the colour of every part and configuration made of it. */
-const checkColoursInUse = (context: OperationContext, material: MaterialRecord, colourIds: ReadonlyArray<string> | undefined) =>
-  Effect.gen(function*() {
-    if (colourIds === undefined) return
-    const left = (colourId: string | undefined): colourId is string => colourId !== undefined && !colourIds.includes(colourId)
-    const part = (yield* listRecords(TicketModel, context.appId, { materialId: material.id })).find((candidate) => left(candidate.colourId))
-    if (part !== undefined) {
-      return yield* EngineError.invalid(`colourIds: part ${part.name ?? part.id} of material ${material.id} is ${part.colourId}, which the list leaves out`)
-    }
-    for (const model of yield* modelsOfMaterial(context, material.id)) {
-      const configuration = model.configurations.find((candidate) => candidate.materialId === material.id && left(candidate.colourId))
-      if (configuration !== undefined) {
+const checkLoadedReels = Effect.fnUntraced(function*(context: OperationContext, material: MaterialRecord, technologyId: string) {
+  for (const group of yield* listStored(REEL_GROUP, context.appId, { equals: { materialId: [material.id] } })) {
+    for (const reel of yield* listRecords(Reel, context.appId, { reelGroupId: String(group.id) })) {
+      if (typeof reel.machineId !== "string") continue
+      const machine = yield* findRecord(Machine, context.appId, reel.machineId)
+      if (machine !== undefined && machine.technologyId !== technologyId) {
         return yield* EngineError.invalid(
-          `colourIds: configuration ${configuration.id ?? ""} of catalogue model ${model.name} (${model.id}) is ${configuration.colourId}, ` +
-            "which the list leaves out"
+          `technologyId: reel ${reel.id} of material ${material.id} is loaded on machine ${machine.id} (${machine.technologyId})`
         )
       }
     }
-  })
+  }
+})
 
-/** A material in a series is of the series' technology. */
-const checkSeries = (context: OperationContext, input: PrepareInput<typeof Material>) =>
-  Effect.gen(function*() {
-    if (input.materialSeriesId === undefined) return
-    const series = yield* findRecord(MaterialSeries, context.appId, input.materialSeriesId)
-    if (series !== undefined && series.technologyId !== input.technologyId) {
+/** A material that changes technology must be used by no part or catalogue configuration: they are of the old one. */
+const checkMadeOf = Effect.fnUntraced(function*(context: OperationContext, material: MaterialRecord, technologyId: string) {
+  const users = yield* usedBy(Material.name, context.appId, material, [TicketModel.name, CatalogueModel.name])
+  if (users !== undefined) {
+    return yield* EngineError.invalid(
+      `technologyId: material ${material.name} (${material.id}) is used by ${users} of ${material.technologyId}: ` +
+        `its technology cannot change to ${technologyId}`
+    )
+  }
+})
+
+/** The app's catalogue models with a configuration of the material. */
+const modelsOfMaterial = Effect.fnUntraced(function*(context: OperationContext, materialId: string) {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<{ data: StoredRecord }>`
+    SELECT data FROM engine_record
+    WHERE resource = ${CatalogueModel.name} AND app_id = ${context.appId}
+      AND data->'configurations' @> ${JSON.stringify([{ materialId }])}::jsonb
+    ORDER BY created_at, id`
+  return rows.map((row) => asRecord(CatalogueModel, row.data))
+})
+
+/** A material's `colourIds`, when it lists them, must keep the colour of every part and configuration made of it. */
+const checkColoursInUse = Effect.fnUntraced(function*(context: OperationContext, material: MaterialRecord, colourIds: ReadonlyArray<string> | undefined) {
+  if (colourIds === undefined) return
+  const left = (colourId: string | undefined): colourId is string => colourId !== undefined && !colourIds.includes(colourId)
+  const part = (yield* listRecords(TicketModel, context.appId, { materialId: material.id })).find((candidate) => left(candidate.colourId))
+  if (part !== undefined) {
+    return yield* EngineError.invalid(`colourIds: part ${part.name ?? part.id} of material ${material.id} is ${part.colourId}, which the list leaves out`)
+  }
+  for (const model of yield* modelsOfMaterial(context, material.id)) {
+    const configuration = model.configurations.find((candidate) => candidate.materialId === material.id && left(candidate.colourId))
+    if (configuration !== undefined) {
       return yield* EngineError.invalid(
-        `materialSeriesId: material series ${series.name} (${series.id}) is ${series.technologyId}, the material is ${input.technologyId}`
+        `colourIds: configuration ${configuration.id ?? ""} of catalogue model ${model.name} (${model.id}) is ${configuration.colourId}, ` +
+          "which the list leaves out"
       )
     }
-  })
+  }
+})
+
+/** A material in a series is of the series' technology. */
+const checkSeries = Effect.fnUntraced(function*(context: OperationContext, input: PrepareInput<typeof Material>) {
+  if (input.materialSeriesId === undefined) return
+  const series = yield* findRecord(MaterialSeries, context.appId, input.materialSeriesId)
+  if (series !== undefined && series.technologyId !== input.technologyId) {
+    return yield* EngineError.invalid(
+      `materialSeriesId: material series ${series.name} (${series.id}) is ${series.technologyId}, the material is ${input.technologyId}`
+    )
+  }
+})
 
 const materialHooks: RecordHooks<typeof Material> = {
-  prepare: (context, input, previous) =>
-    Effect.gen(function*() {
-      yield* checkSeries(context, input)
-      if (previous !== undefined && previous.technologyId !== input.technologyId) {
-        yield* checkMadeOf(context, previous, input.technologyId)
-        yield* checkLoadedReels(context, previous, input.technologyId)
-      }
-      if (previous !== undefined) yield* checkColoursInUse(context, previous, input.colourIds)
-      const defaults = MATERIAL_DEFAULTS[input.technologyId]
-      if (defaults === undefined) return input
-      return {
-        ...input,
-        density: input.density ?? defaults.density,
-        pricePerKg: input.pricePerKg ?? defaults.pricePerKg
-      }
-    })
+  prepare: Effect.fnUntraced(function*(context, input, previous) {
+    yield* checkSeries(context, input)
+    if (previous !== undefined && previous.technologyId !== input.technologyId) {
+      yield* checkMadeOf(context, previous, input.technologyId)
+      yield* checkLoadedReels(context, previous, input.technologyId)
+    }
+    if (previous !== undefined) yield* checkColoursInUse(context, previous, input.colourIds)
+    const defaults = MATERIAL_DEFAULTS[input.technologyId]
+    if (defaults === undefined) return input
+    return {
+      ...input,
+      density: input.density ?? defaults.density,
+      pricePerKg: input.pricePerKg ?? defaults.pricePerKg
+    }
+  })
 }
 
 export const materialHandlers: GroupHandlers<"material"> = recordHandlers(Material, materialHooks)
 
 /** A series' technology is its materials': it changes only while no material is in the series. */
 const materialSeriesHooks: RecordHooks<typeof MaterialSeries> = {
-  prepare: (context, input, previous) =>
-    Effect.gen(function*() {
-      if (previous === undefined || previous.technologyId === input.technologyId) return input
-      const users = yield* usedBy(MaterialSeries.name, context.appId, previous, [Material.name])
-      if (users !== undefined) {
-        return yield* EngineError.invalid(
-          `technologyId: material series ${previous.name} (${previous.id}) is used by ${users} of ${previous.technologyId}: ` +
-            `its technology cannot change to ${input.technologyId}`
-        )
-      }
-      return input
-    })
+  prepare: Effect.fnUntraced(function*(context, input, previous) {
+    if (previous === undefined || previous.technologyId === input.technologyId) return input
+    const users = yield* usedBy(MaterialSeries.name, context.appId, previous, [Material.name])
+    if (users !== undefined) {
+      return yield* EngineError.invalid(
+        `technologyId: material series ${previous.name} (${previous.id}) is used by ${users} of ${previous.technologyId}: ` +
+          `its technology cannot change to ${input.technologyId}`
+      )
+    }
+    return input
+  })
 }
 
 export const materialSeriesHandlers: GroupHandlers<"materialSeries"> = recordHandlers(MaterialSeries, materialSeriesHooks)

@@ -21,45 +21,41 @@ const moveRecord = (context: OperationContext, record: PpsRecord, serviceJobId: 
   replaceRecord(Pps, context.appId, record.id, { ...record, serviceJobId })
 
 /** Gives the part its record in the job: the one it has there, else the one it kept in no job, else a new planned one. */
-const attach = (context: OperationContext, jobId: string, partId: string) =>
-  Effect.gen(function*() {
-    const records = yield* listRecords(Pps, context.appId, { ticketModelId: partId })
-    if (records.some((record) => record.serviceJobId === jobId)) return
-    const kept = records.find((record) => record.serviceJobId === null)
-    if (kept !== undefined) {
-      yield* moveRecord(context, kept, jobId)
-      return
-    }
-    const part = yield* findRecord(TicketModel, context.appId, partId)
-    yield* insertRecord(Pps, context.appId, {
-      serviceJobId: jobId,
-      ticketModelId: partId,
-      quantity: part?.quantity ?? 1,
-      state: "planned",
-      producedQuantity: 0,
-      scrappedQuantity: 0
-    })
+const attach = Effect.fnUntraced(function*(context: OperationContext, jobId: string, partId: string) {
+  const records = yield* listRecords(Pps, context.appId, { ticketModelId: partId })
+  if (records.some((record) => record.serviceJobId === jobId)) return
+  const kept = records.find((record) => record.serviceJobId === null)
+  if (kept !== undefined) {
+    yield* moveRecord(context, kept, jobId)
+    return
+  }
+  const part = yield* findRecord(TicketModel, context.appId, partId)
+  yield* insertRecord(Pps, context.appId, {
+    serviceJobId: jobId,
+    ticketModelId: partId,
+    quantity: part?.quantity ?? 1,
+    state: "planned",
+    producedQuantity: 0,
+    scrappedQuantity: 0
   })
+})
 
 /** Makes the job's records match its parts: one per part; a part that left keeps its record, in no job. */
-export const syncPps = (context: OperationContext, job: Job) =>
-  Effect.gen(function*() {
-    for (const record of yield* recordsOf(context, job.id)) {
-      if (!job.ticketModelIds.includes(record.ticketModelId)) yield* moveRecord(context, record, null)
-    }
-    for (const partId of job.ticketModelIds) yield* attach(context, job.id, partId)
-  })
+export const syncPps = Effect.fnUntraced(function*(context: OperationContext, job: Job) {
+  for (const record of yield* recordsOf(context, job.id)) {
+    if (!job.ticketModelIds.includes(record.ticketModelId)) yield* moveRecord(context, record, null)
+  }
+  for (const partId of job.ticketModelIds) yield* attach(context, job.id, partId)
+})
 
 /** The job's records leave it (it is deleted): each stays with its part, in no job. */
-export const releasePps = (context: OperationContext, jobId: string) =>
-  Effect.gen(function*() {
-    for (const record of yield* recordsOf(context, jobId)) yield* moveRecord(context, record, null)
-  })
+export const releasePps = Effect.fnUntraced(function*(context: OperationContext, jobId: string) {
+  for (const record of yield* recordsOf(context, jobId)) yield* moveRecord(context, record, null)
+})
 
 /** Moves the records of `parts` (all of them when undefined) from one job to another. */
-export const movePps = (context: OperationContext, fromId: string, toId: string, parts?: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    for (const record of yield* recordsOf(context, fromId)) {
-      if (parts === undefined || parts.includes(record.ticketModelId)) yield* moveRecord(context, record, toId)
-    }
-  })
+export const movePps = Effect.fnUntraced(function*(context: OperationContext, fromId: string, toId: string, parts?: ReadonlyArray<string>) {
+  for (const record of yield* recordsOf(context, fromId)) {
+    if (parts === undefined || parts.includes(record.ticketModelId)) yield* moveRecord(context, record, toId)
+  }
+})

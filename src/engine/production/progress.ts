@@ -17,33 +17,32 @@ import { replaceRecord } from "./store.ts"
 
 type UpdateProduction = GroupHandlers<"serviceJob">["updateProduction"]
 
-const updateProductionOnce: UpdateProduction = (context, { params: { id, ppsId }, payload: progress }) =>
-  Effect.gen(function*() {
-    const job = yield* findJob(context, id)
-    const pps = yield* findRecord(Pps, context.appId, ppsId)
-    if (pps === undefined || pps.serviceJobId !== id) {
-      return yield* EngineError.notFound("pps", `${ppsId} of service job ${id}`)
-    }
-    if (job.state === "queued") {
-      return yield* EngineError.conflict(`service job ${id} is queued: start its timeline before recording production`)
-    }
-    if (!isOpen(job)) return yield* EngineError.conflict(`service job ${id} is ${job.state}: its production is closed`)
-    if (pps.state === "done") return yield* EngineError.conflict(`pps ${ppsId} is done: a done record is final`)
-    const { producedQuantity, scrappedQuantity, state } = progress
-    if (producedQuantity > pps.quantity) {
-      return yield* EngineError.invalid(`producedQuantity: ${producedQuantity} exceeds the planned quantity ${pps.quantity} of pps ${ppsId}`)
-    }
-    if (state === "done" && producedQuantity !== pps.quantity) {
-      return yield* EngineError.invalid(
-        `producedQuantity: pps ${ppsId} is done only with its planned quantity ${pps.quantity} made, not ${producedQuantity}`
-      )
-    }
-    const saved = yield* replaceRecord(Pps, context.appId, ppsId, { ...pps, state, producedQuantity, scrappedQuantity })
-    if (saved === undefined) return yield* EngineError.notFound("pps", ppsId)
-    yield* ppsUpdated(context, saved)
-    yield* settleJob(context, job)
-    return saved
-  })
+const updateProductionOnce: UpdateProduction = Effect.fnUntraced(function*(context, { params: { id, ppsId }, payload: progress }) {
+  const job = yield* findJob(context, id)
+  const pps = yield* findRecord(Pps, context.appId, ppsId)
+  if (pps === undefined || pps.serviceJobId !== id) {
+    return yield* EngineError.notFound("pps", `${ppsId} of service job ${id}`)
+  }
+  if (job.state === "queued") {
+    return yield* EngineError.conflict(`service job ${id} is queued: start its timeline before recording production`)
+  }
+  if (!isOpen(job)) return yield* EngineError.conflict(`service job ${id} is ${job.state}: its production is closed`)
+  if (pps.state === "done") return yield* EngineError.conflict(`pps ${ppsId} is done: a done record is final`)
+  const { producedQuantity, scrappedQuantity, state } = progress
+  if (producedQuantity > pps.quantity) {
+    return yield* EngineError.invalid(`producedQuantity: ${producedQuantity} exceeds the planned quantity ${pps.quantity} of pps ${ppsId}`)
+  }
+  if (state === "done" && producedQuantity !== pps.quantity) {
+    return yield* EngineError.invalid(
+      `producedQuantity: pps ${ppsId} is done only with its planned quantity ${pps.quantity} made, not ${producedQuantity}`
+    )
+  }
+  const saved = yield* replaceRecord(Pps, context.appId, ppsId, { ...pps, state, producedQuantity, scrappedQuantity })
+  if (saved === undefined) return yield* EngineError.notFound("pps", ppsId)
+  yield* ppsUpdated(context, saved)
+  yield* settleJob(context, job)
+  return saved
+})
 
 /** The record, its job and the job's ticket are written together, or not at all. */
 export const updateProduction = transactional(updateProductionOnce)

@@ -35,26 +35,24 @@ export const checkWeight = (field: string, remainingWeight: number, group: Store
 }
 
 /** Refuses loading the reel (of group `reelGroupId`) on a machine of another technology than its material's. */
-export const checkLoadable = (
+export const checkLoadable = Effect.fnUntraced(function*(
   context: OperationContext,
   field: string,
   reel: { readonly id: string; readonly reelGroupId: number },
   machine: Pick<MachineRecord, "id" | "technologyId">
-) =>
-  Effect.gen(function*() {
-    const group = yield* findReelGroup(context.appId, String(reel.reelGroupId))
-    const technologyId = yield* technologyOfMaterial(context, group?.materialId)
-    if (technologyId !== machine.technologyId) {
-      return yield* EngineError.invalid(
-        `${field}: reel ${reel.id} is of a ${technologyId ?? "unknown"} material, machine ${machine.id} is ${machine.technologyId}`
-      )
-    }
-  })
+) {
+  const group = yield* findReelGroup(context.appId, String(reel.reelGroupId))
+  const technologyId = yield* technologyOfMaterial(context, group?.materialId)
+  if (technologyId !== machine.technologyId) {
+    return yield* EngineError.invalid(
+      `${field}: reel ${reel.id} is of a ${technologyId ?? "unknown"} material, machine ${machine.id} is ${machine.technologyId}`
+    )
+  }
+})
 
 /** Refuses a technology for a machine that holds reels of another technology's material. */
-export const checkHeldReels = (context: OperationContext, machine: Pick<MachineRecord, "id" | "technologyId">) =>
-  Effect.gen(function*() {
-    for (const reel of yield* listRecords(Reel, context.appId, { machineId: machine.id })) {
-      yield* checkLoadable(context, "technologyId", reel, machine)
-    }
-  })
+export const checkHeldReels = Effect.fnUntraced(function*(context: OperationContext, machine: Pick<MachineRecord, "id" | "technologyId">) {
+  for (const reel of yield* listRecords(Reel, context.appId, { machineId: machine.id })) {
+    yield* checkLoadable(context, "technologyId", reel, machine)
+  }
+})

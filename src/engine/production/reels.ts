@@ -34,18 +34,17 @@ type ReelHandlers = GroupHandlers<"reel">
 const toReelGroup = (record: StoredRecord) => ({ ...record, id: Number(record.id) }) as typeof ReelGroup.Type
 
 /** The stored document of a reel group from a create or update body; its references checked. */
-const reelGroupDocument = (context: OperationContext, { name, ...fields }: typeof ReelGroupInput.Type) =>
-  Effect.gen(function*() {
-    const references = [["materialId", Material], ["colourId", Colour], ["supplierId", Supplier]] as const
-    for (const [field, resource] of references) {
-      const value = fields[field]
-      if (value === undefined) continue
-      if ((yield* findRecord(resource, context.appId, value)) === undefined) {
-        return yield* EngineError.unknownReference(field, resource.name, value)
-      }
+const reelGroupDocument = Effect.fnUntraced(function*(context: OperationContext, { name, ...fields }: typeof ReelGroupInput.Type) {
+  const references = [["materialId", Material], ["colourId", Colour], ["supplierId", Supplier]] as const
+  for (const [field, resource] of references) {
+    const value = fields[field]
+    if (value === undefined) continue
+    if ((yield* findRecord(resource, context.appId, value)) === undefined) {
+      return yield* EngineError.unknownReference(field, resource.name, value)
     }
-    return { inventoryProductName: name, ...fields }
-  })
+  }
+  return { inventoryProductName: name, ...fields }
+})
 
 const DIGITS = /^[0-9]{1,15}$/
 
@@ -61,30 +60,28 @@ const groupAt = (appId: string, text: string) => {
   return number === undefined ? Effect.succeed(undefined) : findReelGroup(appId, String(number))
 }
 
-const createReelGroup: ReelGroupHandlers["create"] = (context, { payload }) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const document = yield* reelGroupDocument(context, payload)
-    const [row] = yield* sql<{ n: string }>`SELECT nextval('engine_number')::text AS n`
-    const inserted = yield* insertLocked(REEL_GROUP, context.appId, document, { id: row!.n })
-    return toReelGroup(inserted)
-  })
+const createReelGroup: ReelGroupHandlers["create"] = Effect.fnUntraced(function*(context, { payload }) {
+  const sql = yield* SqlClient.SqlClient
+  const document = yield* reelGroupDocument(context, payload)
+  const [row] = yield* sql<{ n: string }>`SELECT nextval('engine_number')::text AS n`
+  const inserted = yield* insertLocked(REEL_GROUP, context.appId, document, { id: row!.n })
+  return toReelGroup(inserted)
+})
 
-const listReelGroups: ReelGroupHandlers["list"] = (context, { query }) =>
-  Effect.gen(function*() {
-    const { records: groups, total } = yield* pageStored(REEL_GROUP, context.appId, {
-      // An id that is no number matches no group.
-      ids: query.ids?.flatMap((text) => {
-        const number = reelGroupNumber(text)
-        return number === undefined ? [] : [String(number)]
-      }),
-      equals: query.materialId === undefined ? {} : { materialId: query.materialId },
-      dates: toDateFilters(query),
-      limit: query.limit ?? DEFAULT_PAGE_SIZE,
-      offset: query.offset ?? 0
-    })
-    return { items: groups.map(toReelGroup), total }
+const listReelGroups: ReelGroupHandlers["list"] = Effect.fnUntraced(function*(context, { query }) {
+  const { records: groups, total } = yield* pageStored(REEL_GROUP, context.appId, {
+    // An id that is no number matches no group.
+    ids: query.ids?.flatMap((text) => {
+      const number = reelGroupNumber(text)
+      return number === undefined ? [] : [String(number)]
+    }),
+    equals: query.materialId === undefined ? {} : { materialId: query.materialId },
+    dates: toDateFilters(query),
+    limit: query.limit ?? DEFAULT_PAGE_SIZE,
+    offset: query.offset ?? 0
   })
+  return { items: groups.map(toReelGroup), total }
+})
 
 const getReelGroup: ReelGroupHandlers["get"] = (context, { params }) =>
   Effect.map(groupAt(context.appId, params.id), (found) => found === undefined ? null : toReelGroup(found))
@@ -94,44 +91,41 @@ const getReelGroup: ReelGroupHandlers["get"] = (context, { params }) =>
  * at most the reel weight, and each loaded one stays on a machine of its
  * material's technology.
  */
-const checkGroupReels = (context: OperationContext, id: number, group: typeof ReelGroupInput.Type) =>
-  Effect.gen(function*() {
-    const technologyId = yield* technologyOfMaterial(context, group.materialId)
-    for (const reel of yield* listRecords(Reel, context.appId, { reelGroupId: String(id) })) {
-      if (group.reelWeight !== undefined && reel.remainingWeight > group.reelWeight) {
-        return yield* EngineError.invalid(`reelWeight: reel ${reel.id} holds ${reel.remainingWeight} g, more than ${group.reelWeight} g`)
-      }
-      if (typeof reel.machineId !== "string") continue
-      const machine = yield* findRecord(Machine, context.appId, reel.machineId)
-      if (machine !== undefined && machine.technologyId !== technologyId) {
-        return yield* EngineError.invalid(
-          `materialId: reel ${reel.id} is loaded on machine ${machine.id} (${machine.technologyId}), the material is ${technologyId}`
-        )
-      }
+const checkGroupReels = Effect.fnUntraced(function*(context: OperationContext, id: number, group: typeof ReelGroupInput.Type) {
+  const technologyId = yield* technologyOfMaterial(context, group.materialId)
+  for (const reel of yield* listRecords(Reel, context.appId, { reelGroupId: String(id) })) {
+    if (group.reelWeight !== undefined && reel.remainingWeight > group.reelWeight) {
+      return yield* EngineError.invalid(`reelWeight: reel ${reel.id} holds ${reel.remainingWeight} g, more than ${group.reelWeight} g`)
     }
-  })
+    if (typeof reel.machineId !== "string") continue
+    const machine = yield* findRecord(Machine, context.appId, reel.machineId)
+    if (machine !== undefined && machine.technologyId !== technologyId) {
+      return yield* EngineError.invalid(
+        `materialId: reel ${reel.id} is loaded on machine ${machine.id} (${machine.technologyId}), the material is ${technologyId}`
+      )
+    }
+  }
+})
 
 /** A new threshold of a group makes low the reels under it that were not under the one before. */
-const announceLowReelsOf = (context: OperationContext, id: number, threshold: number | undefined, before: number | undefined) =>
-  Effect.gen(function*() {
-    if (threshold === before) return
-    for (const reel of yield* listRecords(Reel, context.appId, { reelGroupId: String(id) })) {
-      yield* announceLowReel(context, reel, threshold, { remainingWeight: reel.remainingWeight, threshold: before })
-    }
-  })
+const announceLowReelsOf = Effect.fnUntraced(function*(context: OperationContext, id: number, threshold: number | undefined, before: number | undefined) {
+  if (threshold === before) return
+  for (const reel of yield* listRecords(Reel, context.appId, { reelGroupId: String(id) })) {
+    yield* announceLowReel(context, reel, threshold, { remainingWeight: reel.remainingWeight, threshold: before })
+  }
+})
 
-const replaceReelGroup: ReelGroupHandlers["replace"] = (context, { payload: { id: number, ...group } }) =>
-  Effect.gen(function*() {
-    const id = String(number)
-    const previous = yield* findReelGroup(context.appId, id)
-    if (previous === undefined) return yield* EngineError.notFound(REEL_GROUP, id)
-    const document = yield* reelGroupDocument(context, group)
-    yield* checkGroupReels(context, number, group)
-    const replaced = yield* replaceLocked(REEL_GROUP, context.appId, id, document)
-    if (replaced === undefined) return yield* EngineError.notFound(REEL_GROUP, id)
-    yield* announceLowReelsOf(context, number, lowWeightThreshold(replaced), lowWeightThreshold(previous))
-    return toReelGroup(replaced)
-  })
+const replaceReelGroup: ReelGroupHandlers["replace"] = Effect.fnUntraced(function*(context, { payload: { id: number, ...group } }) {
+  const id = String(number)
+  const previous = yield* findReelGroup(context.appId, id)
+  if (previous === undefined) return yield* EngineError.notFound(REEL_GROUP, id)
+  const document = yield* reelGroupDocument(context, group)
+  yield* checkGroupReels(context, number, group)
+  const replaced = yield* replaceLocked(REEL_GROUP, context.appId, id, document)
+  if (replaced === undefined) return yield* EngineError.notFound(REEL_GROUP, id)
+  yield* announceLowReelsOf(context, number, lowWeightThreshold(replaced), lowWeightThreshold(previous))
+  return toReelGroup(replaced)
+})
 
 export const reelGroupHandlers: ReelGroupHandlers = {
   // Each writes the group with its material locked (writes.ts): a transaction, which the lock lasts until.
@@ -142,48 +136,46 @@ export const reelGroupHandlers: ReelGroupHandlers = {
 }
 
 /** Keeps a machine's `reelIds` in step when a reel moves on or off it. */
-export const moveReel = (context: OperationContext, reelId: string, from: string | null, to: string | null) =>
-  Effect.gen(function*() {
-    if (from === to) return
-    if (from !== null) {
-      const machine = yield* findRecord(Machine, context.appId, from)
-      if (machine !== undefined) {
-        yield* replaceRecord(Machine, context.appId, from, { ...machine, reelIds: machine.reelIds.filter((id) => id !== reelId) })
-      }
+export const moveReel = Effect.fnUntraced(function*(context: OperationContext, reelId: string, from: string | null, to: string | null) {
+  if (from === to) return
+  if (from !== null) {
+    const machine = yield* findRecord(Machine, context.appId, from)
+    if (machine !== undefined) {
+      yield* replaceRecord(Machine, context.appId, from, { ...machine, reelIds: machine.reelIds.filter((id) => id !== reelId) })
     }
-    if (to !== null) {
-      const machine = yield* findRecord(Machine, context.appId, to)
-      if (machine !== undefined && !machine.reelIds.includes(reelId)) {
-        yield* replaceRecord(Machine, context.appId, to, { ...machine, reelIds: [...machine.reelIds, reelId] })
-      }
+  }
+  if (to !== null) {
+    const machine = yield* findRecord(Machine, context.appId, to)
+    if (machine !== undefined && !machine.reelIds.includes(reelId)) {
+      yield* replaceRecord(Machine, context.appId, to, { ...machine, reelIds: [...machine.reelIds, reelId] })
     }
-  })
+  }
+})
 
 /** PUT /reel: whole-record replacement, the id in the body; a reel it makes low is announced. */
-const replaceReel: ReelHandlers["replace"] = (context, { payload: { id, ...reel } }) =>
-  Effect.gen(function*() {
-    const previous = yield* findRecord(Reel, context.appId, id)
-    if (previous === undefined) return yield* EngineError.notFound("reel", id)
-    const groupId = String(reel.reelGroupId)
-    const group = yield* findReelGroup(context.appId, groupId)
-    if (group === undefined) return yield* EngineError.unknownReference("reelGroupId", REEL_GROUP, groupId)
-    yield* checkReferences(Reel, context, reel)
-    yield* checkWeight("remainingWeight", reel.remainingWeight, group)
-    if (typeof reel.machineId === "string") {
-      const machine = yield* findRecord(Machine, context.appId, reel.machineId)
-      if (machine !== undefined) yield* checkLoadable(context, "machineId", { id, reelGroupId: reel.reelGroupId }, machine)
-    }
-    // The machines' rows first, then the reel's: a machine's delete locks them in that order (writes.ts).
-    yield* moveReel(context, id, previous.machineId ?? null, reel.machineId ?? null)
-    const replaced = yield* replaceRecord(Reel, context.appId, id, reel)
-    if (replaced === undefined) return yield* EngineError.notFound("reel", id)
-    const previousGroup = previous.reelGroupId === reel.reelGroupId ? group : yield* findReelGroup(context.appId, String(previous.reelGroupId))
-    yield* announceLowReel(context, replaced, lowWeightThreshold(group), {
-      remainingWeight: previous.remainingWeight,
-      threshold: lowWeightThreshold(previousGroup)
-    })
-    return replaced
+const replaceReel: ReelHandlers["replace"] = Effect.fnUntraced(function*(context, { payload: { id, ...reel } }) {
+  const previous = yield* findRecord(Reel, context.appId, id)
+  if (previous === undefined) return yield* EngineError.notFound("reel", id)
+  const groupId = String(reel.reelGroupId)
+  const group = yield* findReelGroup(context.appId, groupId)
+  if (group === undefined) return yield* EngineError.unknownReference("reelGroupId", REEL_GROUP, groupId)
+  yield* checkReferences(Reel, context, reel)
+  yield* checkWeight("remainingWeight", reel.remainingWeight, group)
+  if (typeof reel.machineId === "string") {
+    const machine = yield* findRecord(Machine, context.appId, reel.machineId)
+    if (machine !== undefined) yield* checkLoadable(context, "machineId", { id, reelGroupId: reel.reelGroupId }, machine)
+  }
+  // The machines' rows first, then the reel's: a machine's delete locks them in that order (writes.ts).
+  yield* moveReel(context, id, previous.machineId ?? null, reel.machineId ?? null)
+  const replaced = yield* replaceRecord(Reel, context.appId, id, reel)
+  if (replaced === undefined) return yield* EngineError.notFound("reel", id)
+  const previousGroup = previous.reelGroupId === reel.reelGroupId ? group : yield* findReelGroup(context.appId, String(previous.reelGroupId))
+  yield* announceLowReel(context, replaced, lowWeightThreshold(group), {
+    remainingWeight: previous.remainingWeight,
+    threshold: lowWeightThreshold(previousGroup)
   })
+  return replaced
+})
 
 /** The reels of a group; a group that does not exist (or text that is no number) has none. */
 const listReelsInGroup: ReelHandlers["listInGroup"] = (context, { params }) => {
@@ -191,21 +183,20 @@ const listReelsInGroup: ReelHandlers["listInGroup"] = (context, { params }) => {
   return number === undefined ? Effect.succeed([]) : listRecords(Reel, context.appId, { reelGroupId: String(number) })
 }
 
-const createReelsInGroup: ReelHandlers["createInGroup"] = (context, { params, payload }) =>
-  Effect.gen(function*() {
-    const text = params.inventoryProductLocationId
-    const group = yield* groupAt(context.appId, text)
-    if (group === undefined) return yield* EngineError.notFound(REEL_GROUP, text)
-    const reelGroupId = Number(group.id)
-    for (const [index, reel] of payload.reels.entries()) yield* checkWeight(`reels.${index}.remainingWeight`, reel.remainingWeight, group)
-    const created: Array<RecordOf<typeof Reel>> = []
-    for (const reel of payload.reels) {
-      const stored = yield* insertRecord(Reel, context.appId, { ...reel, reelGroupId, machineId: null })
-      yield* announceLowReel(context, stored, lowWeightThreshold(group), undefined)
-      created.push(stored)
-    }
-    return created
-  })
+const createReelsInGroup: ReelHandlers["createInGroup"] = Effect.fnUntraced(function*(context, { params, payload }) {
+  const text = params.inventoryProductLocationId
+  const group = yield* groupAt(context.appId, text)
+  if (group === undefined) return yield* EngineError.notFound(REEL_GROUP, text)
+  const reelGroupId = Number(group.id)
+  for (const [index, reel] of payload.reels.entries()) yield* checkWeight(`reels.${index}.remainingWeight`, reel.remainingWeight, group)
+  const created: Array<RecordOf<typeof Reel>> = []
+  for (const reel of payload.reels) {
+    const stored = yield* insertRecord(Reel, context.appId, { ...reel, reelGroupId, machineId: null })
+    yield* announceLowReel(context, stored, lowWeightThreshold(group), undefined)
+    created.push(stored)
+  }
+  return created
+})
 
 export const reelHandlers: ReelHandlers = {
   list: recordHandlers(Reel).list,
@@ -216,9 +207,8 @@ export const reelHandlers: ReelHandlers = {
 }
 
 /** Used by machine deletion: the reels it held are released. */
-export const releaseReelsOf = (context: OperationContext, machineId: string) =>
-  Effect.gen(function*() {
-    for (const reel of yield* listRecords(Reel, context.appId, { machineId })) {
-      yield* replaceRecord(Reel, context.appId, reel.id, { ...reel, machineId: null })
-    }
-  })
+export const releaseReelsOf = Effect.fnUntraced(function*(context: OperationContext, machineId: string) {
+  for (const reel of yield* listRecords(Reel, context.appId, { machineId })) {
+    yield* replaceRecord(Reel, context.appId, reel.id, { ...reel, machineId: null })
+  }
+})

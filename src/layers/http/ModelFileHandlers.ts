@@ -124,23 +124,22 @@ export const isModelFileEndpoint = (endpoint: HttpApiEndpoint.Top) => operationO
 /** The handler of the model-file endpoints, given the Downstream and MODEL_UPLOAD_MAX_BYTES. */
 export const makeModelFileHandler = (downstream: Downstream["Service"], maxBytes: number) => {
   /** The file's bytes stored under `fileName`, counted against the limit as they pass. */
-  const store = (request: ForwardedRequest, scope: CallScope, fileName: string, bytes: Stream.Stream<Uint8Array, unknown>) =>
-    Effect.gen(function*() {
-      let read = 0
-      let overLimit = false
-      const body = bytes.pipe(
-        Stream.mapEffect((chunk) => {
-          read += chunk.length
-          if (read <= maxBytes) return Effect.succeed(chunk)
-          overLimit = true
-          return Effect.fail(PayloadTooLarge.over(maxBytes))
-        })
-      )
-      const answer = yield* downstream.call(ENDPOINTS.upload)({ query: { fileName }, payload: body } as never, scope).pipe(Effect.result)
-      if (overLimit) return tooLarge(maxBytes)
-      if (answer._tag === "Failure") return downstreamResponse(answer.failure)
-      return recordResponse(request, answer.success as ModelFileRecord)
-    })
+  const store = Effect.fnUntraced(function*(request: ForwardedRequest, scope: CallScope, fileName: string, bytes: Stream.Stream<Uint8Array, unknown>) {
+    let read = 0
+    let overLimit = false
+    const body = bytes.pipe(
+      Stream.mapEffect((chunk) => {
+        read += chunk.length
+        if (read <= maxBytes) return Effect.succeed(chunk)
+        overLimit = true
+        return Effect.fail(PayloadTooLarge.over(maxBytes))
+      })
+    )
+    const answer = yield* downstream.call(ENDPOINTS.upload)({ query: { fileName }, payload: body } as never, scope).pipe(Effect.result)
+    if (overLimit) return tooLarge(maxBytes)
+    if (answer._tag === "Failure") return downstreamResponse(answer.failure)
+    return recordResponse(request, answer.success as ModelFileRecord)
+  })
 
   /**
    * A form: its parts read up to the first file, whose bytes are stored as
@@ -166,14 +165,13 @@ export const makeModelFileHandler = (downstream: Downstream["Service"], maxBytes
       Effect.catchTag("MultipartError", (error) => Effect.succeed(badRequest("body", `the form could not be read (${error.reason._tag})`)))
     )
 
-  const upload = (request: ForwardedRequest, scope: CallScope) =>
-    Effect.gen(function*() {
-      if (Number(request.request.headers["content-length"]) > maxBytes) return tooLarge(maxBytes)
-      if (mediaTypeOf(request) === FORM_DATA) return yield* formUpload(request, scope)
-      const fileName = uploadFileName(request)
-      if (typeof fileName !== "string") return fileName
-      return yield* store(request, scope, fileName, request.payload as Stream.Stream<Uint8Array, unknown>)
-    })
+  const upload = Effect.fnUntraced(function*(request: ForwardedRequest, scope: CallScope) {
+    if (Number(request.request.headers["content-length"]) > maxBytes) return tooLarge(maxBytes)
+    if (mediaTypeOf(request) === FORM_DATA) return yield* formUpload(request, scope)
+    const fileName = uploadFileName(request)
+    if (typeof fileName !== "string") return fileName
+    return yield* store(request, scope, fileName, request.payload as Stream.Stream<Uint8Array, unknown>)
+  })
 
   const get = (request: ForwardedRequest, scope: CallScope) =>
     Effect.map(
@@ -181,20 +179,19 @@ export const makeModelFileHandler = (downstream: Downstream["Service"], maxBytes
       (record) => record === null ? EMPTY_200 : recordResponse(request, record as ModelFileRecord)
     )
 
-  const content = (request: ForwardedRequest, scope: CallScope) =>
-    Effect.gen(function*() {
-      const params = request.params as { readonly id: string }
-      const record = (yield* downstream.call(ENDPOINTS.get)({ params } as never, scope)) as ModelFileRecord | null
-      if (record === null) {
-        return errorResponse({ code: 404, type: "NotFound", message: `model file ${params.id} not found` })
-      }
-      const bytes = (yield* downstream.call(ENDPOINTS.content)({ params } as never, scope)) as Stream.Stream<Uint8Array, unknown>
-      return HttpServerResponse.stream(bytes, {
-        contentType: CONTENT_TYPES[formatOf(record.fileName) ?? ""] ?? "application/octet-stream",
-        contentLength: record.size,
-        headers: { "content-disposition": `attachment; filename="${record.fileName.replace(/["\\]/gu, "_")}"` }
-      })
+  const content = Effect.fnUntraced(function*(request: ForwardedRequest, scope: CallScope) {
+    const params = request.params as { readonly id: string }
+    const record = (yield* downstream.call(ENDPOINTS.get)({ params } as never, scope)) as ModelFileRecord | null
+    if (record === null) {
+      return errorResponse({ code: 404, type: "NotFound", message: `model file ${params.id} not found` })
+    }
+    const bytes = (yield* downstream.call(ENDPOINTS.content)({ params } as never, scope)) as Stream.Stream<Uint8Array, unknown>
+    return HttpServerResponse.stream(bytes, {
+      contentType: CONTENT_TYPES[formatOf(record.fileName) ?? ""] ?? "application/octet-stream",
+      contentLength: record.size,
+      headers: { "content-disposition": `attachment; filename="${record.fileName.replace(/["\\]/gu, "_")}"` }
     })
+  })
 
   return (request: ForwardedRequest, caller: CurrentCaller["Service"]): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
     Effect.gen(function*() {

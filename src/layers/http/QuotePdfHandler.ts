@@ -130,67 +130,64 @@ export const makeQuoteReadHandler = Effect.fnUntraced(function*(downstream: Down
   // Read on the first PDF, then kept.
   const fonts = yield* Effect.cached(loadPdfFonts)
 
-  const partsOf = (quote: Quote, scope: CallScope) =>
-    Effect.gen(function*() {
-      const ids = [...new Set(quote.lines.flatMap((line) => line.ticketModelId === undefined ? [] : [line.ticketModelId]))]
-      const parts = new Map<string, Part>()
-      for (let start = 0; start < ids.length; start += PAGE) {
-        const page = yield* downstream.call(GROUPS.ticketModel.endpoints.list)({ query: { ids: ids.slice(start, start + PAGE), limit: PAGE } }, scope)
-        for (const part of page.items) parts.set(part.id, part)
-      }
-      return parts
-    })
+  const partsOf = Effect.fnUntraced(function*(quote: Quote, scope: CallScope) {
+    const ids = [...new Set(quote.lines.flatMap((line) => line.ticketModelId === undefined ? [] : [line.ticketModelId]))]
+    const parts = new Map<string, Part>()
+    for (let start = 0; start < ids.length; start += PAGE) {
+      const page = yield* downstream.call(GROUPS.ticketModel.endpoints.list)({ query: { ids: ids.slice(start, start + PAGE), limit: PAGE } }, scope)
+      for (const part of page.items) parts.set(part.id, part)
+    }
+    return parts
+  })
 
   /** What the PDF shows, read as the REST calls read it. */
-  const dataOf = (quote: Quote, scope: CallScope) =>
-    Effect.gen(function*() {
-      const app = yield* downstream.call(GROUPS.app.endpoints.get)({}, scope)
-      const ticket = yield* downstream.call(GROUPS.ticket.endpoints.lookup)({ query: { identifier: quote.ticketId } }, scope)
-      const project = ticket === null ? null : yield* downstream.call(GROUPS.project.endpoints.get)({ params: { id: ticket.projectId } }, scope)
-      const customer = project === null ? null : yield* downstream.call(GROUPS.customer.endpoints.get)({ params: { id: project.customerId } }, scope)
-      const currency = yield* downstream.call(GROUPS.currency.endpoints.get)({ params: { id: quote.currencyId } }, scope)
-      const parts = yield* partsOf(quote, scope)
-      const data: QuotePdfData = {
-        appName: app?.name ?? scope.appId,
-        id: quote.id,
-        number: quote.number,
-        state: quote.state,
-        createdAt: quote.createdAt,
-        updatedAt: quote.updatedAt,
-        validUntil: quote.validUntil,
-        currency: { code: quote.currencyId, minorUnits: currency?.minorUnits ?? 2, exchangeRate: quote.exchangeRate, base: app?.defaultCurrency ?? BASE },
-        total: quote.total,
-        notes: quote.notes,
-        ticket: ticket === null ? undefined : { number: ticket.number, name: ticket.name },
-        customer: customer === null ? undefined : { name: customer.name, email: customer.email, company: customer.company },
-        lines: quote.lines.map((line) => lineOf(line, parts, quote.state === "accepted"))
-      }
-      return data
-    })
+  const dataOf = Effect.fnUntraced(function*(quote: Quote, scope: CallScope) {
+    const app = yield* downstream.call(GROUPS.app.endpoints.get)({}, scope)
+    const ticket = yield* downstream.call(GROUPS.ticket.endpoints.lookup)({ query: { identifier: quote.ticketId } }, scope)
+    const project = ticket === null ? null : yield* downstream.call(GROUPS.project.endpoints.get)({ params: { id: ticket.projectId } }, scope)
+    const customer = project === null ? null : yield* downstream.call(GROUPS.customer.endpoints.get)({ params: { id: project.customerId } }, scope)
+    const currency = yield* downstream.call(GROUPS.currency.endpoints.get)({ params: { id: quote.currencyId } }, scope)
+    const parts = yield* partsOf(quote, scope)
+    const data: QuotePdfData = {
+      appName: app?.name ?? scope.appId,
+      id: quote.id,
+      number: quote.number,
+      state: quote.state,
+      createdAt: quote.createdAt,
+      updatedAt: quote.updatedAt,
+      validUntil: quote.validUntil,
+      currency: { code: quote.currencyId, minorUnits: currency?.minorUnits ?? 2, exchangeRate: quote.exchangeRate, base: app?.defaultCurrency ?? BASE },
+      total: quote.total,
+      notes: quote.notes,
+      ticket: ticket === null ? undefined : { number: ticket.number, name: ticket.name },
+      customer: customer === null ? undefined : { name: customer.name, email: customer.email, company: customer.company },
+      lines: quote.lines.map((line) => lineOf(line, parts, quote.state === "accepted"))
+    }
+    return data
+  })
 
-  const pdf = (request: ForwardedRequest, scope: CallScope) =>
-    Effect.gen(function*() {
-      const { id } = request.params as { readonly id: string }
-      const quote = yield* downstream.call(GROUPS.ticketQuote.endpoints.get)({ params: { id } }, scope)
-      if (quote === null) return notFound(id)
-      // The engine answers the quote itself; its PDF is made here.
-      if (quote instanceof Uint8Array) return yield* Effect.die(new Error("ticketQuote.get: the engine answered bytes, not the quote"))
-      const data = yield* dataOf(quote, scope)
-      const files = yield* fonts
-      const rendered = yield* Effect.tryPromise(() => renderer().then((render) => render(data, files))).pipe(Effect.result)
-      if (rendered._tag === "Failure") {
-        yield* Effect.logError(`The PDF of quote ${quote.number} could not be rendered`, rendered.failure.cause)
-        return renderFailed
-      }
-      const bytes = rendered.success
-      const tag = `"${createHash("sha256").update(bytes).digest("base64url")}"`
-      const ifNoneMatch = request.request.headers["if-none-match"]
-      if (ifNoneMatch !== undefined && namesTag(ifNoneMatch, tag, "weak")) return notModified(tag)
-      return HttpServerResponse.uint8Array(bytes, {
-        contentType: PDF,
-        headers: { "content-disposition": `inline; filename="${fileNameOf(quote.number)}"`, etag: tag }
-      })
+  const pdf = Effect.fnUntraced(function*(request: ForwardedRequest, scope: CallScope) {
+    const { id } = request.params as { readonly id: string }
+    const quote = yield* downstream.call(GROUPS.ticketQuote.endpoints.get)({ params: { id } }, scope)
+    if (quote === null) return notFound(id)
+    // The engine answers the quote itself; its PDF is made here.
+    if (quote instanceof Uint8Array) return yield* Effect.die(new Error("ticketQuote.get: the engine answered bytes, not the quote"))
+    const data = yield* dataOf(quote, scope)
+    const files = yield* fonts
+    const rendered = yield* Effect.tryPromise(() => renderer().then((render) => render(data, files))).pipe(Effect.result)
+    if (rendered._tag === "Failure") {
+      yield* Effect.logError(`The PDF of quote ${quote.number} could not be rendered`, rendered.failure.cause)
+      return renderFailed
+    }
+    const bytes = rendered.success
+    const tag = `"${createHash("sha256").update(bytes).digest("base64url")}"`
+    const ifNoneMatch = request.request.headers["if-none-match"]
+    if (ifNoneMatch !== undefined && namesTag(ifNoneMatch, tag, "weak")) return notModified(tag)
+    return HttpServerResponse.uint8Array(bytes, {
+      contentType: PDF,
+      headers: { "content-disposition": `inline; filename="${fileNameOf(quote.number)}"`, etag: tag }
     })
+  })
 
   return ((request) =>
     Effect.map(

@@ -30,7 +30,7 @@
  * command tables) is loaded only when REDIS_URL is set.
  */
 import type * as NodeRedisModule from "@effect/platform-node/NodeRedis"
-import { Cause, Context, Deferred, Effect, Layer, Option, Redacted, References, type Scope } from "effect"
+import { Cause, Context, Deferred, Effect, Layer, Option, Redacted, References } from "effect"
 import { RateLimiter } from "effect/persistence"
 import { DependencyUnreachable, ReadinessChecks } from "../../services/Readiness.ts"
 import { causeInWords } from "../Readiness.ts"
@@ -189,46 +189,45 @@ const connectOnce = (
  * The counters' store for `redisUrl` (memory when none). With Redis, fibers
  * of `scope` keep a connection open and watch it for the life of the service.
  */
-export const makeRateLimiterStore = (
+export const makeRateLimiterStore = Effect.fnUntraced(function*(
   redisUrl: Option.Option<Redacted.Redacted>,
   events: StoreEvents
-): Effect.Effect<Store, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const memory = yield* memoryStore
-    if (Option.isNone(redisUrl)) return memory
-    const url = Redacted.value(redisUrl.value)
-    const NodeRedis = yield* Effect.promise(() => import("@effect/platform-node/NodeRedis"))
-    const routed = failover(memory, events)
-    // One warning for a series of failed attempts, not one a second.
-    let failing = false
-    // Why the last attempt to connect failed, for `/ready`.
-    let connectFailure = "not connected"
-    // Settled by the first connection or the first failure to connect, whichever comes first.
-    const settled = yield* Deferred.make<void>()
-    const onOpen = (next: Connection | undefined) => {
-      routed.set(next)
-      if (next === undefined) return
-      failing = false
-      connectFailure = "not connected"
-      Deferred.doneUnsafe(settled, Effect.void)
-    }
-    const attempt = connectOnce(NodeRedis, url, onOpen, events).pipe(
-      Effect.catchCause((cause) =>
-        Effect.suspend(() => {
-          if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
-          connectFailure = `not connected (${causeInWords(Cause.squash(cause), "cannot connect")})`
-          if (failing) return Effect.void
-          failing = true
-          return Effect.logWarning("rate limits: cannot connect to Redis (REDIS_URL); each instance counts in its own memory", cause)
-        })
-      ),
-      Effect.ensuring(Deferred.succeed(settled, undefined))
-    )
-    yield* Effect.forkScoped(Effect.forever(Effect.andThen(attempt, Effect.sleep(RECONNECT_INTERVAL_MS))))
-    yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(WATCHDOG_INTERVAL_MS), routed.watchdog)))
-    const readiness = yield* ReadinessChecks
-    readiness.add({ name: "redis", probe: routed.ping(() => connectFailure) })
-    // The start waits for the first connection a little, so the first calls are counted in Redis.
-    yield* Deferred.await(settled).pipe(Effect.timeoutOption(FIRST_CONNECT_WAIT_MS))
-    return routed.store
-  })
+) {
+  const memory = yield* memoryStore
+  if (Option.isNone(redisUrl)) return memory
+  const url = Redacted.value(redisUrl.value)
+  const NodeRedis = yield* Effect.promise(() => import("@effect/platform-node/NodeRedis"))
+  const routed = failover(memory, events)
+  // One warning for a series of failed attempts, not one a second.
+  let failing = false
+  // Why the last attempt to connect failed, for `/ready`.
+  let connectFailure = "not connected"
+  // Settled by the first connection or the first failure to connect, whichever comes first.
+  const settled = yield* Deferred.make<void>()
+  const onOpen = (next: Connection | undefined) => {
+    routed.set(next)
+    if (next === undefined) return
+    failing = false
+    connectFailure = "not connected"
+    Deferred.doneUnsafe(settled, Effect.void)
+  }
+  const attempt = connectOnce(NodeRedis, url, onOpen, events).pipe(
+    Effect.catchCause((cause) =>
+      Effect.suspend(() => {
+        if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+        connectFailure = `not connected (${causeInWords(Cause.squash(cause), "cannot connect")})`
+        if (failing) return Effect.void
+        failing = true
+        return Effect.logWarning("rate limits: cannot connect to Redis (REDIS_URL); each instance counts in its own memory", cause)
+      })
+    ),
+    Effect.ensuring(Deferred.succeed(settled, undefined))
+  )
+  yield* Effect.forkScoped(Effect.forever(Effect.andThen(attempt, Effect.sleep(RECONNECT_INTERVAL_MS))))
+  yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(WATCHDOG_INTERVAL_MS), routed.watchdog)))
+  const readiness = yield* ReadinessChecks
+  readiness.add({ name: "redis", probe: routed.ping(() => connectFailure) })
+  // The start waits for the first connection a little, so the first calls are counted in Redis.
+  yield* Deferred.await(settled).pipe(Effect.timeoutOption(FIRST_CONNECT_WAIT_MS))
+  return routed.store
+})

@@ -17,7 +17,7 @@
  *   with code 70, and its supervisor restarts the whole service (a new start
  *   recovers PGlite's write-ahead log).
  */
-import { Duration, Effect, Schema, type Scope } from "effect"
+import { Duration, Effect, Schema } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -81,21 +81,20 @@ const spawnDatabaseProcess = (dataDir: string): Running => {
 const isRunning = (child: ChildProcess) => child.exitCode === null && child.signalCode === null
 
 /** Asks the process to close, waits for it boundedly, and kills it if it does not go. */
-const stopDatabaseProcess = (running: Running) =>
-  Effect.gen(function*() {
-    running.closing = true
-    if (!isRunning(running.child)) return
-    const close: ServerMessage = { _tag: "Close" }
-    // A channel already gone (or failing now) is a disconnect to the process: it closes by itself all the same.
-    if (running.child.connected) running.child.send(close, () => {})
-    const exited = yield* Effect.promise(() => running.exited).pipe(Effect.timeoutOption(CLOSE_TIMEOUT))
-    if (exited._tag === "Some") return
-    yield* Effect.logWarning(
-      `the embedded database process (pid ${running.child.pid}) did not close within ${Duration.format(CLOSE_TIMEOUT)}: killing it`
-    )
-    running.child.kill("SIGKILL")
-    yield* Effect.promise(() => running.exited)
-  })
+const stopDatabaseProcess = Effect.fnUntraced(function*(running: Running) {
+  running.closing = true
+  if (!isRunning(running.child)) return
+  const close: ServerMessage = { _tag: "Close" }
+  // A channel already gone (or failing now) is a disconnect to the process: it closes by itself all the same.
+  if (running.child.connected) running.child.send(close, () => {})
+  const exited = yield* Effect.promise(() => running.exited).pipe(Effect.timeoutOption(CLOSE_TIMEOUT))
+  if (exited._tag === "Some") return
+  yield* Effect.logWarning(
+    `the embedded database process (pid ${running.child.pid}) did not close within ${Duration.format(CLOSE_TIMEOUT)}: killing it`
+  )
+  running.child.kill("SIGKILL")
+  yield* Effect.promise(() => running.exited)
+})
 
 const decodeMessage = Schema.decodeUnknownOption(DatabaseProcessMessage)
 
@@ -133,25 +132,23 @@ const awaitReady = (running: Running) =>
   )
 
 /** Once ready: an exit nobody asked for ends the server, naming the process and how it ended. */
-const exitWithDatabase = (running: Running) =>
-  Effect.gen(function*() {
-    const exited = yield* Effect.promise(() => running.exited)
-    if (running.closing) return
-    yield* Effect.logError(
-      `the embedded database process (pid ${running.child.pid}) exited unexpectedly (${describeExit(exited)}): ` +
-        `storage is unreachable, so the service stops for its supervisor to restart it`
-    ).pipe(Effect.annotateLogs({ exitCode: ExitCode.runtimeFailure }))
-    yield* Effect.sync(() => process.exit(ExitCode.runtimeFailure))
-  })
+const exitWithDatabase = Effect.fnUntraced(function*(running: Running) {
+  const exited = yield* Effect.promise(() => running.exited)
+  if (running.closing) return
+  yield* Effect.logError(
+    `the embedded database process (pid ${running.child.pid}) exited unexpectedly (${describeExit(exited)}): ` +
+      `storage is unreachable, so the service stops for its supervisor to restart it`
+  ).pipe(Effect.annotateLogs({ exitCode: ExitCode.runtimeFailure }))
+  yield* Effect.sync(() => process.exit(ExitCode.runtimeFailure))
+})
 
 /**
  * Runs the embedded database process for DATA_DIR for the scope's lifetime:
  * ready (serving `gateway.sock`) when this succeeds, closed when the scope
  * closes.
  */
-export const runEmbeddedDatabase = (dataDir: string): Effect.Effect<void, DataDirInUse | DataDirNotPrivate, Scope.Scope> =>
-  Effect.gen(function*() {
-    const running = yield* Effect.acquireRelease(Effect.sync(() => spawnDatabaseProcess(dataDir)), stopDatabaseProcess)
-    yield* awaitReady(running)
-    yield* Effect.forkScoped(exitWithDatabase(running))
-  })
+export const runEmbeddedDatabase = Effect.fnUntraced(function*(dataDir: string) {
+  const running = yield* Effect.acquireRelease(Effect.sync(() => spawnDatabaseProcess(dataDir)), stopDatabaseProcess)
+  yield* awaitReady(running)
+  yield* Effect.forkScoped(exitWithDatabase(running))
+})

@@ -188,18 +188,17 @@ const createInOwnProcess = (directory: string) =>
  * the rest of DATA_DIR: the template's modes are 0700 and 0600, and the
  * umask of this process is 077 (PrivateDataDir.ts).
  */
-export const createDatabase = (pgdata: string, template: string = DATABASE_TEMPLATE) =>
-  Effect.gen(function*() {
-    const making = `${pgdata}.new`
-    Fs.rmSync(making, { recursive: true, force: true })
-    if (Fs.existsSync(template)) {
-      Fs.cpSync(template, making, { recursive: true, mode: Fs.constants.COPYFILE_EXCL })
-    } else {
-      const failure = yield* createInOwnProcess(making)
-      if (failure !== undefined) return yield* Effect.die(new Error(`the database of DATA_DIR could not be created: ${failure}`))
-    }
-    Fs.renameSync(making, pgdata)
-  })
+export const createDatabase = Effect.fnUntraced(function*(pgdata: string, template: string = DATABASE_TEMPLATE) {
+  const making = `${pgdata}.new`
+  Fs.rmSync(making, { recursive: true, force: true })
+  if (Fs.existsSync(template)) {
+    Fs.cpSync(template, making, { recursive: true, mode: Fs.constants.COPYFILE_EXCL })
+  } else {
+    const failure = yield* createInOwnProcess(making)
+    if (failure !== undefined) return yield* Effect.die(new Error(`the database of DATA_DIR could not be created: ${failure}`))
+  }
+  Fs.renameSync(making, pgdata)
+})
 
 export interface OpenOptions {
   /** Share the database over `gateway.sock` (a server's database process). */
@@ -217,23 +216,22 @@ export interface OpenOptions {
  * socket stops serving (its connections are cut), the batch PGlite is
  * running finishes, then PGlite closes and the lock is released.
  */
-export const openEmbedded = (dataDir: string, options: OpenOptions) =>
-  Effect.gen(function*() {
-    yield* makeDataDirPrivate(dataDir)
-    yield* acquireLock(dataDir, { wait: options.waitForLock, server: options.server })
-    const pgdata = Path.join(Path.resolve(dataDir), "pgdata")
-    if (!Fs.existsSync(pgdata)) yield* createDatabase(pgdata)
-    const db = yield* Effect.acquireRelease(
-      Effect.promise(() => PGlite.create(pgliteOptions(pgdata))),
-      (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
-    )
-    const bridge = yield* Effect.acquireRelease(
-      Effect.sync(() => new PgliteBridge(db)),
-      (bridge) => Effect.promise(() => bridge.close())
-    )
-    if (options.share) yield* shareOverSocket(bridge, socketPath(dataDir))
-    return bridge
-  })
+export const openEmbedded = Effect.fnUntraced(function*(dataDir: string, options: OpenOptions) {
+  yield* makeDataDirPrivate(dataDir)
+  yield* acquireLock(dataDir, { wait: options.waitForLock, server: options.server })
+  const pgdata = Path.join(Path.resolve(dataDir), "pgdata")
+  if (!Fs.existsSync(pgdata)) yield* createDatabase(pgdata)
+  const db = yield* Effect.acquireRelease(
+    Effect.promise(() => PGlite.create(pgliteOptions(pgdata))),
+    (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
+  )
+  const bridge = yield* Effect.acquireRelease(
+    Effect.sync(() => new PgliteBridge(db)),
+    (bridge) => Effect.promise(() => bridge.close())
+  )
+  if (options.share) yield* shareOverSocket(bridge, socketPath(dataDir))
+  return bridge
+})
 
 const shareOverSocket = (bridge: PgliteBridge, path: string) =>
   Effect.acquireRelease(

@@ -33,21 +33,20 @@ const PG_POOL_DEFAULT_MAX = 10
  * The pool `options` as `PgClient.make` takes them, observed as pool `pool`:
  * its sockets counted, its maximum noted, its name on its statements' spans.
  */
-export const observedPool = (pool: PoolName, options: PgClient.PgPoolConfig): Effect.Effect<PgClient.PgPoolConfig> =>
-  Effect.gen(function*() {
-    const instruments = yield* Instruments
-    if (!instruments.enabled) return options
-    instruments.poolMax(pool, options.maxConnections ?? PG_POOL_DEFAULT_MAX)
-    const spanAttributes = { ...options.spanAttributes, "db.client.connection.pool.name": pool }
-    const connect = options.stream
-    if (connect === undefined) return { ...options, spanAttributes }
-    let open = 0
-    instruments.poolConnections(pool, open)
-    const stream = () => {
-      const socket = connect()
-      instruments.poolConnections(pool, ++open)
-      socket.once("close", () => instruments.poolConnections(pool, --open))
-      return socket
-    }
-    return { ...options, spanAttributes, stream }
-  })
+export const observedPool = Effect.fnUntraced(function*(pool: PoolName, options: PgClient.PgPoolConfig) {
+  const instruments = yield* Instruments
+  if (!instruments.enabled) return options
+  instruments.poolMax(pool, options.maxConnections ?? PG_POOL_DEFAULT_MAX)
+  const spanAttributes = { ...options.spanAttributes, "db.client.connection.pool.name": pool }
+  const connect = options.stream
+  if (connect === undefined) return { ...options, spanAttributes }
+  let open = 0
+  instruments.poolConnections(pool, open)
+  const stream = () => {
+    const socket = connect()
+    instruments.poolConnections(pool, ++open)
+    socket.once("close", () => instruments.poolConnections(pool, --open))
+    return socket
+  }
+  return { ...options, spanAttributes, stream }
+})
