@@ -42,11 +42,11 @@
  * process, made on first use from MODEL_* and never closed; its idle
  * threads do not keep the process alive.
  */
-import { Context, Duration, Effect, Layer, Predicate, Scope, Semaphore } from "effect"
-import { MessageChannel } from "node:worker_threads"
+import { Context, Duration, Effect, Layer, Scope, Semaphore } from "effect"
 import { Piscina } from "piscina"
 import { InvalidConfig } from "../../domain/Errors.ts"
 import { DEFAULT_MODEL_ANALYSIS, modelAnalysisConfig, modelAnalysisProblem, type ModelAnalysisSettings } from "../../domain/ModelSettings.ts"
+import { isOutOfMemory, onDemandPool, runWithinBudget } from "../BudgetedPool.ts"
 import type { AnalysisOutcome, AnalysisTask } from "./analysisWorker.ts"
 import type { AnalysisLimits } from "./limits.ts"
 import { type AnalysedGeometry, ModelError } from "./mesh.ts"
@@ -101,9 +101,6 @@ export const IDLE_POOL_TIMEOUT = Duration.seconds(30)
  */
 export const EXTRA_THREAD_IDLE_TIMEOUT = Duration.seconds(2)
 
-/** Node's error for a worker that ran out of its heap. */
-const isOutOfMemory = (error: unknown) => Predicate.hasProperty(error, "code") && error.code === "ERR_WORKER_OUT_OF_MEMORY"
-
 /** The bytes as a view that may be moved to the worker: their own buffer if they fill it, else a copy. */
 const movable = (bytes: Uint8Array): Uint8Array =>
   bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer ? bytes : bytes.slice()
@@ -143,54 +140,14 @@ const makePool = (options: ModelAnalyserOptions, extraThreadIdleTimeout: Duratio
   return pool
 }
 
-/**
- * The pool while files are analysed: made for the first, destroyed
- * `idleTimeout` after the last. The whole pool comes and goes, not
- * each thread (piscina's `minThreads: 0`): piscina replaces a thread it
- * terminates (a budget, an interruption) only up to `minThreads`, and a file
- * queued behind it would then wait for the next one to arrive.
- */
-const onDemandPool = (options: ModelAnalyserOptions, idleTimeout: Duration.Duration, extraThreadIdleTimeout: Duration.Duration) => {
-  let pool: Piscina<AnalysisTask, AnalysisOutcome> | undefined
-  let inFlight = 0
-  let idleTimer: ReturnType<typeof setTimeout> | undefined
-  return {
-    /** The pool for one more file; `release` once it is settled, exactly once. */
-    acquire: () => {
-      clearTimeout(idleTimer)
-      inFlight++
-      pool ??= makePool(options, extraThreadIdleTimeout)
-      return pool
-    },
-    release: () => {
-      if (--inFlight > 0) return
-      // Unref'd: a timer waiting to end idle threads does not keep the process alive.
-      idleTimer = setTimeout(() => {
-        const idle = pool
-        pool = undefined
-        void idle?.destroy()
-      }, Duration.toMillis(idleTimeout)).unref()
-    },
-    threadIds: () => pool?.threads.map((thread) => thread.threadId) ?? [],
-    close: async () => {
-      clearTimeout(idleTimer)
-      const open = pool
-      pool = undefined
-      await open?.destroy()
-    }
-  }
-}
-
 /** A pool and what runs files on it, with fixed options; `close` ends its threads. */
 const makeAnalyser = (
   options: ModelAnalyserOptions,
   idleTimeout: Duration.Duration,
   extraThreadIdleTimeout: Duration.Duration = EXTRA_THREAD_IDLE_TIMEOUT
 ): Analyser => {
-  const pools = onDemandPool(options, idleTimeout, extraThreadIdleTimeout)
+  const pools = onDemandPool(() => makePool(options, extraThreadIdleTimeout), idleTimeout)
   const limits: AnalysisLimits = { maxTriangles: options.maxTriangles, maxUnpackedBytes: options.maxUnpackedBytes }
-  // setTimeout takes at most 2³¹ − 1 ms (24.8 days); more would fire at once.
-  const timeoutMs = Math.min(Duration.toMillis(options.timeout), 2 ** 31 - 1)
   const perApp = perAppOf(options)
   const timedOut = new ModelError({
     type: "ModelAnalysisTimeout",
@@ -201,52 +158,25 @@ const makeAnalyser = (
     reason: `its analysis needed more than ${options.maxMemoryMb} MB of memory (MODEL_ANALYSIS_MAX_MEMORY_MB)`
   })
 
-  /** One file on the pool: the time budget runs from the worker's "started" message; past it the task is aborted, which terminates its thread. */
-  const run = (bytes: Uint8Array, fileName: string | null) =>
-    Effect.callback<AnalysedGeometry, ModelError>((resume, signal) => {
-      const controller = new AbortController()
-      const { port1, port2 } = new MessageChannel()
-      let timer: ReturnType<typeof setTimeout> | undefined
-      let expired = false
-      let settled = false
-      const pool = pools.acquire()
-      const settle = () => {
-        if (!settled) pools.release()
-        settled = true
-        clearTimeout(timer)
-        port1.close()
-      }
-      port1.once("message", () => {
-        // The answer may overtake the "started" message (another port): then there is nothing to time.
-        if (settled) return
-        timer = setTimeout(() => {
-          expired = true
-          controller.abort(new Error("MODEL_ANALYSIS_TIMEOUT"))
-        }, timeoutMs)
-      })
-      const data = movable(bytes)
-      pool.run({ bytes: data, fileName, limits, started: port2 }, {
-        transferList: [port2, data.buffer as ArrayBuffer],
-        signal: controller.signal
-      }).then(
-        (outcome) => {
-          settle()
-          resume(outcome.ok ? Effect.succeed(outcome.geometry) : Effect.fail(new ModelError({ type: outcome.type, reason: outcome.reason })))
-        },
-        (error: unknown) => {
-          settle()
-          if (signal.aborted) return
-          if (expired) return resume(Effect.fail(timedOut))
-          if (isOutOfMemory(error)) return resume(Effect.fail(outOfMemory))
-          resume(Effect.die(error))
+  /** One file on the pool, within the time budget (BudgetedPool.ts); the bytes are moved to its thread. */
+  const run = (bytes: Uint8Array, fileName: string | null) => {
+    const data = movable(bytes)
+    return Effect.flatMap(
+      runWithinBudget(pools, { bytes: data, fileName, limits }, options.timeout, [data.buffer as ArrayBuffer]),
+      (outcome): Effect.Effect<AnalysedGeometry, ModelError> => {
+        switch (outcome._tag) {
+          case "Done":
+            return outcome.result.ok
+              ? Effect.succeed(outcome.result.geometry)
+              : Effect.fail(new ModelError({ type: outcome.result.type, reason: outcome.result.reason }))
+          case "OverBudget":
+            return Effect.fail(timedOut)
+          case "Failed":
+            return isOutOfMemory(outcome.error) ? Effect.fail(outOfMemory) : Effect.die(outcome.error)
         }
-      )
-      // Interrupted (the request went away): the task is dropped from the queue, or its thread terminated.
-      return Effect.sync(() => {
-        settle()
-        controller.abort(new Error("interrupted"))
-      })
-    })
+      }
+    )
+  }
 
   // One semaphore per app with analyses running or waiting, dropped when it has none.
   const apps = new Map<string, { readonly semaphore: Semaphore.Semaphore; users: number }>()
