@@ -15,10 +15,12 @@ import { Duration, Effect, Layer } from "effect"
 import { execFileSync } from "node:child_process"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
+import { threadId } from "node:worker_threads"
 import { modelFetcherLayer } from "../../src/engine/geometry/ModelFetcher.ts"
 import { binaryStl, box } from "../../src/engine/geometry/writers.ts"
 import { prefersPdf } from "../../src/layers/http/QuotePdfHandler.ts"
-import { loadPdfFonts } from "../../src/layers/pdf/PdfFonts.ts"
+import { readPdfFonts } from "../../src/layers/pdf/PdfFonts.ts"
+import { makePdfRenderer, PdfRenderFailed } from "../../src/layers/pdf/PdfRenderer.ts"
 import { formatAmount, renderQuotePdf } from "../../src/layers/pdf/QuotePdf.ts"
 import { ADMIN_TOKEN, backends } from "../support/backends.ts"
 import { FileHost, FileHostLive } from "../support/fileHost.ts"
@@ -92,7 +94,7 @@ describe("Accept: which answers prefer the PDF", () => {
 
 describe("renderQuotePdf", () => {
   plain("prints a line's lead time when it carries one, in a column of its own", async () => {
-    const fonts = await Effect.runPromise(loadPdfFonts)
+    const fonts = await readPdfFonts()
     const line = { description: "Bracket", kind: "part" as const, quantity: 10, unitPrice: 4.2, total: 42 }
     const data = {
       appName: "lead-times",
@@ -114,6 +116,57 @@ describe("renderQuotePdf", () => {
     const without = poppler("quote-pdf-no-lead-times", await renderQuotePdf({ ...data, lines: [line] }, fonts)).text()
     expect(without).not.toContain("Lead time")
   })
+})
+
+/** A quote of `lines` lines, as the handler gives the renderer. */
+const quoteData = (lines: number) => ({
+  appName: "thread",
+  id: "q-thread",
+  number: "Q-000888",
+  state: "sent",
+  createdAt: "2026-11-02T09:00:00.000Z",
+  updatedAt: "2026-11-02T09:00:00.000Z",
+  validUntil: "2026-12-02T09:00:00.000Z",
+  currency: { code: "EUR", minorUnits: 2, exchangeRate: 1, base: "EUR" },
+  total: 42 * lines,
+  ticket: { number: "T-000002", name: "Run" },
+  customer: { name: "Acme", email: "buyer@acme.example" },
+  lines: Array.from({ length: lines }, (_, i) => ({ description: `Part ${i + 1}`, kind: "part" as const, quantity: 10, unitPrice: 4.2, total: 42 }))
+})
+
+describe("the PDF thread", () => {
+  plain("renders the bytes the renderer makes in the calling thread, in a thread of its own that ends once idle", async () => {
+    const data = quoteData(3)
+    const inThisThread = await renderQuotePdf(data, await readPdfFonts())
+    await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const renderer = yield* makePdfRenderer(Duration.millis(400))
+      assert.deepStrictEqual(renderer.threadIds(), [], "no thread before a PDF")
+      const rendered = yield* renderer.render(data)
+      assert.deepStrictEqual(Buffer.from(rendered), Buffer.from(inThisThread))
+      const [thread] = renderer.threadIds()
+      assert.isDefined(thread)
+      assert.notStrictEqual(thread, threadId, "not the test's thread")
+      yield* Effect.sleep(Duration.millis(800))
+      assert.deepStrictEqual(renderer.threadIds(), [], "gone once idle")
+    })))
+  })
+
+  plain("a render over its time budget ends its thread and fails naming the budget; the next PDF renders", async () => {
+    await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      // A one-line quote renders in a fraction of the budget, even on a new thread; eight thousand lines take seconds.
+      const renderer = yield* makePdfRenderer(Duration.seconds(30), Duration.seconds(1))
+      yield* renderer.render(quoteData(1))
+      const [before] = renderer.threadIds()
+      const started = performance.now()
+      const failure = yield* Effect.flip(renderer.render(quoteData(8_000)))
+      assert.instanceOf(failure, PdfRenderFailed)
+      assert.strictEqual(failure.reason, "its rendering took longer than 1s")
+      assert.isBelow(performance.now() - started, 5_000, "ended at its budget, not when done")
+      assert.notInclude(renderer.threadIds(), before, "its thread was ended")
+      const bytes = yield* renderer.render(quoteData(1))
+      assert.strictEqual(Buffer.from(bytes.subarray(0, 5)).toString("latin1"), "%PDF-")
+    })))
+  }, 60_000)
 })
 
 for (const backend of backends) {

@@ -27,7 +27,7 @@ import { PublicContract } from "../../api/PublicApi.ts"
 import type { DownstreamError } from "../../domain/Errors.ts"
 import type { TicketModel, TicketQuote } from "../../domain/resources/orders.ts"
 import type { Downstream } from "../../services/Downstream.ts"
-import { loadPdfFonts } from "../pdf/PdfFonts.ts"
+import { makePdfRenderer } from "../pdf/PdfRenderer.ts"
 import type { QuotePdfData, QuotePdfLine } from "../pdf/QuotePdf.ts"
 import { namesTag, notModified } from "./Conditional.ts"
 import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
@@ -44,12 +44,6 @@ interface ForwardedRequest {
 }
 
 type Handler = (request: ForwardedRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, CurrentCaller>
-
-/**
- * pdf-lib and fontkit (about 2.3 MB of JavaScript, and what they build when
- * loaded) are loaded with the first PDF asked for, not by every instance at start.
- */
-const renderer = () => import("../pdf/QuotePdf.ts").then((module) => module.renderQuotePdf)
 
 type Quote = (typeof TicketQuote)["record"]["Type"]
 type Part = (typeof TicketModel)["record"]["Type"]
@@ -125,10 +119,13 @@ const lineOf = (line: Quote["lines"][number], parts: ReadonlyMap<string, Part>, 
   }
 }
 
-/** The quote's read, with the JSON variant `json` (the forwarded answer) and the PDF rendered here. */
+/**
+ * The quote's read, with the JSON variant `json` (the forwarded answer) and
+ * the PDF rendered here, in the PDF thread (PdfRenderer.ts), which ends with
+ * the scope.
+ */
 export const makeQuoteReadHandler = Effect.fnUntraced(function*(downstream: Downstream["Service"], json: Handler) {
-  // Read on the first PDF, then kept.
-  const fonts = yield* Effect.cached(loadPdfFonts)
+  const renderer = yield* makePdfRenderer()
 
   const partsOf = Effect.fnUntraced(function*(quote: Quote, scope: CallScope) {
     const ids = [...new Set(quote.lines.flatMap((line) => line.ticketModelId === undefined ? [] : [line.ticketModelId]))]
@@ -173,10 +170,10 @@ export const makeQuoteReadHandler = Effect.fnUntraced(function*(downstream: Down
     // The engine answers the quote itself; its PDF is made here.
     if (quote instanceof Uint8Array) return yield* Effect.die(new Error("ticketQuote.get: the engine answered bytes, not the quote"))
     const data = yield* dataOf(quote, scope)
-    const files = yield* fonts
-    const rendered = yield* Effect.tryPromise(() => renderer().then((render) => render(data, files))).pipe(Effect.result)
+    const rendered = yield* Effect.result(renderer.render(data))
     if (rendered._tag === "Failure") {
-      yield* Effect.logError(`The PDF of quote ${quote.number} could not be rendered`, rendered.failure.cause)
+      const { cause, reason } = rendered.failure
+      yield* Effect.logError(`The PDF of quote ${quote.number} could not be rendered: ${reason}`, ...(cause === undefined ? [] : [cause]))
       return renderFailed
     }
     const bytes = rendered.success

@@ -3,9 +3,10 @@
  * `dejavu-fonts-ttf` package (its LICENSE: the Bitstream Vera licence, which
  * allows embedding and redistribution). They cover Latin, Greek and Cyrillic
  * and the currency signs, so names and descriptions print as written; read
- * once, on the first PDF, and kept.
+ * by the PDF thread with its first PDF, and kept (pdfWorker.ts).
+ *
+ * Plain Node, nothing of Effect: the PDF thread loads it as it is.
  */
-import { Effect } from "effect"
 import { readFile } from "node:fs/promises"
 import { createRequire } from "node:module"
 
@@ -21,8 +22,8 @@ const FONT_FILES = {
 
 const resolve = createRequire(import.meta.url).resolve
 
-/** The font files as installed: a missing one is a broken installation, a defect. */
-export const loadPdfFonts: Effect.Effect<PdfFonts> = Effect.promise(async () => {
+/** The font files as installed (a missing one rejects: a broken installation). */
+export const readPdfFonts = async (): Promise<PdfFonts> => {
   const [regular, bold] = await Promise.all([readFile(resolve(FONT_FILES.regular)), readFile(resolve(FONT_FILES.bold))])
   return { regular, bold }
-})
+}
