@@ -18,9 +18,8 @@
  * See bench/README.md.
  */
 import { cpus, loadavg } from "node:os"
-import { parseArgs } from "node:util"
 import { type Measurement, runLoad } from "./load.ts"
-import { positiveNumber, usageError } from "./options.ts"
+import { parseFlags, positiveNumber, usageError } from "./options.ts"
 import { type BenchDatabase, countRows, createBenchDatabase } from "./postgres.ts"
 import { NODE, type Server } from "./servers.ts"
 import { fixed, median, ratioText, renderTable, thousands } from "./stats.ts"
@@ -40,23 +39,13 @@ import {
 
 const USAGE = `usage: node bench/auth-read.ts [--storage postgres|pglite|both] [--connections N] [--duration S] [--rounds N] [--warmup S]`
 
-const { values: flags } = parseArgs({
-  options: {
-    storage: { type: "string", default: "postgres" },
-    connections: { type: "string", default: "32" },
-    duration: { type: "string", default: "8" },
-    rounds: { type: "string", default: "3" },
-    warmup: { type: "string", default: "2" },
-    help: { type: "boolean", short: "h", default: false }
-  },
-  strict: true,
-  allowPositionals: false
-})
-
-if (flags.help) {
-  console.log(USAGE)
-  process.exit(0)
-}
+const flags = parseFlags({
+  storage: { type: "string", default: "postgres" },
+  connections: { type: "string", default: "32" },
+  duration: { type: "string", default: "8" },
+  rounds: { type: "string", default: "3" },
+  warmup: { type: "string", default: "2" }
+}, USAGE)
 
 const STORAGES: Record<string, ReadonlyArray<Storage>> = {
   postgres: ["postgres"],

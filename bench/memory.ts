@@ -42,12 +42,11 @@
 import { createWriteStream, mkdirSync, readFileSync } from "node:fs"
 import { loadavg } from "node:os"
 import * as Path from "node:path"
-import { parseArgs } from "node:util"
 import { type AllocationSummary, sampleAllocations } from "./allocation-profile.ts"
 import { summarizeSnapshot } from "./heap-snapshot.ts"
 import { connectInspector, type Inspector, inspectorUrls } from "./inspector.ts"
 import { type Measurement, type RequestSpec, runLoad } from "./load.ts"
-import { listOf, positiveNumber, usageError } from "./options.ts"
+import { listOf, parseFlags, positiveNumber, usageError } from "./options.ts"
 import { type BenchDatabase, createBenchDatabase } from "./postgres.ts"
 import { buildScenarios, checkScenario, type PreparedService, prepareService, type Target } from "./scenarios.ts"
 import { freePort, processTree, readStatusMiB, resetPeakRss, type Server, startServer } from "./servers.ts"
@@ -58,29 +57,20 @@ const SCENARIOS = ["read", "mcp", "part"] as const
 const USAGE = "usage: node bench/memory.ts [--storage postgres|pglite] [--scenarios read,mcp,part] [--connections 32] " +
   "[--seconds 15] [--warmup 3] [--idle 10] [--inspect] [--snapshot] [--allocations] [--promoted] [--node-option <flag>]... [--env NAME=value]..."
 
-const { values: flags } = parseArgs({
-  options: {
-    storage: { type: "string", default: "postgres" },
-    scenarios: { type: "string", default: SCENARIOS.join(",") },
-    connections: { type: "string", default: "32" },
-    seconds: { type: "string", default: "15" },
-    warmup: { type: "string", default: "3" },
-    idle: { type: "string", default: "10" },
-    inspect: { type: "boolean", default: false },
-    snapshot: { type: "boolean", default: false },
-    allocations: { type: "boolean", default: false },
-    promoted: { type: "boolean", default: false },
-    "node-option": { type: "string", multiple: true, default: [] },
-    env: { type: "string", multiple: true, default: [] },
-    help: { type: "boolean", short: "h", default: false }
-  },
-  strict: true,
-  allowPositionals: false
-})
-if (flags.help) {
-  console.log(USAGE)
-  process.exit(0)
-}
+const flags = parseFlags({
+  storage: { type: "string", default: "postgres" },
+  scenarios: { type: "string", default: SCENARIOS.join(",") },
+  connections: { type: "string", default: "32" },
+  seconds: { type: "string", default: "15" },
+  warmup: { type: "string", default: "3" },
+  idle: { type: "string", default: "10" },
+  inspect: { type: "boolean", default: false },
+  snapshot: { type: "boolean", default: false },
+  allocations: { type: "boolean", default: false },
+  promoted: { type: "boolean", default: false },
+  "node-option": { type: "string", multiple: true, default: [] },
+  env: { type: "string", multiple: true, default: [] }
+}, USAGE)
 if (flags.storage !== "postgres" && flags.storage !== "pglite") usageError("--storage must be postgres or pglite", USAGE)
 const storage = flags.storage as Storage
 const scenarioIds = listOf("scenarios", flags.scenarios, SCENARIOS, USAGE)

@@ -1,4 +1,5 @@
 /** Command-line values of the benchmarks: a bad one prints the usage and exits with 2. */
+import { parseArgs, type ParseArgsOptionsConfig } from "node:util"
 
 export const usageError = (message: string, usage: string): never => {
   console.error(`${message}\n${usage}`)
@@ -21,4 +22,32 @@ export const listOf = <A extends string>(name: string, text: string, allowed: Re
     usageError(`--${name}: ${unknown.length > 0 ? `unknown ${unknown.join(", ")}` : "empty"} (one or more of ${allowed.join(",")})`, usage)
   }
   return items as Array<A>
+}
+
+const HELP = { help: { type: "boolean", short: "h", default: false } } as const
+
+/**
+ * The command line parsed against `options`, strictly and without
+ * positionals; `-h`/`--help` prints `usage` and exits 0, anything unknown
+ * prints what and the usage, and exits 2.
+ */
+export const parseFlags = <const O extends ParseArgsOptionsConfig>(options: O, usage: string) => {
+  const parse = () =>
+    parseArgs<{ options: O & typeof HELP; strict: true; allowPositionals: false }>({
+      options: { ...options, ...HELP },
+      strict: true,
+      allowPositionals: false
+    })
+  let parsed: ReturnType<typeof parse>
+  try {
+    parsed = parse()
+  } catch (error) {
+    return usageError(error instanceof Error ? error.message : String(error), usage)
+  }
+  const { values } = parsed
+  if ((values as { readonly help?: boolean }).help === true) {
+    console.log(usage)
+    process.exit(0)
+  }
+  return values
 }

@@ -16,31 +16,21 @@
 import { Duration, Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import { monitorEventLoopDelay } from "node:perf_hooks"
-import { parseArgs } from "node:util"
 import { readPdfFonts } from "../src/layers/pdf/PdfFonts.ts"
 import { makePdfRenderer } from "../src/layers/pdf/PdfRenderer.ts"
 import { type QuotePdfData, renderQuotePdf } from "../src/layers/pdf/QuotePdf.ts"
-import { positiveNumber, usageError } from "./options.ts"
+import { parseFlags, positiveNumber, usageError } from "./options.ts"
 import { NODE, REPO_ROOT } from "./servers.ts"
 import { fixed, renderTable } from "./stats.ts"
 import { START_ENV, START_NODE_OPTIONS } from "./targets.ts"
 
 const USAGE = "usage: node bench/quote-pdf.ts [--pdfs 20] [--lines 5,60]"
-const { values: flags } = parseArgs({
-  options: {
-    pdfs: { type: "string", default: "20" },
-    lines: { type: "string", default: "5,60" },
-    /** Internal: the mode a child process measures, printing its row as JSON. */
-    mode: { type: "string" },
-    help: { type: "boolean", short: "h", default: false }
-  },
-  strict: true,
-  allowPositionals: false
-})
-if (flags.help) {
-  console.log(USAGE)
-  process.exit(0)
-}
+const flags = parseFlags({
+  pdfs: { type: "string", default: "20" },
+  lines: { type: "string", default: "5,60" },
+  /** Internal: the mode a child process measures, printing its row as JSON. */
+  mode: { type: "string" }
+}, USAGE)
 const pdfs = positiveNumber("pdfs", flags.pdfs, true, USAGE)
 const lineCounts = flags.lines.split(",").map((text) => positiveNumber("lines", text.trim(), true, USAGE))
 

@@ -17,9 +17,8 @@
  */
 import { cpus, loadavg } from "node:os"
 import * as Path from "node:path"
-import { parseArgs } from "node:util"
 import { runLoad } from "./load.ts"
-import { listOf, positiveNumber, usageError } from "./options.ts"
+import { listOf, parseFlags, positiveNumber, usageError } from "./options.ts"
 import { type BenchDatabase, countRows, createBenchDatabase } from "./postgres.ts"
 import { buildScenarios, checkScenario, prepareService, RATE_LIMIT_ON, type Scenario, SCENARIO_IDS, type SuiteTargets } from "./scenarios.ts"
 import { freePort, memoryByProcess, NODE, type Server, startServer } from "./servers.ts"
@@ -33,24 +32,15 @@ import { BenchmarkInvalid, cleanupOnExit, startBaselines, startService, type Sto
 const USAGE = "usage: node bench/suite.ts [--duration S] [--warmup S] [--rounds N] [--connections 1,32,256] " +
   `[--scenarios ${SCENARIO_IDS.join(",")}] [--storage postgres|pglite] [--profile]`
 
-const { values: flags } = parseArgs({
-  options: {
-    duration: { type: "string", default: "4" },
-    warmup: { type: "string", default: "1" },
-    rounds: { type: "string", default: "2" },
-    connections: { type: "string", default: "1,32,256" },
-    scenarios: { type: "string", default: SCENARIO_IDS.join(",") },
-    storage: { type: "string", default: "postgres" },
-    profile: { type: "boolean", default: false },
-    help: { type: "boolean", short: "h", default: false }
-  },
-  strict: true,
-  allowPositionals: false
-})
-if (flags.help) {
-  console.log(USAGE)
-  process.exit(0)
-}
+const flags = parseFlags({
+  duration: { type: "string", default: "4" },
+  warmup: { type: "string", default: "1" },
+  rounds: { type: "string", default: "2" },
+  connections: { type: "string", default: "1,32,256" },
+  scenarios: { type: "string", default: SCENARIO_IDS.join(",") },
+  storage: { type: "string", default: "postgres" },
+  profile: { type: "boolean", default: false }
+}, USAGE)
 const duration = positiveNumber("duration", flags.duration, false, USAGE)
 const warmup = positiveNumber("warmup", flags.warmup, false, USAGE)
 const rounds = positiveNumber("rounds", flags.rounds, true, USAGE)
