@@ -1,7 +1,7 @@
 /**
  * The suite's targets that are not ratios of req/s (issue 19), read off one
  * run: the authenticated read's p99 at 32 connections against the pg
- * peer's, the service's peak resident memory over the suite (its server and,
+ * peer's (on PostgreSQL), the service's peak resident memory over the suite (its server and,
  * on PGlite, its database process), and its start-up high-water mark.
  */
 import { fixed, thousands } from "./stats.ts"
@@ -41,10 +41,13 @@ export const checkGoals = (
   const service = at("service")
   const peer = at("peer")
   if (service !== undefined && peer !== undefined) {
+    // A goal on PostgreSQL, the peer's own storage; on PGlite the figure is shown without a verdict.
     goals.push({
-      label: `p99 of the read at ${P99_CONNECTIONS} connections, at most the pg peer's`,
+      label: storage === "postgres"
+        ? `p99 of the read at ${P99_CONNECTIONS} connections, at most the pg peer's`
+        : `p99 of the read at ${P99_CONNECTIONS} connections on ${storage} (the pg peer on PostgreSQL)`,
       measured: `${fixed(service.p99Ms, 2)} ms against ${fixed(peer.p99Ms, 2)} ms`,
-      met: service.p99Ms <= peer.p99Ms
+      met: storage === "postgres" ? service.p99Ms <= peer.p99Ms : null
     })
   }
   const peaks = serviceRows.flatMap((row) => row.peakRssMiB === null ? [] : [row.peakRssMiB])
