@@ -104,8 +104,8 @@ export const MODEL_ANALYSIS_SETTINGS = {
     ...integer({ min: 1, max: 256 }),
     default: DEFAULT_MODEL_ANALYSIS.workers,
     defaultText: "2",
-    meaning: "the most worker threads that parse and measure model files at once (never the request loop; started as files " +
-      "need them); one app uses at most half of them (rounded up) at once, its further files wait for its own turn"
+    meaning: "worker threads that parse and measure model files (never the request loop); one app uses at most half of them " +
+      "(rounded up) at once, its further files wait for its own turn"
   }),
   timeout: setting("MODEL_ANALYSIS_TIMEOUT", {
     ...duration({ min: Duration.millis(1) }),

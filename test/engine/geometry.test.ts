@@ -526,39 +526,19 @@ describe("the model analyser (worker threads)", () => {
       assert.include(error.reason, "no facets")
     })))
 
-  it.live("one thread for files one at a time, another only beside a busy one; the extra ends after its idle timeout, the pool after its own", () =>
+  it.live("starts its threads for the first file and ends them once no file has come for the idle timeout", () =>
     Effect.scoped(Effect.gen(function*() {
-      const analyser = yield* makeModelAnalyser(
-        { ...defaultAnalyserOptions, workers: 2, timeout: Duration.seconds(30) },
-        Duration.millis(1500),
-        Duration.millis(300)
-      )
-      /** Waits (up to 10 s: threads start slowly on a busy machine) until the pool has `count` threads. */
-      const threads = (count: number, why: string) =>
-        Effect.gen(function*() {
-          for (let waited = 0; analyser.threadIds().length !== count && waited < 10_000; waited += 50) yield* Effect.sleep(Duration.millis(50))
-          assert.lengthOf(analyser.threadIds(), count, why)
-        })
+      const analyser = yield* makeModelAnalyser({ ...defaultAnalyserOptions, workers: 2 }, Duration.millis(300))
       assert.deepStrictEqual(analyser.threadIds(), [], "no thread before a file")
       assert.strictEqual((yield* analyser.analyse(cubeStl(), "first.stl", "app")).volume, 1000)
-      // The pool starts a second thread while its first is not yet ready; it ends like any extra one.
-      yield* threads(1, "one thread once the extra one idled out")
-      const one = analyser.threadIds()
-      for (const name of ["second.stl", "third.stl", "fourth.stl"]) {
-        assert.strictEqual((yield* analyser.analyse(cubeStl(), name, "app")).volume, 1000)
-      }
-      assert.deepStrictEqual(analyser.threadIds(), one, "files one after another keep to the one thread")
-
-      const slow = yield* Effect.forkChild(analyser.analyse(slowModel(), "slow.3mf", "a"))
+      assert.lengthOf(analyser.threadIds(), 2)
       yield* Effect.sleep(Duration.millis(100))
-      assert.strictEqual((yield* analyser.analyse(cubeStl(), "beside.stl", "b")).volume, 1000, "a file beside a busy thread")
-      assert.lengthOf(analyser.threadIds(), 2, "got a thread of its own")
-      // The slow file's caller gone: its thread is ended, the other one stays as the pool's one thread.
-      yield* Fiber.interrupt(slow)
-      yield* threads(1, "the busy one ended, the other kept")
-
-      yield* threads(0, "gone once idle")
-      assert.strictEqual((yield* analyser.analyse(cubeStl(), "after.stl", "app")).volume, 1000, "a file after a quiet spell starts one again")
+      assert.strictEqual((yield* analyser.analyse(cubeStl(), "second.stl", "app")).volume, 1000)
+      yield* Effect.sleep(Duration.millis(200))
+      assert.lengthOf(analyser.threadIds(), 2, "a file within the timeout keeps them")
+      yield* Effect.sleep(Duration.millis(400))
+      assert.deepStrictEqual(analyser.threadIds(), [], "gone once idle")
+      assert.strictEqual((yield* analyser.analyse(cubeStl(), "after.stl", "app")).volume, 1000, "a file after a quiet spell starts them again")
     })))
 
   it.live("over the time budget the thread is terminated and replaced; the next file is analysed", () =>

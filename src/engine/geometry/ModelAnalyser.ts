@@ -19,14 +19,13 @@
  *   produced (limits.ts, zip.ts, threeMf.ts);
  * - threads: MODEL_ANALYSIS_WORKERS (2); one app runs at most half of them
  *   (rounded up) at once, its further files waiting for its own turn, so
- *   one app cannot hold every thread while the others wait. One thread
- *   starts when a file needs it, and another only when a file finds every
- *   running thread busy; a thread beyond the first ends once it has had no
- *   file for EXTRA_THREAD_IDLE_TIMEOUT, and the first IDLE_POOL_TIMEOUT
- *   after the last file: an idle service holds none of their memory (13–20
- *   MiB each), one that analyses a file at a time holds one thread, and
- *   the first file after a quiet spell waits for its thread to start
- *   (docs/geometry.md).
+ *   one app cannot hold every thread while the others wait. The threads
+ *   start when a file needs them and end IDLE_POOL_TIMEOUT after the last
+ *   file (BudgetedPool.ts): an idle service holds none of their memory
+ *   (13–20 MiB each), and the first file after a quiet spell waits for
+ *   its thread to start (docs/geometry.md). They all start together, so a
+ *   second file never waits for a thread to start, nor runs on a thread
+ *   whose code is still cold.
  *
  * Exceeding a budget is a ModelError whose `type` names it
  * (ModelAnalysisTimeout, ModelAnalysisOutOfMemory, ModelTooComplex,
@@ -84,22 +83,11 @@ export const perAppOf = (options: ModelAnalyserOptions) => Math.max(1, options.p
 const WORKER = new URL("./analysisWorker.ts", import.meta.url)
 
 /**
- * The pool's last thread ends when no file has been analysed for this long. Long enough
+ * The threads end when no file has been analysed for this long. Long enough
  * that a burst of parts keeps them; short enough that a service whose callers
  * send no models gives their memory back soon after the last one.
  */
 export const IDLE_POOL_TIMEOUT = Duration.seconds(30)
-
-/**
- * A thread beyond the first ends when it has had no file for this long. A
- * thread starts in about a tenth of a second (`npm run bench:geometry`, a
- * small file on a new thread against a warm one), at low priority, so even
- * a pool that grows and shrinks back every few seconds spends little on it,
- * while an idle extra thread holds its memory (13–20 MiB) for nothing:
- * the threads follow the files analysed at once, not the busiest moment of
- * the last half-minute.
- */
-export const EXTRA_THREAD_IDLE_TIMEOUT = Duration.seconds(2)
 
 /** The bytes as a view that may be moved to the worker: their own buffer if they fill it, else a copy. */
 const movable = (bytes: Uint8Array): Uint8Array =>
@@ -118,19 +106,13 @@ interface Analyser extends ModelAnalyserShape {
  */
 const ANALYSIS_YOUNG_GENERATION_MB = 4
 
-/**
- * A piscina pool of up to `workers` threads: one started with it and always
- * kept (a terminated one is replaced), the others started when a file finds
- * every thread busy and ended after `extraThreadIdleTimeout` without a file.
- * Piscina gives a file to the first idle thread, so files that come one at a
- * time keep to one thread and the others end.
- */
-const makePool = (options: ModelAnalyserOptions, extraThreadIdleTimeout: Duration.Duration) => {
+/** A piscina pool of `workers` threads, all started with it; a terminated thread is replaced. */
+const makePool = (options: ModelAnalyserOptions) => {
   const pool = new Piscina<AnalysisTask, AnalysisOutcome>({
     filename: WORKER.href,
-    minThreads: 1,
+    minThreads: options.workers,
     maxThreads: options.workers,
-    idleTimeout: Duration.toMillis(extraThreadIdleTimeout),
+    idleTimeout: Infinity,
     resourceLimits: { maxOldGenerationSizeMb: options.maxMemoryMb, maxYoungGenerationSizeMb: ANALYSIS_YOUNG_GENERATION_MB, stackSizeMb: 4 },
     // Below the request loop's priority (Linux sets it per thread; ignored where unsupported).
     niceIncrement: 10
@@ -141,12 +123,8 @@ const makePool = (options: ModelAnalyserOptions, extraThreadIdleTimeout: Duratio
 }
 
 /** A pool and what runs files on it, with fixed options; `close` ends its threads. */
-const makeAnalyser = (
-  options: ModelAnalyserOptions,
-  idleTimeout: Duration.Duration,
-  extraThreadIdleTimeout: Duration.Duration = EXTRA_THREAD_IDLE_TIMEOUT
-): Analyser => {
-  const pools = onDemandPool(() => makePool(options, extraThreadIdleTimeout), idleTimeout)
+const makeAnalyser = (options: ModelAnalyserOptions, idleTimeout: Duration.Duration): Analyser => {
+  const pools = onDemandPool(() => makePool(options), idleTimeout)
   const limits: AnalysisLimits = { maxTriangles: options.maxTriangles, maxUnpackedBytes: options.maxUnpackedBytes }
   const perApp = perAppOf(options)
   const timedOut = new ModelError({
@@ -207,18 +185,13 @@ const makeAnalyser = (
   }
 }
 
-/**
- * An analyser with fixed options, its pool closed with the scope; its
- * threads end after `idleTimeout` without a file, a thread beyond the first
- * after `extraThreadIdleTimeout` without one.
- */
+/** An analyser with fixed options, its pool closed with the scope; its threads end after `idleTimeout` without a file. */
 export const makeModelAnalyser = (
   options: ModelAnalyserOptions,
-  idleTimeout: Duration.Duration = IDLE_POOL_TIMEOUT,
-  extraThreadIdleTimeout: Duration.Duration = EXTRA_THREAD_IDLE_TIMEOUT
+  idleTimeout: Duration.Duration = IDLE_POOL_TIMEOUT
 ): Effect.Effect<ModelAnalyserShape, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.sync(() => makeAnalyser(options, idleTimeout, extraThreadIdleTimeout)),
+    Effect.sync(() => makeAnalyser(options, idleTimeout)),
     (analyser) => Effect.promise(() => analyser.close())
   )
 
