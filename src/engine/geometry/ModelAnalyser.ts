@@ -24,8 +24,7 @@
  *   file (BudgetedPool.ts): an idle service holds none of their memory
  *   (13–20 MiB each), and the first file after a quiet spell waits for
  *   its thread to start (docs/geometry.md). They all start together, so a
- *   second file never waits for a thread to start, nor runs on a thread
- *   whose code is still cold.
+ *   file that comes while another is analysed does not wait for one.
  *
  * Exceeding a budget is a ModelError whose `type` names it
  * (ModelAnalysisTimeout, ModelAnalysisOutOfMemory, ModelTooComplex,
