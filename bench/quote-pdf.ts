@@ -59,7 +59,7 @@ const measure = (mode: Mode) =>
   Effect.scoped(Effect.gen(function*() {
     const fonts = yield* Effect.promise(() => readPdfFonts())
     const renderer = yield* makePdfRenderer(Duration.minutes(1))
-    const render = (data: QuotePdfData) => mode === "loop" ? Effect.promise(() => renderQuotePdf(data, fonts)) : renderer.render(data)
+    const render = (data: QuotePdfData) => mode === "loop" ? Effect.promise(() => renderQuotePdf(data, fonts)) : renderer.render(data, "bench")
     yield* render(quote(lineCounts[0]!))
     const warm = residentMiB()
     const delay = monitorEventLoopDelay({ resolution: 1 })

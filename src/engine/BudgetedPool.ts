@@ -15,8 +15,10 @@
  *   not count); past it the task is aborted, which terminates its thread.
  * - An interrupted caller (its request gone) drops the task from the queue,
  *   or terminates the thread running it.
+ * - `perAppLimit` keeps one app's burst from filling the pool's queue ahead
+ *   of the other apps' tasks.
  */
-import { Duration, Effect, Predicate } from "effect"
+import { Duration, Effect, Predicate, Semaphore } from "effect"
 import { MessageChannel, type MessagePort } from "node:worker_threads"
 import type { Piscina } from "piscina"
 
@@ -128,3 +130,29 @@ export const runWithinBudget = <Task extends BudgetedTask, Result>(
       controller.abort(new Error("interrupted"))
     })
   })
+
+/**
+ * At most `perApp` tasks of one app at once (running, or queued for a
+ * thread); the app's further tasks wait, in order, for one of its own to
+ * settle. So a burst of one app holds at most `perApp` places ahead of
+ * another app's task, and apps take turns on a busy pool. The semaphore of
+ * an app is dropped once it has no task.
+ */
+export const perAppLimit = (perApp: number) => {
+  const apps = new Map<string, { readonly semaphore: Semaphore.Semaphore; users: number }>()
+  return <A, E, R>(appId: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.suspend(() => {
+      let slot = apps.get(appId)
+      if (slot === undefined) {
+        slot = { semaphore: Semaphore.makeUnsafe(perApp), users: 0 }
+        apps.set(appId, slot)
+      }
+      const entry = slot
+      entry.users++
+      return entry.semaphore.withPermits(1)(effect).pipe(
+        Effect.ensuring(Effect.sync(() => {
+          if (--entry.users === 0) apps.delete(appId)
+        }))
+      )
+    })
+}

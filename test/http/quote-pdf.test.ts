@@ -141,7 +141,7 @@ describe("the PDF thread", () => {
     await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       const renderer = yield* makePdfRenderer(Duration.millis(400))
       assert.deepStrictEqual(renderer.threadIds(), [], "no thread before a PDF")
-      const rendered = yield* renderer.render(data)
+      const rendered = yield* renderer.render(data, "app-a")
       assert.deepStrictEqual(Buffer.from(rendered), Buffer.from(inThisThread))
       const [thread] = renderer.threadIds()
       assert.isDefined(thread)
@@ -156,14 +156,27 @@ describe("the PDF thread", () => {
     await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       // No PDF renders in a millisecond: every render here runs out of its budget.
       const renderer = yield* makePdfRenderer(Duration.seconds(30), Duration.millis(1))
-      const first = yield* Effect.flip(renderer.render(quoteData(1)))
+      const first = yield* Effect.flip(renderer.render(quoteData(1), "app-a"))
       assert.instanceOf(first, PdfRenderFailed)
       assert.strictEqual(first.reason, "its rendering took longer than 1ms")
       // The thread that ran it was ended, and another started in its place: the next render runs there, and ends it too.
       const running = renderer.threadIds()
       assert.lengthOf(running, 1)
-      assert.strictEqual((yield* Effect.flip(renderer.render(quoteData(1)))).reason, "its rendering took longer than 1ms")
+      assert.strictEqual((yield* Effect.flip(renderer.render(quoteData(1), "app-a"))).reason, "its rendering took longer than 1ms")
       assert.notInclude(renderer.threadIds(), running[0])
+    })))
+  }, 60_000)
+
+  plain("apps take turns: a burst of one app's PDFs holds one place ahead of another app's PDF", async () => {
+    await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const renderer = yield* makePdfRenderer(Duration.seconds(30))
+      const finished: Array<string> = []
+      const render = (appId: string, name: string) => Effect.tap(renderer.render(quoteData(40), appId), () => Effect.sync(() => finished.push(name)))
+      // Four PDFs of app A asked for at once, then one of app B: B waits for A's first only.
+      yield* Effect.all([render("app-a", "a1"), render("app-a", "a2"), render("app-a", "a3"), render("app-a", "a4"), render("app-b", "b1")], {
+        concurrency: "unbounded"
+      })
+      assert.deepStrictEqual(finished, ["a1", "b1", "a2", "a3", "a4"])
     })))
   }, 60_000)
 })

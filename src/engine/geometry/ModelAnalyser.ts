@@ -40,11 +40,11 @@
  * process, made on first use from MODEL_* and never closed; its idle
  * threads do not keep the process alive.
  */
-import { Context, Duration, Effect, Layer, Scope, Semaphore } from "effect"
+import { Context, Duration, Effect, Layer, Scope } from "effect"
 import { Piscina } from "piscina"
 import { InvalidConfig } from "../../domain/Errors.ts"
 import { DEFAULT_MODEL_ANALYSIS, modelAnalysisConfig, modelAnalysisProblem, type ModelAnalysisSettings } from "../../domain/ModelSettings.ts"
-import { isOutOfMemory, onDemandPool, runWithinBudget } from "../BudgetedPool.ts"
+import { isOutOfMemory, onDemandPool, perAppLimit, runWithinBudget } from "../BudgetedPool.ts"
 import type { AnalysisOutcome, AnalysisTask } from "./analysisWorker.ts"
 import type { AnalysisLimits } from "./limits.ts"
 import { type AnalysedGeometry, ModelError } from "./mesh.ts"
@@ -155,23 +155,7 @@ const makeAnalyser = (options: ModelAnalyserOptions, idleTimeout: Duration.Durat
     )
   }
 
-  // One semaphore per app with analyses running or waiting, dropped when it has none.
-  const apps = new Map<string, { readonly semaphore: Semaphore.Semaphore; users: number }>()
-  const forApp = <A, E>(appId: string, effect: Effect.Effect<A, E>) =>
-    Effect.suspend(() => {
-      let slot = apps.get(appId)
-      if (slot === undefined) {
-        slot = { semaphore: Semaphore.makeUnsafe(perApp), users: 0 }
-        apps.set(appId, slot)
-      }
-      const entry = slot
-      entry.users++
-      return entry.semaphore.withPermits(1)(effect).pipe(
-        Effect.ensuring(Effect.sync(() => {
-          if (--entry.users === 0) apps.delete(appId)
-        }))
-      )
-    })
+  const forApp = perAppLimit(perApp)
 
   return {
     analyse: (bytes, fileName, appId) =>

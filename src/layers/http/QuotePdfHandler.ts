@@ -170,7 +170,7 @@ export const makeQuoteReadHandler = Effect.fnUntraced(function*(downstream: Down
     // The engine answers the quote itself; its PDF is made here.
     if (quote instanceof Uint8Array) return yield* Effect.die(new Error("ticketQuote.get: the engine answered bytes, not the quote"))
     const data = yield* dataOf(quote, scope)
-    const rendered = yield* Effect.result(renderer.render(data))
+    const rendered = yield* Effect.result(renderer.render(data, scope.appId))
     if (rendered._tag === "Failure") {
       const { cause, reason } = rendered.failure
       yield* Effect.logError(`The PDF of quote ${quote.number} could not be rendered: ${reason}`, ...(cause === undefined ? [] : [cause]))

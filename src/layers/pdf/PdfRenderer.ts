@@ -11,6 +11,9 @@
  *   the last (BudgetedPool.ts): the thread with pdf-lib, fontkit and the
  *   fonts (50–60 MiB resident once it has rendered) is held only while PDFs
  *   are asked for, and nothing of it by the request loop.
+ * - One PDF of an app at a time (PDFS_PER_APP): an app's burst waits behind
+ *   its own PDFs, so another app's PDF waits for one render at most before
+ *   its turn, not for the whole burst.
  * - Each render has PDF_RENDER_TIMEOUT of running time (not counting its
  *   wait for the thread) and PDF_MAX_MEMORY_MB of JavaScript heap; past
  *   either, the thread is ended (another starts for the next PDF) and the
@@ -18,7 +21,7 @@
  */
 import { Data, Duration, Effect, type Scope } from "effect"
 import { Piscina } from "piscina"
-import { isOutOfMemory, onDemandPool, runWithinBudget } from "../../engine/BudgetedPool.ts"
+import { isOutOfMemory, onDemandPool, perAppLimit, runWithinBudget } from "../../engine/BudgetedPool.ts"
 import type { PdfTask } from "./pdfWorker.ts"
 import type { QuotePdfData } from "./QuotePdf.ts"
 
@@ -35,11 +38,15 @@ const PDF_MAX_MEMORY_MB = 256
 /** The thread ends this long after the last PDF, as the model analysis threads do. */
 const PDF_IDLE_TIMEOUT = Duration.seconds(30)
 
+/** PDFs of one app rendering or queued for the thread at once; its others wait their turn behind other apps' PDFs. */
+const PDFS_PER_APP = 1
+
 /** Why a PDF was not rendered: for the log, never the response. */
 export class PdfRenderFailed extends Data.TaggedError("PdfRenderFailed")<{ readonly reason: string; readonly cause?: unknown }> {}
 
 export interface PdfRenderer {
-  readonly render: (data: QuotePdfData) => Effect.Effect<Uint8Array, PdfRenderFailed>
+  /** The PDF of `data`, rendered in its turn among the PDFs of `appId` (PDFS_PER_APP). */
+  readonly render: (data: QuotePdfData, appId: string) => Effect.Effect<Uint8Array, PdfRenderFailed>
   /** The ids of the PDF thread (diagnostics and tests). */
   readonly threadIds: () => ReadonlyArray<number>
 }
@@ -65,22 +72,25 @@ export const makePdfRenderer = (
 ): Effect.Effect<PdfRenderer, never, Scope.Scope> =>
   Effect.map(
     Effect.acquireRelease(Effect.sync(() => onDemandPool(makePool, idleTimeout)), (pools) => Effect.promise(() => pools.close())),
-    (pools) => ({
-      render: (data) =>
-        Effect.flatMap(runWithinBudget(pools, { data }, budget), (outcome) => {
-          switch (outcome._tag) {
-            case "Done":
-              return Effect.succeed(outcome.result)
-            case "OverBudget":
-              return Effect.fail(new PdfRenderFailed({ reason: `its rendering took longer than ${Duration.format(budget)}` }))
-            case "Failed":
-              return Effect.fail(
-                isOutOfMemory(outcome.error)
-                  ? new PdfRenderFailed({ reason: `its rendering needed more than ${PDF_MAX_MEMORY_MB} MB of memory` })
-                  : new PdfRenderFailed({ reason: "its thread failed", cause: outcome.error })
-              )
-          }
-        }),
-      threadIds: pools.threadIds
-    })
+    (pools) => {
+      const forApp = perAppLimit(PDFS_PER_APP)
+      return {
+        render: (data, appId) =>
+          Effect.flatMap(forApp(appId, runWithinBudget(pools, { data }, budget)), (outcome) => {
+            switch (outcome._tag) {
+              case "Done":
+                return Effect.succeed(outcome.result)
+              case "OverBudget":
+                return Effect.fail(new PdfRenderFailed({ reason: `its rendering took longer than ${Duration.format(budget)}` }))
+              case "Failed":
+                return Effect.fail(
+                  isOutOfMemory(outcome.error)
+                    ? new PdfRenderFailed({ reason: `its rendering needed more than ${PDF_MAX_MEMORY_MB} MB of memory` })
+                    : new PdfRenderFailed({ reason: "its thread failed", cause: outcome.error })
+                )
+            }
+          }),
+        threadIds: pools.threadIds
+      }
+    }
   )
