@@ -16,6 +16,7 @@ import { SqlClient } from "effect/sql"
 import { hash, randomBytes, timingSafeEqual } from "node:crypto"
 import { NotFound } from "../domain/Errors.ts"
 import { type IpRange, isAllowed, parseIpRange } from "../domain/IpAllowList.ts"
+import { setRecent } from "../domain/RecentMap.ts"
 import { SECRET_VALUE_PATTERN, type SecretIssued, type SecretView } from "../domain/Secret.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { AuthenticationFailed, SecretStore } from "../services/SecretStore.ts"
@@ -120,11 +121,7 @@ export const SecretStoreSql = Layer.effect(
     const config = yield* AppConfig
     const known = new Map<string, KnownSecret>()
 
-    const remember = (secret: KnownSecret) => {
-      known.delete(secret.id)
-      known.set(secret.id, secret)
-      if (known.size > MAX_REMEMBERED) known.delete(known.keys().next().value!)
-    }
+    const remember = (secret: KnownSecret) => setRecent(known, secret.id, secret, MAX_REMEMBERED)
 
     /** Exactly one row, found or the decoy: the same statement, rows and decoding whether the id exists or not. */
     const authLookup = (id: string) =>

@@ -24,6 +24,7 @@
  */
 import { Effect, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
+import { setRecent } from "../../domain/RecentMap.ts"
 import { scoreOf, type ShapeGeometry, shapeSignature, SIGNATURE_LENGTH, signatureDistance } from "./shapeSignature.ts"
 
 /** Apps whose index stays in memory per database (about 15 MB per 100,000 parts each). */
@@ -150,11 +151,8 @@ const appShapes = (sql: SqlClient.SqlClient, appId: string): AppShapes => {
     apps = new Map()
     indexes.set(sql, apps)
   }
-  let shapes = apps.get(appId)
-  if (shapes === undefined) shapes = new AppShapes()
-  else apps.delete(appId)
-  apps.set(appId, shapes)
-  if (apps.size > MAX_APPS) apps.delete(apps.keys().next().value!)
+  const shapes = apps.get(appId) ?? new AppShapes()
+  setRecent(apps, appId, shapes, MAX_APPS)
   return shapes
 }
 

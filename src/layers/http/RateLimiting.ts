@@ -31,6 +31,7 @@ import type { HttpServerResponse } from "effect/http"
 import { RateLimiter } from "effect/persistence"
 import { TooManyRequests } from "../../domain/Errors.ts"
 import type { RateLimitPolicy } from "../../domain/RateLimit.ts"
+import { setRecent } from "../../domain/RecentMap.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { AppRateLimits } from "../../services/AppRateLimits.ts"
 import { Instruments } from "../telemetry/Instruments.ts"
@@ -39,7 +40,7 @@ import { makeRateLimiterStore, type StoreEvents } from "./RateLimitStore.ts"
 
 /** How long an app's budget is used before storage is asked again: the delay of an override elsewhere. */
 export const POLICY_TTL_MS = 5_000
-/** Bound on the apps whose budget is remembered; past it the oldest are dropped (read again when they call). */
+/** Bound on the apps whose budget, and whose lease, are remembered; past it the oldest are dropped (read again when they call). */
 const MAX_REMEMBERED = 10_000
 
 /** What one call's count decided. */
@@ -172,9 +173,7 @@ export const RateLimitingLive = Layer.effect(
     const loading = new Map<string, Deferred.Deferred<Budget | undefined>>()
 
     const remember = (appId: string, budget: Budget | undefined) => {
-      remembered.delete(appId)
-      remembered.set(appId, { budget, until: Date.now() + POLICY_TTL_MS })
-      if (remembered.size > MAX_REMEMBERED) remembered.delete(remembered.keys().next().value!)
+      setRecent(remembered, appId, { budget, until: Date.now() + POLICY_TTL_MS }, MAX_REMEMBERED)
     }
 
     /** The app's budget from storage; concurrent calls of one app share one read. Storage down: the default, for this call only. */
@@ -272,7 +271,7 @@ export const RateLimitingLive = Layer.effect(
               const resetAt = now + Duration.toMillis(taken.result.resetAfter)
               // Units taken are the app's for the window, whenever they are handed out (see leaseSize).
               const until = now + Duration.toMillis(budget.window)
-              leases.set(key, { left: size - 1, remaining: taken.result.remaining, resetAt, until, single: false, spent: false })
+              setRecent(leases, key, { left: size - 1, remaining: taken.result.remaining, resetAt, until, single: false, spent: false }, MAX_REMEMBERED)
               return Effect.succeed(allowed(budget, { remaining: taken.result.remaining + size - 1, resetAfter: taken.result.resetAfter }))
             }
             if (taken._tag === "Unknown") return Effect.succeed(undefined)
@@ -280,8 +279,7 @@ export const RateLimitingLive = Layer.effect(
             return Effect.tap(countOne(key, budget), (decision) =>
               Effect.sync(() => {
                 const resetAt = Date.now() + Duration.toMillis(taken.retryAfter)
-                leases.set(key, { left: 0, remaining: 0, resetAt, until: resetAt, single: true, spent: decision?.refusal !== undefined })
-                if (leases.size > MAX_REMEMBERED) leases.delete(leases.keys().next().value!)
+                setRecent(leases, key, { left: 0, remaining: 0, resetAt, until: resetAt, single: true, spent: decision?.refusal !== undefined }, MAX_REMEMBERED)
               }))
           }),
           Effect.onExit(() =>
