@@ -78,8 +78,8 @@ export class MeterSqlClient extends Context.Service<MeterSqlClient, SqlClient.Sq
 
 const POSTGRES = { connectTimeout: "5 seconds", applicationName: "mfg-public-api" } as const
 
-/** One connection per meter flush in flight (MeterSql runs at most 4). */
-const METER_CONNECTIONS = 4
+/** One connection per meter flush in flight (MeterSql runs at most FLUSH_WORKERS, 2). */
+const METER_CONNECTIONS = 2
 
 /**
  * The TCP host and port of a postgres:// URL that names them in its authority
