@@ -32,7 +32,7 @@ export interface LoadSpec {
    * measurement); a short warm-up of a slow call may see none.
    */
   readonly mustComplete?: boolean
-  /** The PostgreSQL database whose backends' CPU time is measured too. */
+  /** The PostgreSQL database whose backends serving `server` have their CPU time measured too. */
   readonly database?: string
 }
 
@@ -51,7 +51,7 @@ export interface Measurement {
   readonly errorDetail: string
   /** The server's CPU time (user + system, all threads) per response, in microseconds. */
   readonly cpuMicros: number
-  /** CPU time of the PostgreSQL backends of `database` per response, in microseconds. */
+  /** CPU time of the PostgreSQL backends of `database` serving `server`, per response, in microseconds. */
   readonly postgresCpuMicros: number
   /** The server's peak resident set size during the run (MiB). */
   readonly peakRssMiB: number | undefined
@@ -97,7 +97,7 @@ export const runLoad = async (spec: LoadSpec): Promise<Measurement> => {
   }))
 
   const cpuBefore = spec.server.cpuSeconds()
-  const postgresCpu = () => (spec.database === undefined ? undefined : postgresCpuSnapshot(spec.database))
+  const postgresCpu = () => (spec.database === undefined ? undefined : postgresCpuSnapshot(spec.database, spec.server))
   const postgresBefore = postgresCpu()
   const peakRss = watchRss(spec.server)
   const result = await autocannon({

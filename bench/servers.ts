@@ -4,7 +4,7 @@
  * 200), stopped with SIGTERM (SIGKILL if they do not go).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import * as Path from "node:path"
 
@@ -166,20 +166,66 @@ const readCpuSeconds = (pid: number | string): number | undefined => {
   }
 }
 
+/** The local TCP ports of the sockets the processes hold open (Linux only): their ends of their connections. */
+const localPorts = (pids: ReadonlyArray<number>): ReadonlySet<number> => {
+  const inodes = new Set<string>()
+  for (const pid of pids) {
+    let fds: Array<string>
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`)
+    } catch {
+      continue
+    }
+    for (const fd of fds) {
+      try {
+        const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1]
+        if (inode !== undefined) inodes.add(inode)
+      } catch {
+        // Closed meanwhile.
+      }
+    }
+  }
+  const ports = new Set<number>()
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let lines: Array<string>
+    try {
+      lines = readFileSync(table, "utf8").split("\n").slice(1)
+    } catch {
+      continue
+    }
+    // Columns: sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+    for (const line of lines) {
+      const columns = line.trim().split(/\s+/)
+      if (columns.length > 9 && inodes.has(columns[9]!)) ports.add(Number.parseInt(columns[1]!.split(":")[1]!, 16))
+    }
+  }
+  return ports
+}
+
 /**
  * CPU time (user + system) used so far by each PostgreSQL backend connected
  * to `database` (its process title names it; Linux only), in seconds by pid.
- * Server-wide work (WAL writer, checkpointer) is not included.
+ * With `client`, only the backends of that server's connections (the title
+ * names the client's address and port, matched against the ports its
+ * processes hold): the other services on the same database, their idle
+ * polls included, are not counted in its rows. Server-wide work (WAL
+ * writer, checkpointer, autovacuum) is not included.
  */
-export const postgresCpuSnapshot = (database: string): ReadonlyMap<string, number> | undefined => {
+export const postgresCpuSnapshot = (database: string, client?: Server): ReadonlyMap<string, number> | undefined => {
   const title = ` ${database} `
   try {
+    const ports = client === undefined ? undefined : localPorts(processTree(client.pid))
     const snapshot = new Map<string, number>()
     for (const entry of readdirSync("/proc")) {
       if (!/^\d+$/.test(entry)) continue
       try {
         if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() !== "postgres") continue
-        if (!readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(title)) continue
+        const commandLine = readFileSync(`/proc/${entry}/cmdline`, "utf8")
+        if (!commandLine.includes(title)) continue
+        if (ports !== undefined) {
+          const port = /\((\d+)\)/.exec(commandLine.slice(commandLine.indexOf(title)))?.[1]
+          if (port === undefined || !ports.has(Number(port))) continue
+        }
       } catch {
         continue
       }
