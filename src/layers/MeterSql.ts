@@ -192,6 +192,10 @@ export const MeterSql = Layer.effect(
       if (outcomes.length === 0) return Effect.void
       const batch = outcomes
       outcomes = []
+      // Unprepared, so planned for each batch against the table as it is: a prepared statement's
+      // generic plan, made while meter_event held a few hundred rows, is a hash join over a scan of
+      // the whole table, kept by the connection however large the table grows (bench/README.md,
+      // "The outcome write's cached plan").
       return sql`
         WITH completed AS (
           UPDATE meter_event m SET status = o.status, duration_ms = o.duration_ms
@@ -202,7 +206,7 @@ export const MeterSql = Layer.effect(
         )
         UPDATE incoming_secret s SET used_at = GREATEST(COALESCE(s.used_at, u.last), u.last)
         FROM (SELECT secret_id, max(occurred_at) AS last FROM completed GROUP BY secret_id ORDER BY secret_id) u
-        WHERE s.id = u.secret_id`.pipe(
+        WHERE s.id = u.secret_id`.unprepared.pipe(
         Effect.catchTag("SqlError", (error) =>
           Effect.sync(() => {
             outcomes = batch.concat(outcomes).slice(-MAX_PENDING_OUTCOMES)

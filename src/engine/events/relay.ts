@@ -48,9 +48,11 @@ const BATCH = 500
 export const relayEvents = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   // Most rounds find nothing: a look through the partial index first, so an idle relay writes nothing.
+  // Its order is the index's, so no plan reads the table instead: without it, the plan PostgreSQL
+  // settles on while the table is small scans it whole, however many events it has come to hold.
   const waiting = yield* sql`
     SELECT 1 FROM engine_event WHERE NOT relayed AND created_at < now() - make_interval(secs => ${Duration.toMillis(FALLBACK_GRACE) / 1000})
-    LIMIT 1`
+    ORDER BY seq LIMIT 1`
   if (waiting.length === 0) return 0
   return (yield* fanOut({ olderThan: FALLBACK_GRACE, limit: BATCH }, undefined)).events
 })

@@ -1,0 +1,103 @@
+/**
+ * The statements the service repeats for as long as it runs, on tables that
+ * only grow (meter_event, engine_event), keep to their indexes however large
+ * the table has grown since the connection first prepared them.
+ *
+ * A prepared statement settles on a generic plan after five runs and keeps it
+ * until the table's statistics change, which on PGlite, and on a PostgreSQL
+ * without autovacuum, is never. A generic plan made while the table held a
+ * few hundred rows can be a scan of the whole table; each test runs its
+ * statement while the table is small, grows the table as days of calls
+ * would, and counts the whole-table scans of the statement's next runs.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect, Layer, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
+import { randomUUID } from "node:crypto"
+import { relayEvents } from "../../src/engine/events/relay.ts"
+import { ServicesLive } from "../../src/layers/AppLayers.ts"
+import { StorageLive } from "../../src/layers/storage/Storage.ts"
+import { Meter } from "../../src/services/Meter.ts"
+import { SecretStore } from "../../src/services/SecretStore.ts"
+import { backends, testConfig } from "../support/backends.ts"
+
+const StorageSuite = (backend: (typeof backends)[number]) =>
+  ServicesLive.pipe(Layer.provideMerge(StorageLive("serve")), Layer.provideMerge(testConfig(backend)))
+
+/** More runs than PostgreSQL makes before it settles on a generic plan, on each connection a statement may take. */
+const RUNS_WHILE_SMALL = 13
+/** Rows added to the table: enough that a scan of all of them costs more than its index. */
+const GROWN_BY = 20_000
+
+/**
+ * Whole-table scans of `table` so far. A backend reports its counters when
+ * it goes idle, at most once a second; the test's own reads are unprepared
+ * (planned for the table as it is), so none of them scans it either.
+ */
+const tableScans = (table: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* Effect.sleep("1200 millis")
+    yield* sql`SELECT pg_stat_force_next_flush()`.unprepared
+    const [row] = yield* sql<{ scans: string }>`SELECT seq_scan::text AS scans FROM pg_stat_user_tables WHERE relname = ${table}`.unprepared
+    return Number(row!.scans)
+  })
+
+for (const backend of backends) {
+  layer(StorageSuite(backend), { timeout: 60_000, excludeTestServices: true })(`Cached plans on growing tables (${backend})`, (it) => {
+    it.effect("the meter writes each call's outcome by its key, not by a scan of meter_event", () =>
+      Effect.gen(function*() {
+        const secrets = yield* SecretStore
+        const meter = yield* Meter
+        const sql = yield* SqlClient.SqlClient
+        const created = yield* secrets.create({ appId: "plans", ipAddresses: ["0.0.0.0/0"] })
+        const caller = yield* secrets.authenticate(created.value, "127.0.0.1")
+        const call = Effect.gen(function*() {
+          const requestId = randomUUID()
+          yield* Effect.flatten(meter.submit({
+            requestId,
+            ...caller,
+            operation: "customer.get",
+            method: "GET",
+            route: "/v1/customer/:id",
+            occurredAt: new Date()
+          }))
+          meter.complete(requestId, 200, 1)
+          // Until the background write has stored the outcome.
+          yield* sql<{ status: number | null }>`SELECT status FROM meter_event WHERE request_id = ${requestId}`.unprepared.pipe(
+            Effect.flatMap((rows) => rows[0]?.status == null ? Effect.fail("outcome not written yet") : Effect.void),
+            Effect.retry({ schedule: Schedule.spaced("50 millis"), times: 200 })
+          )
+        })
+
+        yield* Effect.repeat(call, { times: RUNS_WHILE_SMALL })
+        yield* sql`
+          INSERT INTO meter_event (request_id, app_id, secret_id, operation, method, route, occurred_at, status, duration_ms)
+          SELECT 'grown-' || i, 'plans', ${created.id}, 'customer.get', 'GET', '/v1/customer/:id', now() - interval '1 day', 200, 1
+          FROM generate_series(1, ${GROWN_BY}) i`.unprepared
+        yield* call
+        const before = yield* tableScans("meter_event")
+        yield* call
+        yield* call
+        assert.strictEqual(yield* tableScans("meter_event"), before, "an outcome write scanned the whole of meter_event")
+      }), 60_000)
+
+    it.effect("the webhook relay looks for missed events in the unrelayed index, not by a scan of engine_event", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const look = Effect.asVoid(relayEvents)
+
+        yield* Effect.repeat(look, { times: RUNS_WHILE_SMALL })
+        // Events already relayed, as nearly every event is.
+        yield* sql`
+          INSERT INTO engine_event (id, app_id, type, created_at, data, relayed)
+          SELECT 'grown-' || i, 'plans', 'part.created', now() - interval '1 day', '{}', true
+          FROM generate_series(1, ${GROWN_BY}) i`.unprepared
+        yield* look
+        const before = yield* tableScans("engine_event")
+        yield* look
+        yield* look
+        assert.strictEqual(yield* tableScans("engine_event"), before, "the relay's look scanned the whole of engine_event")
+      }), 60_000)
+  })
+}
