@@ -9,6 +9,9 @@
  * few hundred rows can be a scan of the whole table; each test runs its
  * statement while the table is small, grows the table as days of calls
  * would, and counts the whole-table scans of the statement's next runs.
+ * Statements that only a table's statistics can set right again rely on the
+ * embedded database's analysis (EmbeddedStatistics.ts; autovacuum's on
+ * PostgreSQL).
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Schedule } from "effect"
@@ -16,6 +19,7 @@ import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { relayEvents } from "../../src/engine/events/relay.ts"
 import { ServicesLive } from "../../src/layers/AppLayers.ts"
+import { analyzeChangedTables } from "../../src/layers/storage/EmbeddedStatistics.ts"
 import { StorageLive } from "../../src/layers/storage/Storage.ts"
 import { Meter } from "../../src/services/Meter.ts"
 import { SecretStore } from "../../src/services/SecretStore.ts"
@@ -29,19 +33,23 @@ const RUNS_WHILE_SMALL = 13
 /** Rows added to the table: enough that a scan of all of them costs more than its index. */
 const GROWN_BY = 20_000
 
+/** Counters of `table` so far, once every backend has reported them (at most once a second each). */
+const tableCounters = (table: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* Effect.sleep("1200 millis")
+    yield* sql`SELECT pg_stat_force_next_flush()`.unprepared
+    const [row] = yield* sql<{ scans: string; fetched: string }>`
+      SELECT seq_scan::text AS scans, coalesce(idx_tup_fetch, 0)::text AS fetched FROM pg_stat_user_tables WHERE relname = ${table}`.unprepared
+    return { scans: Number(row!.scans), fetched: Number(row!.fetched) }
+  })
+
 /**
  * Whole-table scans of `table` so far. A backend reports its counters when
  * it goes idle, at most once a second; the test's own reads are unprepared
  * (planned for the table as it is), so none of them scans it either.
  */
-const tableScans = (table: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    yield* Effect.sleep("1200 millis")
-    yield* sql`SELECT pg_stat_force_next_flush()`.unprepared
-    const [row] = yield* sql<{ scans: string }>`SELECT seq_scan::text AS scans FROM pg_stat_user_tables WHERE relname = ${table}`.unprepared
-    return Number(row!.scans)
-  })
+const tableScans = (table: string) => Effect.map(tableCounters(table), (counters) => counters.scans)
 
 for (const backend of backends) {
   layer(StorageSuite(backend), { timeout: 60_000, excludeTestServices: true })(`Cached plans on growing tables (${backend})`, (it) => {
@@ -98,6 +106,30 @@ for (const backend of backends) {
         yield* look
         yield* look
         assert.strictEqual(yield* tableScans("engine_event"), before, "the relay's look scanned the whole of engine_event")
+      }), 60_000)
+
+    it.effect("once analyzed, a record found by id among many is read alone, not with every record of its resource", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        // What a write's reference check sends (integrity.ts, lockReferenced): records of a resource by ids.
+        const lookUp = (ids: ReadonlyArray<string>) =>
+          sql`SELECT data FROM engine_record WHERE resource = ${"plansTicket"} AND app_id IN (${"plans"}, ${"global"}) AND id = ANY(${ids}::text[])`
+        yield* sql`
+          INSERT INTO engine_record (resource, id, app_id, data, created_at, updated_at)
+          SELECT 'plansTicket', 'small-' || i, 'plans', '{}', now(), now() FROM generate_series(1, 5) i`.unprepared
+        yield* Effect.repeat(lookUp(["small-1"]), { times: RUNS_WHILE_SMALL })
+        yield* sql`
+          INSERT INTO engine_record (resource, id, app_id, data, created_at, updated_at)
+          SELECT 'plansTicket', 'grown-' || i, 'plans', '{}', now(), now() FROM generate_series(1, ${GROWN_BY}) i`.unprepared
+        yield* tableCounters("engine_record")
+        assert.include(yield* analyzeChangedTables, "public.engine_record")
+
+        yield* Effect.repeat(lookUp(["small-1"]), { times: RUNS_WHILE_SMALL })
+        const before = yield* tableCounters("engine_record")
+        yield* lookUp(["small-2"])
+        const after = yield* tableCounters("engine_record")
+        assert.strictEqual(after.scans, before.scans, "the look-up scanned the whole of engine_record")
+        assert.isBelow(after.fetched - before.fetched, 10, "the look-up fetched the resource's other records")
       }), 60_000)
   })
 }

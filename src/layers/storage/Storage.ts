@@ -24,6 +24,7 @@ import type { StorageUnreachable } from "../StartFailure.ts"
 import { coalescedConnection, coalesceWrites } from "./CoalescedSocket.ts"
 import { runEmbeddedDatabase } from "./EmbeddedChild.ts"
 import { isShared, openEmbedded, socketPath } from "./EmbeddedDatabase.ts"
+import { EmbeddedStatisticsLive } from "./EmbeddedStatistics.ts"
 import { migrations } from "./migrations.ts"
 import { observedPool } from "./PoolMetrics.ts"
 import { connectAtStart } from "./PostgresStart.ts"
@@ -142,5 +143,7 @@ export const StorageLive = (role: StorageRole) =>
       onSome: (url) => postgresClient(url, config.databaseConnectTimeout),
       onNone: () => Layer.provideMerge(sharedWithMeter, embeddedClient(config.dataDir, role))
     })
-    return runMigrations.pipe(Layer.provideMerge(client))
+    // The embedded database runs no autovacuum: a server analyzes what changed itself.
+    const upkeep = role === "serve" && Option.isNone(config.databaseUrl) ? Layer.merge(runMigrations, EmbeddedStatisticsLive) : runMigrations
+    return upkeep.pipe(Layer.provideMerge(client))
   }))

@@ -1,0 +1,36 @@
+/**
+ * Table statistics for the embedded database, which runs no autovacuum.
+ *
+ * A prepared statement settles on a generic plan after five runs and keeps
+ * it until its tables' statistics change. Without ANALYZE they never do, and
+ * a plan chosen while a table was small (reading every record of a resource
+ * to find one by id, for instance) stays as the table grows. Every
+ * ANALYZE_INTERVAL the server analyzes the tables changed by more than
+ * autovacuum's own threshold since their last ANALYZE (50 rows and a tenth
+ * of the table); the new statistics make PostgreSQL plan the statements on
+ * them again (docs/operations.md, "Statistics and vacuum").
+ */
+import { Duration, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+
+/** How often the changed tables are looked for. */
+export const ANALYZE_INTERVAL = Duration.minutes(1)
+
+/** Analyzes the tables changed past autovacuum's analyze threshold; their names. */
+export const analyzeChangedTables = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const changed = yield* sql<{ name: string }>`
+    SELECT format('%I.%I', schemaname, relname) AS name FROM pg_stat_user_tables
+    WHERE n_mod_since_analyze > 50 + 0.1 * greatest(n_live_tup, 0)
+    ORDER BY relname`.unprepared
+  for (const { name } of changed) yield* sql.unsafe(`ANALYZE ${name}`).unprepared
+  return changed.map(({ name }) => name)
+})
+
+/** The loop, for as long as the server runs; a failed round is logged and the next one tried. */
+export const EmbeddedStatisticsLive = Layer.effectDiscard(Effect.forkScoped(Effect.forever(
+  Effect.sleep(ANALYZE_INTERVAL).pipe(
+    Effect.andThen(analyzeChangedTables),
+    Effect.catch((error) => Effect.logWarning("analyzing the embedded database's changed tables failed; next round in a minute", { error: String(error) }))
+  )
+)))
