@@ -195,7 +195,7 @@ export const MeterSql = Layer.effect(
       // Unprepared, so planned for each batch against the table as it is: a prepared statement's
       // generic plan, made while meter_event held a few hundred rows, is a hash join over a scan of
       // the whole table, kept by the connection however large the table grows (bench/README.md,
-      // "The outcome write's cached plan").
+      // "The open question answered: plans kept from when a table was small").
       return sql`
         WITH completed AS (
           UPDATE meter_event m SET status = o.status, duration_ms = o.duration_ms
