@@ -9,18 +9,19 @@
  * few hundred rows can be a scan of the whole table; each test runs its
  * statement while the table is small, grows the table as days of calls
  * would, and counts the whole-table scans of the statement's next runs.
- * Statements that only a table's statistics can set right again rely on the
- * embedded database's analysis (EmbeddedStatistics.ts; autovacuum's on
- * PostgreSQL).
+ * Statements that only a table's statistics can set right again rely on
+ * autovacuum, or where none runs (PGlite, a PostgreSQL with it off) on the
+ * server's own analysis (TableStatistics.ts).
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Layer, Schedule } from "effect"
+import { Clock, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
+import { TestClock } from "effect/testing"
 import { randomUUID } from "node:crypto"
 import { relayEvents } from "../../src/engine/events/relay.ts"
 import { ServicesLive } from "../../src/layers/AppLayers.ts"
-import { analyzeChangedTables } from "../../src/layers/storage/EmbeddedStatistics.ts"
 import { StorageLive } from "../../src/layers/storage/Storage.ts"
+import { ANALYZE_INTERVAL, analyzeChangedTables, analyzesItself, TableStatisticsLive } from "../../src/layers/storage/TableStatistics.ts"
 import { Meter } from "../../src/services/Meter.ts"
 import { SecretStore } from "../../src/services/SecretStore.ts"
 import { backends, testConfig } from "../support/backends.ts"
@@ -131,5 +132,38 @@ for (const backend of backends) {
         assert.strictEqual(after.scans, before.scans, "the look-up scanned the whole of engine_record")
         assert.isBelow(after.fetched - before.fetched, 10, "the look-up fetched the resource's other records")
       }), 60_000)
+
+    it.effect(
+      "where no autovacuum runs, the server analyzes the tables changed past autovacuum's threshold once a minute",
+      () =>
+        Effect.scoped(Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const embedded = backend === "pglite"
+          const analyses = sql<{ count: string }>`
+          SELECT analyze_count::text AS count FROM pg_stat_user_tables WHERE relname = 'engine_record'`.unprepared.pipe(
+            Effect.map(([row]) => Number(row!.count))
+          )
+          yield* sql`
+          INSERT INTO engine_record (resource, id, app_id, data, created_at, updated_at)
+          SELECT 'statsTicket', 'changed-' || i, 'plans', '{}', now(), now() FROM generate_series(1, ${GROWN_BY}) i`.unprepared
+          yield* tableCounters("engine_record")
+          const before = yield* analyses
+
+          const clock = yield* TestClock.make()
+          yield* Layer.build(TableStatisticsLive(embedded)).pipe(Effect.provideService(Clock.Clock, clock))
+          yield* clock.adjust(ANALYZE_INTERVAL)
+          if (yield* analyzesItself(embedded)) {
+            // The analysis reaches the statistics views once its backend reports them.
+            yield* analyses.pipe(
+              Effect.flatMap((count) => count > before ? Effect.void : Effect.fail("not analyzed yet")),
+              Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 75 })
+            )
+          } else {
+            yield* tableCounters("engine_record")
+            assert.strictEqual(yield* analyses, before, "the server analyzed a table autovacuum looks after")
+          }
+        })),
+      60_000
+    )
   })
 }

@@ -24,11 +24,11 @@ import type { StorageUnreachable } from "../StartFailure.ts"
 import { coalescedConnection, coalesceWrites } from "./CoalescedSocket.ts"
 import { runEmbeddedDatabase } from "./EmbeddedChild.ts"
 import { isShared, openEmbedded, socketPath } from "./EmbeddedDatabase.ts"
-import { EmbeddedStatisticsLive } from "./EmbeddedStatistics.ts"
 import { migrations } from "./migrations.ts"
 import { observedPool } from "./PoolMetrics.ts"
 import { connectAtStart } from "./PostgresStart.ts"
 import type { DataDirNotPrivate } from "./PrivateDataDir.ts"
+import { TableStatisticsLive } from "./TableStatistics.ts"
 
 /**
  * `serve`: this process runs the embedded database (in a process of its own,
@@ -143,7 +143,7 @@ export const StorageLive = (role: StorageRole) =>
       onSome: (url) => postgresClient(url, config.databaseConnectTimeout),
       onNone: () => Layer.provideMerge(sharedWithMeter, embeddedClient(config.dataDir, role))
     })
-    // The embedded database runs no autovacuum: a server analyzes what changed itself.
-    const upkeep = role === "serve" && Option.isNone(config.databaseUrl) ? Layer.merge(runMigrations, EmbeddedStatisticsLive) : runMigrations
+    // Where no autovacuum runs (the embedded database, or PostgreSQL with it off), a server analyzes what changed itself.
+    const upkeep = role === "serve" ? Layer.merge(runMigrations, TableStatisticsLive(Option.isNone(config.databaseUrl))) : runMigrations
     return upkeep.pipe(Layer.provideMerge(client))
   }))
