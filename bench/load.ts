@@ -142,3 +142,29 @@ export const runLoad = async (spec: LoadSpec): Promise<Measurement> => {
     peakRssMiB
   }
 }
+
+/** A process is quiet when it used at most QUIET_SHARE of a core over QUIET_WINDOW_MS. */
+const QUIET_WINDOW_MS = 200
+const QUIET_SHARE = 0.1
+/** The longest wait for quiet: a process busy on its own for longer is loaded anyway. */
+const SETTLE_LIMIT_MS = 20_000
+
+/**
+ * Waits until `server` has done the work a load left it: calls still in
+ * flight when autocannon stopped, the meter's outcome writes, a traced
+ * service's span exports. Otherwise the next measurement, often of another
+ * target, would share the machine with that work, in its latencies, its
+ * CPU per call and its peak memory. Answers the milliseconds waited (at
+ * least one window).
+ */
+export const settle = async (server: Server): Promise<number> => {
+  const startedAt = performance.now()
+  let before = server.cpuSeconds()
+  while (before !== undefined && performance.now() - startedAt < SETTLE_LIMIT_MS) {
+    await new Promise<void>((resolve) => setTimeout(resolve, QUIET_WINDOW_MS))
+    const after = server.cpuSeconds()
+    if (after === undefined || after - before <= (QUIET_SHARE * QUIET_WINDOW_MS) / 1000) break
+    before = after
+  }
+  return performance.now() - startedAt
+}

@@ -17,7 +17,7 @@
  */
 import { cpus, loadavg } from "node:os"
 import * as Path from "node:path"
-import { runLoad } from "./load.ts"
+import { runLoad, settle } from "./load.ts"
 import { listOf, parseFlags, positiveNumber, usageError } from "./options.ts"
 import { type BenchDatabase, countRows, createBenchDatabase } from "./postgres.ts"
 import { buildScenarios, checkScenario, prepareService, RATE_LIMIT_ON, type Scenario, SCENARIO_IDS, type SuiteTargets } from "./scenarios.ts"
@@ -144,6 +144,7 @@ const warmUpOnce = async (cells: ReadonlyArray<Cell>) => {
       const first = cells.find((cell) => cell.scenario === scenario && cell.target === target.key)
       const warmed = await runLoad({ ...target, ...FIRST_WARMUP, database: BENCH_DATABASE, mustComplete: false })
       first?.warmups.push(warmed)
+      await settle(target.server)
       console.log(
         `warm-up  ${scenario.id.padEnd(7)} ${target.label.padEnd(30)} ${thousands(warmed.requestsPerSecond).padStart(7)} req/s` +
           (warmed.errors > 0 ? `  ERRORS: ${warmed.errorDetail}` : "")
@@ -171,11 +172,14 @@ const measure = async (scenarios: ReadonlyArray<Scenario>): Promise<Array<Cell>>
       cell.warmups.push(await runLoad({ ...spec, seconds: warmup, mustComplete: false }))
       const measurement = await runLoad({ ...spec, seconds: duration })
       cell.rounds.push(measurement)
+      // The next load, often of another target, starts once this one's work is done (its background writes included).
+      const waited = await settle(target.server)
       done += 1
       console.log(
         `[${String(done).padStart(3)}/${total}] round ${round}  ${cell.scenario.id.padEnd(7)} ${target.label.padEnd(30)} ` +
           `${String(cell.connections).padStart(3)} conns ${thousands(measurement.requestsPerSecond).padStart(7)} req/s ` +
           `p50 ${fixed(measurement.p50, 2).padStart(7)} ms  p99 ${fixed(measurement.p99, 2).padStart(8)} ms` +
+          (waited >= 1000 ? `  (quiet ${fixed(waited / 1000, 1)} s after the load)` : "") +
           (measurement.errors > 0 ? `  ERRORS: ${measurement.errorDetail}` : "")
       )
     }
