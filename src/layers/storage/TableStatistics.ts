@@ -17,12 +17,12 @@ import { SqlClient } from "effect/sql"
 /** How often the changed tables are looked for. */
 export const ANALYZE_INTERVAL = Duration.minutes(1)
 
-/** Analyzes the tables changed past autovacuum's analyze threshold; their names. */
+/** Analyzes the tables of the service's schema changed past autovacuum's analyze threshold; their names. */
 export const analyzeChangedTables = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const changed = yield* sql<{ name: string }>`
     SELECT format('%I.%I', schemaname, relname) AS name FROM pg_stat_user_tables
-    WHERE n_mod_since_analyze > 50 + 0.1 * greatest(n_live_tup, 0)
+    WHERE schemaname = current_schema() AND n_mod_since_analyze > 50 + 0.1 * greatest(n_live_tup, 0)
     ORDER BY relname`.unprepared
   for (const { name } of changed) yield* sql.unsafe(`ANALYZE ${name}`).unprepared
   return changed.map(({ name }) => name)
