@@ -9,9 +9,10 @@
  * would download a real file instead of failing for another reason.
  */
 import { assert, layer } from "@effect/vitest"
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Schedule } from "effect"
 import type { IncomingHttpHeaders } from "node:http"
-import { defaultOptions, makeModelFetcher, MODEL_FETCHER_SOURCE, modelFetcherLayer } from "../../src/engine/geometry/ModelFetcher.ts"
+import type { Socket } from "node:net"
+import { defaultOptions, makeModelFetcher, MODEL_FETCHER_SOURCE, modelFetcherLayer, scopedModelFetcher } from "../../src/engine/geometry/ModelFetcher.ts"
 import { binaryStl, box } from "../../src/engine/geometry/writers.ts"
 import { backends } from "../support/backends.ts"
 import { FileHost, FileHostLive } from "../support/fileHost.ts"
@@ -91,14 +92,26 @@ for (const backend of backends) {
 }
 
 /** What the redirect tests' host saw of the requests it answered. */
-const received: Array<{ readonly url: string; readonly headers: IncomingHttpHeaders }> = []
+const received: Array<{ readonly url: string; readonly headers: IncomingHttpHeaders; readonly socket: Socket }> = []
 
 const Redirects = FileHostLive({ "/x.stl": binaryStl(box(10, 10, 10)) }, (path, request, response) => {
-  received.push({ url: request.url ?? "", headers: request.headers })
+  received.push({ url: request.url ?? "", headers: request.headers, socket: request.socket })
+  if (path === "/endless") {
+    // A body that never ends: a download of it is cut short by its byte limit.
+    response.writeHead(200, { "content-type": "application/octet-stream" })
+    const chunk = Buffer.alloc(64 * 1024)
+    const more = () => {
+      if (!response.destroyed && response.write(chunk)) setImmediate(more)
+    }
+    response.on("drain", more)
+    more()
+    return true
+  }
   const port = request.socket.localPort
   const to: Record<string, string> = {
     "/to-file": "file:///etc/passwd",
-    "/to-credentials": `http://user:secret@127.0.0.1:${port}/x.stl`
+    "/to-credentials": `http://user:secret@127.0.0.1:${port}/x.stl`,
+    "/to-same-host": `http://127.0.0.1:${port}/x.stl`
   }
   const location = to[path]
   if (location === undefined) return false
@@ -141,5 +154,42 @@ layer(Redirects, { excludeTestServices: true })("every redirect is checked again
       assert.strictEqual(seen?.url, `/missing.stl${query}`)
       for (const header of ["traceparent", "tracestate", "b3", "x-b3-traceid"]) assert.isUndefined(seen?.headers[header], header)
       assert.strictEqual(seen?.headers["user-agent"], "mfg-engine model-fetcher")
+    }))
+
+  it.effect("a fetcher's downloads from one host share a connection, closed with the fetcher or by a download cut short; without one, each download has its own", () =>
+    Effect.gen(function*() {
+      const host = yield* FileHost
+      const options = { ...defaultOptions, allowPrivate: true, timeout: Duration.seconds(5) }
+      const connectionsOf = (fetch: (url: string) => Effect.Effect<unknown, unknown>) =>
+        Effect.gen(function*() {
+          received.length = 0
+          for (let i = 0; i < 3; i++) yield* fetch(`${host.url}/to-same-host`)
+          assert.deepStrictEqual(received.map((seen) => seen.url), ["/to-same-host", "/to-same-host", "/to-same-host"])
+          return new Set(received.map((seen) => seen.socket))
+        })
+
+      const shared = yield* Effect.scoped(Effect.flatMap(scopedModelFetcher(options), (fetcher) => connectionsOf(fetcher.fetch)))
+      assert.strictEqual(shared.size, 1, "three downloads on one connection")
+      const [kept] = shared
+      // Closed once the fetcher's scope is: the host sees the connection end.
+      yield* Effect.sync(() => kept!.destroyed || kept!.readableEnded).pipe(
+        Effect.flatMap((closed) => closed ? Effect.void : Effect.fail("still open")),
+        Effect.retry({ schedule: Schedule.spaced("20 millis"), times: 50 })
+      )
+
+      // A download cut short mid-body (past maxBytes) ends its connection: the next one opens another.
+      const cutShort = yield* Effect.scoped(Effect.gen(function*() {
+        const fetcher = yield* scopedModelFetcher({ ...options, maxBytes: 1 << 20 })
+        received.length = 0
+        for (let i = 0; i < 2; i++) {
+          const error = yield* Effect.flip(fetcher.fetch(`${host.url}/endless`))
+          assert.strictEqual(error.type, "ModelTooLarge", error.message)
+        }
+        return new Set(received.map((seen) => seen.socket))
+      }))
+      assert.strictEqual(cutShort.size, 2, "the second download after a cut-short one on a new connection")
+
+      const own = yield* connectionsOf(makeModelFetcher(options).fetch)
+      assert.strictEqual(own.size, 3, "a connection per download")
     }))
 })

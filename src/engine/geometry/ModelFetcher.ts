@@ -23,11 +23,12 @@
  * check is made, is in modelDownload.ts; this file holds the options, their
  * configuration and the ModelFetcher reference.
  */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Context, Effect, Layer } from "effect"
 import { DEFAULT_MODEL_FETCH, modelFetchConfig, type ModelFetchSettings } from "../../domain/ModelSettings.ts"
 import { isFetchable } from "../../domain/SpecialAddresses.ts"
 import type { EngineError } from "../EngineError.ts"
-import { download, fetchError, MODEL_FETCHER_SOURCE } from "./modelDownload.ts"
+import { download, downloadAgentOptions, fetchError, MODEL_FETCHER_SOURCE } from "./modelDownload.ts"
 import { measuredDownload } from "./ModelMetrics.ts"
 
 export { MODEL_FETCHER_SOURCE }
@@ -65,8 +66,8 @@ const isPlaceholder = (options: ModelFetcherOptions, hostname: string) => {
  * the size on success; a failure fails the span with the EngineError, whose
  * type is also `error.type`. Timed and sized in the model metrics (ModelMetrics.ts).
  */
-const tracedDownload = (options: ModelFetcherOptions, url: URL): Effect.Effect<Uint8Array, EngineError> =>
-  measuredDownload(download(options, url)).pipe(
+const tracedDownload = (options: ModelFetcherOptions, url: URL, agent: DownloadAgent | undefined): Effect.Effect<Uint8Array, EngineError> =>
+  measuredDownload(download(options, url, agent)).pipe(
     Effect.tap(({ bytes, status }) => Effect.annotateCurrentSpan({ "http.response.status_code": status, "model.bytes": bytes.length })),
     Effect.map(({ bytes }) => bytes),
     Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.type": error.type })),
@@ -80,8 +81,14 @@ const tracedDownload = (options: ModelFetcherOptions, url: URL): Effect.Effect<U
     }, { captureStackTrace: false })
   )
 
-/** A fetcher with fixed options. */
-export const makeModelFetcher = (options: ModelFetcherOptions): ModelFetcherShape => ({
+type DownloadAgent = NodeHttpClient.Dispatcher["Service"]
+
+/**
+ * A fetcher with fixed options. With `agent`, its downloads share that
+ * undici Agent and the connections it keeps to each host; without, each
+ * download opens and closes its own.
+ */
+export const makeModelFetcher = (options: ModelFetcherOptions, agent?: DownloadAgent): ModelFetcherShape => ({
   fetch: (raw) =>
     Effect.suspend(() => {
       let url: URL
@@ -91,7 +98,7 @@ export const makeModelFetcher = (options: ModelFetcherOptions): ModelFetcherShap
         return Effect.fail(fetchError(422, "ModelUrlRefused", "modelEndpoint.url is not a valid URL"))
       }
       if (isPlaceholder(options, url.hostname)) return Effect.succeed(undefined)
-      return tracedDownload(options, url)
+      return tracedDownload(options, url, agent)
     })
 })
 
@@ -113,5 +120,14 @@ const fromConfig: ModelFetcherShape = {
  */
 export const ModelFetcher = Context.Reference<ModelFetcherShape>("mfg/engine/ModelFetcher", { defaultValue: () => fromConfig })
 
-/** The engine's model fetcher with fixed options (tests, hosts that configure it in code). */
-export const modelFetcherLayer = (options: Partial<ModelFetcherOptions>) => Layer.succeed(ModelFetcher, makeModelFetcher({ ...defaultOptions, ...options }))
+/**
+ * A fetcher whose downloads share one undici Agent, closed with the scope:
+ * a host's connection, once open, serves its next downloads (no new TCP
+ * or TLS handshake per part; bench/README.md, "Model downloads on kept
+ * connections").
+ */
+export const scopedModelFetcher = (options: ModelFetcherOptions) =>
+  Effect.map(NodeHttpClient.makeDispatcherOptions(downloadAgentOptions(options.allowPrivate)), (agent) => makeModelFetcher(options, agent))
+
+/** The engine's model fetcher with fixed options (tests, hosts that configure it in code), its connections closed with the layer. */
+export const modelFetcherLayer = (options: Partial<ModelFetcherOptions>) => Layer.effect(ModelFetcher, scopedModelFetcher({ ...defaultOptions, ...options }))

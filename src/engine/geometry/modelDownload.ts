@@ -187,20 +187,36 @@ const request = (
   }))
 
 /**
- * One download on Effect's HttpClient over undici, following redirects
- * itself (the client follows none), each hop re-checked. The client's agent
- * is the download's own, closed with it; without allowPrivate its sockets
- * resolve names through guardedLookup. The client's span is off: the
- * download has its own (tracedDownload), and the client's would carry the
- * URL's query and send the trace's ids to the caller's host.
+ * Connections a fetcher keeps to one host at most; further downloads from
+ * it wait for one (within their `timeout`). Without a bound, a burst of 256
+ * parts from one host left 256 idle connections open and raised the
+ * service's peak memory by about 10 MiB (bench/README.md, "Model downloads
+ * on kept connections").
  */
-export const download = (options: DownloadLimits, start: URL): Effect.Effect<Downloaded, EngineError> =>
+const CONNECTIONS_PER_HOST = 32
+
+/** The undici Agent options of the downloads: HTTP/1.1, and names resolved through guardedLookup unless `allowPrivate`. */
+export const downloadAgentOptions = (allowPrivate: boolean) => ({
+  // HTTP/1.1 only, and no connection timeout of undici's own: `timeout` covers the connection too (a 504, not a 502).
+  allowH2: false,
+  connections: CONNECTIONS_PER_HOST,
+  connect: allowPrivate ? { timeout: 0 } : { timeout: 0, lookup: guardedLookup }
+})
+
+/**
+ * One download on Effect's HttpClient over undici, following redirects
+ * itself (the client follows none), each hop re-checked. The agent is the
+ * fetcher's (`agent`, kept across downloads, so a host's connection serves
+ * its next download too), or, without one, the download's own, closed with
+ * it. Either resolves names through guardedLookup (without allowPrivate)
+ * when it opens a connection, so a kept connection is to an address that
+ * was checked. The client's span is off: the download has its own
+ * (tracedDownload), and the client's would carry the URL's query and send
+ * the trace's ids to the caller's host.
+ */
+export const download = (options: DownloadLimits, start: URL, agent?: NodeHttpClient.Dispatcher["Service"]): Effect.Effect<Downloaded, EngineError> =>
   Effect.gen(function*() {
-    const dispatcher = yield* NodeHttpClient.makeDispatcherOptions({
-      // HTTP/1.1 only, and no connection timeout of undici's own: `timeout` covers the connection too (a 504, not a 502).
-      allowH2: false,
-      connect: options.allowPrivate ? { timeout: 0 } : { timeout: 0, lookup: guardedLookup }
-    })
+    const dispatcher = agent ?? (yield* NodeHttpClient.makeDispatcherOptions(downloadAgentOptions(options.allowPrivate)))
     const client = HttpClient.withScope(yield* NodeHttpClient.makeUndici.pipe(Effect.provideService(NodeHttpClient.Dispatcher, dispatcher)))
     let url = start
     for (let redirects = 0;; redirects++) {
