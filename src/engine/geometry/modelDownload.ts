@@ -188,10 +188,10 @@ const request = (
 
 /**
  * Connections a fetcher keeps to one host at most; further downloads from
- * it wait for one (within their `timeout`). Without a bound, a burst of 256
- * parts from one host left 256 idle connections open and raised the
- * service's peak memory by about 10 MiB (bench/README.md, "Model downloads
- * on kept connections").
+ * it wait for one (within their `timeout`). The bound keeps a burst of
+ * downloads from one host from leaving a connection per download open, and
+ * holding its memory, until the idle timeout (bench/README.md, "Model
+ * downloads on kept connections").
  */
 const CONNECTIONS_PER_HOST = 32
 
