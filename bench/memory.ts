@@ -473,13 +473,20 @@ const main = async () => {
     samples.push(await sample("idle, after a full GC", server))
   }
 
+  const snapshots: Array<{ readonly when: string; readonly process: string; readonly file: string }> = []
   const rows: Array<LoadRow> = []
   for (const { id, target } of targets) {
     if (interrupted()) return
     const spec = { ...target, connections, database: BENCH_DATABASE }
     await runLoad({ ...spec, seconds: warmup, mustComplete: false })
     let during: Promise<Sample> | undefined
-    const timer = inspect ? setTimeout(() => (during = sample(`${id}: under load`, server)), seconds * 800) : undefined
+    let duringSnapshot: Promise<string | undefined> | undefined
+    const timer = inspect
+      ? setTimeout(() => {
+        during = sample(`${id}: under load`, server)
+        if (flags.snapshot) duringSnapshot = during.then(() => writeSnapshot(server.pid, `server-under-${id}-load`))
+      }, seconds * 800)
+      : undefined
     const serverInspector = sampleAllocationsToo ? inspectors.get(server.pid) : undefined
     const stopSampling = serverInspector === undefined ? undefined : await sampleAllocations(serverInspector, flags.promoted)
     const measurement = await runLoad({ ...spec, seconds })
@@ -488,6 +495,8 @@ const main = async () => {
     const peaks = processTree(server.pid).map((pid) => readStatusMiB(pid, "VmHWM"))
     rows.push({ scenario: id, target: target.label, measurement, peaks, allocations })
     if (during !== undefined) samples.push({ ...(await during) })
+    const underLoad = await duringSnapshot
+    if (underLoad !== undefined) snapshots.push({ when: `under the ${id} load`, process: "server", file: underLoad })
     samples.push(await sample(`${id}: just after`, server))
     console.log(
       `${id.padEnd(5)} ${target.label.padEnd(30)} ${thousands(measurement.requestsPerSecond).padStart(7)} req/s  ` +
@@ -500,11 +509,10 @@ const main = async () => {
   await sleep(idleSeconds * 1000)
   samples.push(await sample("idle again", server))
 
-  const snapshots: Array<{ readonly process: string; readonly file: string }> = []
   if (flags.snapshot) {
     for (const [index, pid] of processTree(server.pid).entries()) {
       const file = await writeSnapshot(pid, roleOf(index).replace(/\s+/g, "-"))
-      if (file !== undefined) snapshots.push({ process: roleOf(index), file })
+      if (file !== undefined) snapshots.push({ when: "after the loads", process: roleOf(index), file })
     }
   }
 
@@ -517,10 +525,10 @@ const main = async () => {
     console.log(jsTable(samples))
   }
   for (const row of rows) if (row.allocations !== undefined) printAllocations(row, row.allocations)
-  for (const { process: name, file } of snapshots) {
+  for (const { when, process: name, file } of snapshots) {
     const summary = summarizeSnapshot(file)
     console.log(
-      `\nheap snapshot of the ${name} after the load (${file}): ${fixed(summary.totalBytes / MiB, 1)} MiB in ` +
+      `\nheap snapshot of the ${name} ${when} (${file}): ${fixed(summary.totalBytes / MiB, 1)} MiB in ` +
         `${thousands(summary.objects)} objects\n`
     )
     console.log(renderTable(

@@ -526,19 +526,24 @@ describe("the model analyser (worker threads)", () => {
       assert.include(error.reason, "no facets")
     })))
 
-  it.live("starts its threads for the first file and ends them once no file has come for the idle timeout", () =>
+  it.live("starts a thread for the first file, another only for a file that would wait, and ends them once no file has come for the idle timeout", () =>
     Effect.scoped(Effect.gen(function*() {
       const analyser = yield* makeModelAnalyser({ ...defaultAnalyserOptions, workers: 2 }, Duration.millis(300))
       assert.deepStrictEqual(analyser.threadIds(), [], "no thread before a file")
       assert.strictEqual((yield* analyser.analyse(cubeStl(), "first.stl", "app")).volume, 1000)
-      assert.lengthOf(analyser.threadIds(), 2)
+      assert.lengthOf(analyser.threadIds(), 1, "one file at a time needs one thread")
+      yield* Effect.all([analyser.analyse(cubeStl(), "own.stl", "app"), analyser.analyse(cubeStl(), "own.stl", "app")], { concurrency: 2 })
+      assert.lengthOf(analyser.threadIds(), 1, "an app's files take turns on one of two threads")
+      yield* Effect.all([analyser.analyse(cubeStl(), "a.stl", "a"), analyser.analyse(cubeStl(), "b.stl", "b")], { concurrency: 2 })
+      assert.lengthOf(analyser.threadIds(), 2, "two apps' files at once start the second")
       yield* Effect.sleep(Duration.millis(100))
       assert.strictEqual((yield* analyser.analyse(cubeStl(), "second.stl", "app")).volume, 1000)
       yield* Effect.sleep(Duration.millis(200))
-      assert.lengthOf(analyser.threadIds(), 2, "a file within the timeout keeps them")
+      assert.isAtLeast(analyser.threadIds().length, 1, "a file within the timeout keeps the pool")
       yield* Effect.sleep(Duration.millis(400))
       assert.deepStrictEqual(analyser.threadIds(), [], "gone once idle")
-      assert.strictEqual((yield* analyser.analyse(cubeStl(), "after.stl", "app")).volume, 1000, "a file after a quiet spell starts them again")
+      assert.strictEqual((yield* analyser.analyse(cubeStl(), "after.stl", "app")).volume, 1000, "a file after a quiet spell starts one again")
+      assert.lengthOf(analyser.threadIds(), 1)
     })))
 
   it.live("over the time budget the thread is terminated and replaced; the next file is analysed", () =>
@@ -566,6 +571,17 @@ describe("the model analyser (worker threads)", () => {
       assert.strictEqual(geometry.volume, 1000)
       assert.isAbove(performance.now() - start, 500, "it waited longer than the budget, and was still analysed")
       assert.strictEqual((yield* Effect.flip(Fiber.join(slow))).type, "ModelAnalysisTimeout")
+    })))
+
+  it.live("a file queued while every thread runs a file over its budget is analysed once they are terminated", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const analyser = yield* analyserWith({ workers: 2, timeout: Duration.millis(600) })
+      const slow = yield* Effect.forkChild(
+        Effect.all([analyser.analyse(slowModel(), "slow.3mf", "a"), analyser.analyse(slowModel(), "slow.3mf", "b")].map(Effect.flip), { concurrency: 2 })
+      )
+      yield* Effect.sleep(Duration.millis(100))
+      assert.strictEqual((yield* analyser.analyse(cubeStl(), "cube.stl", "c")).volume, 1000)
+      assert.deepStrictEqual((yield* Fiber.join(slow)).map((error) => error.type), ["ModelAnalysisTimeout", "ModelAnalysisTimeout"])
     })))
 
   it.live("a thread out of memory is a refusal naming the limit; the pool goes on", () =>

@@ -19,12 +19,15 @@
  *   produced (limits.ts, zip.ts, threeMf.ts);
  * - threads: MODEL_ANALYSIS_WORKERS (2); one app runs at most half of them
  *   (rounded up) at once, its further files waiting for its own turn, so
- *   one app cannot hold every thread while the others wait. The threads
- *   start when a file needs them and end IDLE_POOL_TIMEOUT after the last
- *   file (BudgetedPool.ts): an idle service holds none of their memory
- *   (13–20 MiB each), and the first file after a quiet spell waits for
- *   its thread to start (docs/geometry.md). They all start together, so a
- *   file that comes while another is analysed does not wait for one.
+ *   one app cannot hold every thread while the others wait. A thread costs
+ *   13–20 MiB, so the pool holds only the threads its files use: the first
+ *   starts with the first file, another only when a file would otherwise
+ *   wait for a busy thread (on the default two, another app's file), and a
+ *   thread beyond the first ends after IDLE_POOL_TIMEOUT without a file.
+ *   The whole pool ends IDLE_POOL_TIMEOUT after the last file
+ *   (BudgetedPool.ts), so an idle service holds none of their memory. A
+ *   file that needs a new thread waits for it to start (docs/geometry.md);
+ *   its time budget runs from when it starts in it.
  *
  * Exceeding a budget is a ModelError whose `type` names it
  * (ModelAnalysisTimeout, ModelAnalysisOutOfMemory, ModelTooComplex,
@@ -105,13 +108,19 @@ interface Analyser extends ModelAnalyserShape {
  */
 const ANALYSIS_YOUNG_GENERATION_MB = 4
 
-/** A piscina pool of `workers` threads, all started with it; a terminated thread is replaced. */
-const makePool = (options: ModelAnalyserOptions) => {
+/**
+ * A piscina pool of up to `workers` threads: one started with it, the
+ * others when a task finds every thread busy, each of those ended after
+ * `idleTimeout` without a task. A terminated thread is replaced while it
+ * was the last; otherwise the next task that finds every thread busy, or
+ * a thread that comes free with tasks queued, starts another.
+ */
+const makePool = (options: ModelAnalyserOptions, idleTimeout: Duration.Duration) => {
   const pool = new Piscina<AnalysisTask, AnalysisOutcome>({
     filename: WORKER.href,
-    minThreads: options.workers,
+    minThreads: 1,
     maxThreads: options.workers,
-    idleTimeout: Infinity,
+    idleTimeout: Duration.toMillis(idleTimeout),
     resourceLimits: { maxOldGenerationSizeMb: options.maxMemoryMb, maxYoungGenerationSizeMb: ANALYSIS_YOUNG_GENERATION_MB, stackSizeMb: 4 },
     // Below the request loop's priority (Linux sets it per thread; ignored where unsupported).
     niceIncrement: 10
@@ -123,7 +132,7 @@ const makePool = (options: ModelAnalyserOptions) => {
 
 /** A pool and what runs files on it, with fixed options; `close` ends its threads. */
 const makeAnalyser = (options: ModelAnalyserOptions, idleTimeout: Duration.Duration): Analyser => {
-  const pools = onDemandPool(() => makePool(options), idleTimeout)
+  const pools = onDemandPool(() => makePool(options, idleTimeout), idleTimeout)
   const limits: AnalysisLimits = { maxTriangles: options.maxTriangles, maxUnpackedBytes: options.maxUnpackedBytes }
   const perApp = perAppOf(options)
   const timedOut = new ModelError({
