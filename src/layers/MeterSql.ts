@@ -14,7 +14,8 @@
  * refreshed off the hot path, with the outcomes (status, duration), which are
  * added in batches in the background; the scope's finalizer drains both.
  */
-import { Cause, Deferred, Effect, Exit, Fiber, Layer, Schedule } from "effect"
+import { PgTypes } from "@effect/sql-pg"
+import { Cause, Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import { ServiceUnavailable } from "../domain/Errors.ts"
 import { traced } from "../domain/Span.ts"
 import type { MeterEvent } from "../domain/Usage.ts"
@@ -72,7 +73,13 @@ const FLUSH_WORKERS = 2
 
 /** Outcomes kept while storage is unreachable; beyond it the oldest are dropped (the calls stay metered). */
 const MAX_PENDING_OUTCOMES = 100_000
-const OUTCOME_FLUSH_INTERVAL = "100 millis"
+const OUTCOME_FLUSH_INTERVAL_MS = 100
+/**
+ * After a failed write the next waits twice as long, up to this: while storage
+ * is down, the backlog (up to MAX_PENDING_OUTCOMES) is encoded once every few
+ * seconds, not ten times a second.
+ */
+const OUTCOME_RETRY_MAX_MS = 5_000
 
 export const MeterSql = Layer.effect(
   Meter,
@@ -188,29 +195,33 @@ export const MeterSql = Layer.effect(
       }
     }
 
-    const writeOutcomes = Effect.suspend(() => {
-      if (outcomes.length === 0) return Effect.void
+    /** Writes the outcomes gathered so far; false when storage refused them (they are kept for the next write). */
+    const writeOutcomes: Effect.Effect<boolean> = Effect.suspend(() => {
+      if (outcomes.length === 0) return Effect.succeed(true)
       const batch = outcomes
       outcomes = []
       // Unprepared, so planned for each batch against the table as it is: a prepared statement's
       // generic plan, made while meter_event held a few hundred rows, is a hash join over a scan of
       // the whole table, kept by the connection however large the table grows (bench/README.md,
       // "The open question answered: plans kept from when a table was small").
+      // Each element typed: the driver infers an untyped array's type from its elements, and a
+      // duration that happens to be a whole number (int4 beside float8) would fail the whole batch.
       return sql`
         WITH completed AS (
           UPDATE meter_event m SET status = o.status, duration_ms = o.duration_ms
-          FROM unnest(${batch.map((o) => o.requestId)}::text[], ${batch.map((o) => o.status)}::int[],
-                      ${batch.map((o) => o.durationMs)}::float8[]) AS o(request_id, status, duration_ms)
+          FROM unnest(${batch.map((o) => PgTypes.text(o.requestId))}::text[], ${batch.map((o) => PgTypes.int4(o.status))}::int[],
+                      ${batch.map((o) => PgTypes.float8(o.durationMs))}::float8[]) AS o(request_id, status, duration_ms)
           WHERE m.request_id = o.request_id
           RETURNING m.secret_id, m.occurred_at
         )
         UPDATE incoming_secret s SET used_at = GREATEST(COALESCE(s.used_at, u.last), u.last)
         FROM (SELECT secret_id, max(occurred_at) AS last FROM completed GROUP BY secret_id ORDER BY secret_id) u
         WHERE s.id = u.secret_id`.unprepared.pipe(
+        Effect.as(true),
         Effect.catchTag("SqlError", (error) =>
           Effect.sync(() => {
             outcomes = batch.concat(outcomes).slice(-MAX_PENDING_OUTCOMES)
-          }).pipe(Effect.andThen(Effect.logWarning("meter outcomes not written yet", error.reason._tag)))),
+          }).pipe(Effect.andThen(Effect.logWarning("meter outcomes not written yet", error.reason._tag)), Effect.as(false))),
         traced("Meter.writeOutcomes", { attributes: { "meter.batch_size": batch.length } })
       )
     }).pipe(
@@ -218,9 +229,13 @@ export const MeterSql = Layer.effect(
       Effect.uninterruptible
     )
 
-    const outcomeLoop = yield* Effect.forkScoped(
-      Effect.repeat(writeOutcomes, Schedule.spaced(OUTCOME_FLUSH_INTERVAL))
-    )
+    const outcomeLoop = yield* Effect.forkScoped(Effect.gen(function*() {
+      let wait = OUTCOME_FLUSH_INTERVAL_MS
+      while (true) {
+        yield* Effect.sleep(wait)
+        wait = (yield* writeOutcomes) ? OUTCOME_FLUSH_INTERVAL_MS : Math.min(wait * 2, OUTCOME_RETRY_MAX_MS)
+      }
+    }))
     // Shutdown: stop taking calls, write what is queued, then the outcomes.
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {

@@ -116,6 +116,30 @@ for (const backend of backends) {
         assert.deepStrictEqual({ ...row }, { status: 201, duration_ms: 12.5 })
       }))
 
+    it.effect("writes outcomes whose durations mix whole and fractional milliseconds in one batch", () =>
+      Effect.gen(function*() {
+        const secrets = yield* SecretStore
+        const sql = yield* SqlClient.SqlClient
+        const created = yield* secrets.create({ appId: "mixed", ipAddresses: ["0.0.0.0/0"] })
+        const caller = yield* secrets.authenticate(created.value, "127.0.0.1")
+        const calls = [event(caller), event(caller), event(caller)]
+        const durations = [3, 2.5, 0]
+        yield* Effect.gen(function*() {
+          const meter = yield* Meter
+          yield* Effect.forEach(calls, (call) => Effect.flatten(meter.submit(call)), { concurrency: "unbounded" })
+          // Completed in one turn: one batch, in which a whole number once made the driver refuse the rest.
+          calls.forEach((call, index) => meter.complete(call.requestId, 200 + index, durations[index]!))
+        }).pipe(Effect.provide(Layer.fresh(MeterSql)))
+        const rows = yield* sql<{ request_id: string; status: number; duration_ms: number }>`
+          SELECT request_id, status, duration_ms FROM meter_event WHERE app_id = 'mixed'`
+        const byId = new Map(rows.map((row) => [row.request_id, { status: row.status, durationMs: row.duration_ms }]))
+        assert.deepStrictEqual(calls.map((call) => byId.get(call.requestId)), [
+          { status: 200, durationMs: 3 },
+          { status: 201, durationMs: 2.5 },
+          { status: 202, durationMs: 0 }
+        ])
+      }))
+
     it.effect("keeps transactions of different connections apart", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
