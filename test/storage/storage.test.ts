@@ -4,7 +4,7 @@
  * transactions on the embedded database.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Logger } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import type { ServiceUnavailable } from "../../src/domain/Errors.ts"
@@ -138,6 +138,40 @@ for (const backend of backends) {
           { status: 201, durationMs: 2.5 },
           { status: 202, durationMs: 0 }
         ])
+      }))
+
+    it.effect("retries outcomes storage refuses less and less often, and writes them once it takes them again", () =>
+      Effect.gen(function*() {
+        const secrets = yield* SecretStore
+        const sql = yield* SqlClient.SqlClient
+        const created = yield* secrets.create({ appId: "refused-outcomes", ipAddresses: ["0.0.0.0/0"] })
+        const caller = yield* secrets.authenticate(created.value, "127.0.0.1")
+        const call = event(caller)
+        const refusals: Array<number> = []
+        const counting = Logger.make(({ message }) => {
+          if (String(message).includes("meter outcomes not written yet")) refusals.push(performance.now())
+        })
+        const restore = sql`ALTER TABLE meter_event RENAME COLUMN duration_refused TO duration_ms`.unprepared
+        yield* Effect.gen(function*() {
+          const meter = yield* Meter
+          yield* Effect.flatten(meter.submit(call))
+          // The outcome's column gone: every write of it fails, as while storage refuses it.
+          yield* sql`ALTER TABLE meter_event RENAME COLUMN duration_ms TO duration_refused`.unprepared
+          const start = performance.now()
+          meter.complete(call.requestId, 200, 4.25)
+          yield* Effect.sleep("1600 millis")
+          // Every 100 ms, 15 refusals; waiting twice as long after each (100, 200, 400, 800 ms), 4.
+          assert.isAtLeast(refusals.length, 2)
+          assert.isAtMost(refusals.length, 6, `refused at ${refusals.map((at) => (at - start).toFixed(0)).join(", ")} ms`)
+          yield* restore
+        }).pipe(
+          Effect.provide(Layer.fresh(MeterSql).pipe(Layer.provide(Logger.layer([counting])))),
+          Effect.onError(() => Effect.ignore(restore))
+        )
+        // Kept, and written when the meter shut down.
+        const [row] = yield* sql<{ status: number; duration_ms: number }>`
+          SELECT status, duration_ms FROM meter_event WHERE request_id = ${call.requestId}`
+        assert.deepStrictEqual({ ...row }, { status: 200, duration_ms: 4.25 })
       }))
 
     it.effect("keeps transactions of different connections apart", () =>
