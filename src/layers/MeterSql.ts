@@ -15,7 +15,7 @@
  * added in batches in the background; the scope's finalizer drains both.
  */
 import { PgTypes } from "@effect/sql-pg"
-import { Cause, Deferred, Effect, Exit, Fiber, Layer } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Layer, Schedule } from "effect"
 import { ServiceUnavailable } from "../domain/Errors.ts"
 import { traced } from "../domain/Span.ts"
 import type { MeterEvent } from "../domain/Usage.ts"
@@ -73,13 +73,13 @@ const FLUSH_WORKERS = 2
 
 /** Outcomes kept while storage is unreachable; beyond it the oldest are dropped (the calls stay metered). */
 const MAX_PENDING_OUTCOMES = 100_000
-const OUTCOME_FLUSH_INTERVAL_MS = 100
+const OUTCOME_FLUSH_INTERVAL = "100 millis"
 /**
- * After a failed write the next waits twice as long, up to this: while storage
- * is down, the backlog (up to MAX_PENDING_OUTCOMES) is encoded once every few
- * seconds, not ten times a second.
+ * After a failed write the next waits the interval, then twice as long each
+ * time, at most 5 s: while storage is down, the backlog (up to
+ * MAX_PENDING_OUTCOMES) is encoded once every few seconds, not ten times a second.
  */
-const OUTCOME_RETRY_MAX_MS = 5_000
+const OUTCOME_RETRY = Schedule.min([Schedule.exponential(OUTCOME_FLUSH_INTERVAL), Schedule.spaced("5 seconds")])
 
 export const MeterSql = Layer.effect(
   Meter,
@@ -195,9 +195,9 @@ export const MeterSql = Layer.effect(
       }
     }
 
-    /** Writes the outcomes gathered so far; false when storage refused them (they are kept for the next write). */
-    const writeOutcomes: Effect.Effect<boolean> = Effect.suspend(() => {
-      if (outcomes.length === 0) return Effect.succeed(true)
+    /** Writes the outcomes gathered so far; storage's refusal keeps them for the next write. */
+    const writeOutcomes = Effect.suspend(() => {
+      if (outcomes.length === 0) return Effect.void
       const batch = outcomes
       outcomes = []
       // Unprepared, so planned for each batch against the table as it is: a prepared statement's
@@ -217,11 +217,11 @@ export const MeterSql = Layer.effect(
         UPDATE incoming_secret s SET used_at = GREATEST(COALESCE(s.used_at, u.last), u.last)
         FROM (SELECT secret_id, max(occurred_at) AS last FROM completed GROUP BY secret_id ORDER BY secret_id) u
         WHERE s.id = u.secret_id`.unprepared.pipe(
-        Effect.as(true),
-        Effect.catchTag("SqlError", (error) =>
+        Effect.tapError((error) =>
           Effect.sync(() => {
             outcomes = batch.concat(outcomes).slice(-MAX_PENDING_OUTCOMES)
-          }).pipe(Effect.andThen(Effect.logWarning("meter outcomes not written yet", error.reason._tag)), Effect.as(false))),
+          }).pipe(Effect.andThen(Effect.logWarning("meter outcomes not written yet", error.reason._tag)))
+        ),
         traced("Meter.writeOutcomes", { attributes: { "meter.batch_size": batch.length } })
       )
     }).pipe(
@@ -229,20 +229,17 @@ export const MeterSql = Layer.effect(
       Effect.uninterruptible
     )
 
-    const outcomeLoop = yield* Effect.forkScoped(Effect.gen(function*() {
-      let wait = OUTCOME_FLUSH_INTERVAL_MS
-      while (true) {
-        yield* Effect.sleep(wait)
-        wait = (yield* writeOutcomes) ? OUTCOME_FLUSH_INTERVAL_MS : Math.min(wait * 2, OUTCOME_RETRY_MAX_MS)
-      }
-    }))
+    const outcomeLoop = yield* Effect.forkScoped(
+      writeOutcomes.pipe(Effect.retry(OUTCOME_RETRY), Effect.repeat(Schedule.spaced(OUTCOME_FLUSH_INTERVAL)))
+    )
     // Shutdown: stop taking calls, write what is queued, then the outcomes.
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         closed = true
         yield* Fiber.awaitAll([...flushers])
         yield* Fiber.interrupt(outcomeLoop)
-        yield* writeOutcomes
+        // Refused, they are lost with the process (the warning says so); the calls stay metered.
+        yield* Effect.ignore(writeOutcomes)
       })
     )
 
