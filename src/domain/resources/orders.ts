@@ -94,10 +94,20 @@ export const ManufacturabilityStatus = Schema.Literals(["ok", "warning", "blocke
     "(no machine of its technology holds it, walls thinner than the technology makes). docs/geometry.md, \"Manufacturability\""
 })
 
+const PartPoint = Schema.Struct({ x: Schema.Finite, y: Schema.Finite, z: Schema.Finite })
+
+/** Where a finding is: docs/geometry.md, "Located findings". */
+export const FindingLocation = Schema.Struct({
+  boundingBox: Schema.Struct({ min: PartPoint, max: PartPoint }).annotate({
+    description: "The box of everything the finding concerns (edges, faces, sampled points, bodies; the whole part for build-volume)"
+  }),
+  points: Schema.Array(PartPoint).annotate({ description: "A few points of it (at most 5): the thinnest walls first, the largest overhangs first" })
+}).annotate({ description: "Where the finding is, in the part's coordinates: millimetres, in the model file's axes" })
+
 export const ManufacturabilityCheck = Schema.Struct({
   id: Schema.String.annotate({
-    description: "The check: mesh-open-edges, mesh-non-manifold-edges, mesh-inconsistent-normals, mesh-shells, build-volume, wall-thickness, " +
-      "overhang (FDM, SLA), enclosed-cavities (SLS, MJF), cnc-undercuts, cnc-stock-size (CNC milling)",
+    description: "The check: mesh-open-edges, mesh-non-manifold-edges, mesh-inconsistent-normals, mesh-degenerate-triangles, mesh-shells, " +
+      "build-volume, wall-thickness, overhang (FDM, SLA), enclosed-cavities (SLS, MJF), cnc-undercuts, cnc-stock-size (CNC milling)",
     examples: ["build-volume"]
   }),
   status: ManufacturabilityStatus,
@@ -105,7 +115,14 @@ export const ManufacturabilityCheck = Schema.Struct({
   limit: Schema.NullOr(Schema.Finite).annotate({ description: "The technology's limit the value is held to, in `unit`; null when none applies" }),
   unit: Schema.String.annotate({ examples: ["mm", "mm²", "edges"] }),
   message: Schema.String,
-  machineIds: Schema.optional(Schema.Array(Schema.String).annotate({ description: "build-volume: the app's machines of the technology the part fits" }))
+  machineIds: Schema.optional(Schema.Array(Schema.String).annotate({ description: "build-volume: the app's machines of the technology the part fits" })),
+  location: Schema.optional(FindingLocation.annotate({
+    description: "A check that warns or blocks: where, in the part's coordinates (mm). Absent on a model measured before findings were located"
+  })),
+  suggestion: Schema.optional(Schema.String.annotate({
+    description: "A check that warns or blocks: what to change, in one sentence",
+    examples: ["Thicken the wall to 0.8 mm at least."]
+  }))
 })
 
 export const Manufacturability = Schema.Struct({
