@@ -35,9 +35,10 @@ export const ModelFileGroup = HttpApiGroup.make("modelFile")
         "the file name is `fileName`, else the `filename` of `Content-Disposition` (or of the form's file), else `model.<format>` of a `model/*` type " +
         "(`application/octet-stream` without a name is a 400). Another content type is a 415. A body over MODEL_UPLOAD_MAX_BYTES " +
         "(100 MiB unless configured) is a 413, at once when `Content-Length` says so, else when the bytes read pass it. " +
-        "Files are stored once per app and content: uploading the same bytes again answers the first upload's record, 200 both " +
+        "`unit` says what unit an STL or OBJ is in (mm unless stated; a 3MF states its own). " +
+        "Files are stored once per app, content and unit: uploading the same bytes again answers the first upload's record, 200 both " +
         "times (its `createdAt` tells). Give the answer's `url` and `fileName` as a part's `modelEndpoint`: the engine reads the " +
-        "file from its own storage (analysed once per file), never over the network."
+        "file from its own storage (analysed once per file), never over the network, in the upload's unit."
     ),
     get(ModelFile),
     HttpApiEndpoint.get("content", "/model-file/:id/content", {

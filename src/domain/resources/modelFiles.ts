@@ -4,7 +4,15 @@
  * (docs/geometry.md).
  */
 import { Schema } from "effect"
+import { MODEL_UNITS } from "../ModelUnits.ts"
 import { NonNegative } from "./fields.ts"
+
+/** The unit a model file's coordinates are in (src/domain/ModelUnits.ts). */
+export const ModelUnit = Schema.Literals(MODEL_UNITS).annotate({
+  description: "The unit the model file's coordinates are in, for formats without units (STL, OBJ): mm (the default), cm, m, in, ft or um. " +
+    "A 3MF states its own unit, which wins: a unit given here that contradicts it is a 422 `ModelUnitConflict`",
+  examples: ["in"]
+})
 
 export const ModelEndpoint = Schema.Struct({
   url: Schema.String.check(
@@ -15,8 +23,9 @@ export const ModelEndpoint = Schema.Struct({
     Schema.String.check(
       Schema.isPattern(/^[^/\\]+\.(stl|STL|3mf|3MF|obj|OBJ)$/u, { message: "a file name ending in .stl, .3mf or .obj" })
     ).annotate({ description: "Required when the URL does not end in the file name", examples: ["bracket.stl"] })
-  )
-}).annotate({ description: "Where the engine downloads the model file (STL, 3MF or OBJ): a public http(s) URL" })
+  ),
+  unit: Schema.optional(ModelUnit)
+}).annotate({ description: "Where the engine downloads the model file (STL, 3MF or OBJ): a public http(s) URL; the unit it is in when not millimetres" })
 
 /**
  * The one-model-source rule: a part takes its model file from exactly one of
@@ -49,5 +58,9 @@ export const Geometry = Schema.Struct({
   surfaceArea: NonNegative.annotate({ description: "mm²" }),
   boundingBox: Schema.Struct({ x: NonNegative, y: NonNegative, z: NonNegative }).annotate({ description: "mm" }),
   triangleCount: Schema.Int,
-  watertight: Schema.Boolean
+  watertight: Schema.Boolean,
+  // Absent on geometry analysed before units were read (millimetres then, or a 3MF's own unit).
+  unit: Schema.optional(ModelUnit.annotate({
+    description: "The unit the file's coordinates were read in: the figures above are always millimetres"
+  }))
 })

@@ -81,6 +81,7 @@ const prepareCatalogueModel = Effect.fnUntraced(function*(
   const endpoint = input.modelEndpoint
   const sameFile = previous !== undefined && previous.geometry !== undefined
     && previous.modelEndpoint.url === endpoint.url && previous.modelEndpoint.fileName === endpoint.fileName
+    && previous.modelEndpoint.unit === endpoint.unit
   return {
     ...input,
     configurations: input.configurations.map((configuration) => ({ ...configuration, id: configuration.id ?? randomUUID() })),

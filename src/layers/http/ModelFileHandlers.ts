@@ -10,7 +10,8 @@
  * - the file is the body, or the first file of a `multipart/form-data` form
  *   (its parts read as they arrive, the file's bytes passed on the same way);
  * - the file name comes from `fileName`, else `Content-Disposition` (or the
- *   form's file's `filename`), else the `model/*` type;
+ *   form's file's `filename`), else the `model/*` type; `unit`, if given,
+ *   passes on with it;
  * - a record's `url` is made absolute with the host the request was sent to
  *   (`Host`, and `X-Forwarded-Proto` for the scheme, http by default);
  * - the content answers with the file format's type and its length.
@@ -135,7 +136,9 @@ export const makeModelFileHandler = (downstream: Downstream["Service"], maxBytes
         return Effect.fail(PayloadTooLarge.over(maxBytes))
       })
     )
-    const answer = yield* downstream.call(ENDPOINTS.upload)({ query: { fileName }, payload: body } as never, scope).pipe(Effect.result)
+    const unit = (request.query as { readonly unit?: string } | undefined)?.unit
+    const query = unit === undefined ? { fileName } : { fileName, unit }
+    const answer = yield* downstream.call(ENDPOINTS.upload)({ query, payload: body } as never, scope).pipe(Effect.result)
     if (overLimit) return tooLarge(maxBytes)
     if (answer._tag === "Failure") return downstreamResponse(answer.failure)
     return recordResponse(request, answer.success as ModelFileRecord)
