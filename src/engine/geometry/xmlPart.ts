@@ -73,17 +73,18 @@ export const prefixedAttribute = (element: Element, name: string, namespace: str
   return undefined
 }
 
-/** The scope inside an element: its parent's, with the element's own declarations over it. */
-const scopeOf = (parent: Scope, attributes: Readonly<Record<string, string>>): Scope => {
-  let declared: Record<string, string | undefined> | undefined
+/** Whether an attribute name declares a namespace: `xmlns` or `xmlns:p`. */
+const isDeclaration = (name: string) =>
+  // "x" is 120: most attributes (y, z, v1 …) are settled by their first character.
+  name.charCodeAt(0) === 120 && name.startsWith("xmlns") && (name.length === 5 || name.charCodeAt(5) === 58)
+
+/** The scope inside an element that declares namespaces: its parent's, with the element's declarations over it. */
+const declaredScope = (parent: Scope, attributes: Readonly<Record<string, string>>): Scope => {
+  const declared: Record<string, string | undefined> = { ...parent }
   for (const key in attributes) {
-    // "x" is 120: most attributes (x, y, z, v1 …) are settled by their first character.
-    if (key.charCodeAt(0) === 120 && key.startsWith("xmlns") && (key.length === 5 || key.charCodeAt(5) === 58)) {
-      declared ??= { ...parent }
-      declared[key.length === 5 ? "" : key.slice(6)] = attributes[key] === "" ? undefined : attributes[key]
-    }
+    if (isDeclaration(key)) declared[key.length === 5 ? "" : key.slice(6)] = attributes[key] === "" ? undefined : attributes[key]
   }
-  return declared ?? parent
+  return declared
 }
 
 /**
@@ -122,9 +123,16 @@ export const readXml = (
   parser.on("doctype", () => {
     throw new ModelError({ reason: `3MF ${entry.name} has a DTD (<!DOCTYPE …>): the 3MF core specification (2.3.2) forbids DTDs` })
   })
+  // Whether the tag being read declares a namespace: told by its attributes as they are read, so a tag without one is not searched.
+  let declares = false
+  parser.on("attribute", (attribute) => {
+    if (isDeclaration(attribute.name)) declares = true
+  })
   parser.on("opentag", (tag: SaxesTagPlain) => {
     sawEvent = true
-    const scope = scopeOf(scopes[scopes.length - 1]!, tag.attributes)
+    const parent = scopes[scopes.length - 1]!
+    const scope = declares ? declaredScope(parent, tag.attributes) : parent
+    declares = false
     scopes.push(scope)
     onOpen({ name: localName(tag.name), namespace: namespaceOf(scope, tag.name), attributes: tag.attributes, scope })
   })
