@@ -145,6 +145,14 @@ for (const backend of backends) {
         assert.notStrictEqual(plain.id, inch.id)
         assert.notProperty(plain, "unit")
         assert.strictEqual((yield* modelFileRows(appId))[0]!.count, 2)
+        // A form's file takes `unit` from the query too: the same bytes in inches are the inch file.
+        const formed = yield* Effect.promise(async () => {
+          const form = new FormData()
+          form.append("file", new Blob([block], { type: "application/octet-stream" }), "block.stl")
+          const response = await fetch(`${client.baseUrl}/v1/model-file?unit=in`, { method: "POST", headers: { authorization: secret }, body: form })
+          return response.json()
+        })
+        assert.deepStrictEqual([formed.id, formed.unit], [inch.id, "in"])
         const material = ok(yield* call("POST", "/material", { name: "PLA", technologyId: "fdm" }), "material")
         const part = (modelEndpoint: Record<string, string>) =>
           call("POST", "/ticket-model", { ticketId: ticket.id, modelEndpoint, technologyId: "fdm", materialId: material.id, quantity: 1 })
