@@ -150,7 +150,7 @@ for (const backend of backends) {
           const form = new FormData()
           form.append("file", new Blob([block], { type: "application/octet-stream" }), "block.stl")
           const response = await fetch(`${client.baseUrl}/v1/model-file?unit=in`, { method: "POST", headers: { authorization: secret }, body: form })
-          return response.json()
+          return (await response.json()) as { readonly id: string; readonly unit?: string }
         })
         assert.deepStrictEqual([formed.id, formed.unit], [inch.id, "in"])
         const material = ok(yield* call("POST", "/material", { name: "PLA", technologyId: "fdm" }), "material")

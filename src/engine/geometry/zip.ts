@@ -96,26 +96,26 @@ interface Directory {
  * or not the end record's fields are saturated), else from the end record.
  */
 const directoryOf = (view: DataView, eocd: number): Directory => {
+  const count = view.getUint16(eocd + 10, true)
+  const size = view.getUint32(eocd + 12, true)
+  const offset = view.getUint32(eocd + 16, true)
+  const deferred = count === SATURATED_16 || size === SATURATED_32 || offset === SATURATED_32
   const locator = eocd - 20
   if (locator >= 0 && view.getUint32(locator, true) === ZIP64_LOCATOR) {
     if (view.getUint32(locator + 16, true) > 1) throw new ModelError({ reason: "the 3MF archive is split over several disks, which is not supported" })
     const record = uint64(view, locator + 8, "end of central directory offset")
-    if (record + 56 > locator || view.getUint32(record, true) !== ZIP64_EOCD) {
-      throw bad("the ZIP64 end of central directory locator points to no ZIP64 end of central directory record")
+    if (record + 56 <= locator && view.getUint32(record, true) === ZIP64_EOCD) {
+      return {
+        count: uint64(view, record + 32, "entry count"),
+        size: uint64(view, record + 40, "central directory size"),
+        offset: uint64(view, record + 48, "central directory offset"),
+        end: record
+      }
     }
-    return {
-      count: uint64(view, record + 32, "entry count"),
-      size: uint64(view, record + 40, "central directory size"),
-      offset: uint64(view, record + 48, "central directory offset"),
-      end: record
-    }
+    // Bytes that only look like a locator (the end of a comment or a name) do not spoil an archive whose end record is whole.
+    if (deferred) throw bad("the ZIP64 end of central directory locator points to no ZIP64 end of central directory record")
   }
-  const count = view.getUint16(eocd + 10, true)
-  const size = view.getUint32(eocd + 12, true)
-  const offset = view.getUint32(eocd + 16, true)
-  if (count === SATURATED_16 || size === SATURATED_32 || offset === SATURATED_32) {
-    throw bad("the end of central directory defers to a ZIP64 record, and there is no ZIP64 end of central directory locator")
-  }
+  if (deferred) throw bad("the end of central directory defers to a ZIP64 record, and there is no ZIP64 end of central directory locator")
   return { count, size, offset, end: eocd }
 }
 
