@@ -38,7 +38,6 @@ import { GrowableFloats, GrowableIndices, type Mesh, ModelError, weld } from "./
 import { attribute, type Element, namespaceOf, prefixedAttribute, readXml } from "./xmlPart.ts"
 import { readZip, type UnpackBudget, unpackBudget, type ZipEntry } from "./zip.ts"
 
-
 const START_PART = "http://schemas.microsoft.com/3dmanufacturing/2013/01/3dmodel"
 const DEFAULT_MODEL = "3D/3dmodel.model"
 export const MAX_DEPTH = 32
