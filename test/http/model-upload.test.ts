@@ -19,7 +19,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { request as httpRequest } from "node:http"
-import { binaryStl, box, corruptEntry, cubeWithHole, obj, threeMf } from "../../src/engine/geometry/writers.ts"
+import { binaryStl, box, corruptEntry, cubeWithHole, obj, threeMf, withDegenerateTriangles } from "../../src/engine/geometry/writers.ts"
 import type { AppConfigShape } from "../../src/services/AppConfig.ts"
 import { backends } from "../support/backends.ts"
 import { appWithTicket, ok } from "../support/http.ts"
@@ -177,7 +177,7 @@ for (const backend of backends) {
         assert.include(new TextDecoder().decode(wrong.bytes), "unit")
       }))
 
-    it.effect("uploaded as the world writes them: coloured and continued OBJ, ZIP64 3MF measured exactly; a damaged 3MF and an unread extension refused", () =>
+    it.effect("uploaded as the world writes them: coloured and continued OBJ, ZIP64 3MF, degenerate triangles measured exactly; a damaged 3MF and an unread extension refused", () =>
       Effect.gen(function*() {
         const client = yield* TestClient
         const { appId, call, ticket } = yield* appWithTicket("upload-world")
@@ -216,6 +216,19 @@ for (const backend of backends) {
             fileName
           )
         }
+        // A cube with a zero-area triangle beside each of its 12: the cube, closed, and its own warning.
+        const degenerate = ok(yield* partOf(binaryStl(withDegenerateTriangles(box(10, 10, 10))), "degenerate.stl", "model/stl"), "degenerate")
+        assert.deepStrictEqual(degenerate.geometry, {
+          volume: 1000,
+          surfaceArea: 600,
+          boundingBox: { x: 10, y: 10, z: 10 },
+          triangleCount: 24,
+          watertight: true,
+          unit: "mm"
+        })
+        const checks = Object.fromEntries(degenerate.manufacturability.checks.map((check: any) => [check.id, check]))
+        assert.deepStrictEqual([checks["mesh-degenerate-triangles"].status, checks["mesh-degenerate-triangles"].value], ["warning", 12])
+        assert.strictEqual(checks["mesh-non-manifold-edges"].status, "ok")
         const stored = threeMf({ objects: [{ id: 1, mesh: box(10, 20, 30) }], items: [{ objectId: 1 }], stored: true })
         const damaged = yield* partOf(corruptEntry(stored, "3D/part.model", "x=\"10\"", "x=\"90\""), "damaged.3mf", "model/3mf")
         assert.strictEqual(damaged.status, 422, damaged.text)
