@@ -23,6 +23,8 @@ export interface AppConfigShape {
   readonly databaseUrl: Option.Option<Redacted.Redacted>
   /** How long start-up retries PostgreSQL (DATABASE_CONNECT_TIMEOUT). */
   readonly databaseConnectTimeout: Duration.Duration
+  /** The longest a call waits on the database, for a connection and its statements (DATABASE_QUERY_TIMEOUT). */
+  readonly databaseQueryTimeout: Duration.Duration
   readonly downstreamUrl: Option.Option<string>
   readonly releasedAt: Date
   readonly adminToken: Option.Option<Redacted.Redacted>

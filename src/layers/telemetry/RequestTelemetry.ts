@@ -89,11 +89,19 @@ const pathOf = (url: string) => {
   return path.length > MAX_PATH ? path.slice(0, MAX_PATH) : path
 }
 
-/** The ids of the server span, when tracing made one. */
+/** The server span, when tracing made one. */
 interface SpanIds {
   readonly traceId: string
   readonly spanId: string
+  readonly attribute: (key: string, value: unknown) => void
 }
+
+/**
+ * A route as telemetry names it (`http.route` of spans and metrics): the
+ * OpenAPI document's template, `/v1/customer/{id}`, rather than the
+ * router's `/v1/customer/:id` (which the log line keeps).
+ */
+export const routeTemplate = (route: string) => route.replace(/:([A-Za-z0-9_]+)/g, "{$1}")
 
 /** A request's log line: one JSON object, without its newline (the keys are listed above). */
 export const requestLine = (
@@ -149,7 +157,10 @@ export const requestTelemetry = (options: RequestTelemetryOptions) => {
     const path = pathOf(request.url)
     const route = facts.route ?? (FIXED_ROUTES.has(path) ? path : undefined)
     if (instruments.enabled) {
-      instruments.request(KNOWN_METHODS.has(request.method) ? request.method : "_OTHER", route, status, elapsedMs / 1000)
+      const template = route === undefined ? undefined : routeTemplate(route)
+      instruments.request(KNOWN_METHODS.has(request.method) ? request.method : "_OTHER", template, status, elapsedMs / 1000)
+      // The server span (still open) gets the same route, the direct record read's included: its name is made of it.
+      if (template !== undefined) serverSpan?.attribute("http.route", template)
     }
     if (log) writeLine(requestLine(request, facts, serverSpan, path, route, status, elapsedMs))
   }
