@@ -93,8 +93,9 @@ const measuringSpans = (tracer: Tracer.Tracer, instruments: TelemetryInstruments
     context: tracer.context,
     span(options) {
       const span = tracer.span(options)
+      // Statements are client spans, transactions (`sql.transaction`) internal ones.
+      if (embeddedDatabase && (options.kind === "client" || options.name === "sql.transaction")) withoutDatabaseServer(span)
       if (options.name !== DOWNSTREAM_SPAN && options.kind !== "client") return span
-      if (embeddedDatabase && options.kind === "client") withoutDatabaseServer(span)
       const end = span.end
       span.end = (endTime, exit) => {
         end.call(span, endTime, exit)
@@ -132,8 +133,9 @@ export const telemetryFor = (defaultServiceName: string) =>
         )
       ).pipe(Layer.provide(FetchHttpClient.layer))
 
-    const tracesUrl = Option.getOrElse(config.tracesEndpoint, () => signalUrl(config.endpoint.value, "traces"))
-    const metricsUrl = Option.getOrElse(config.metricsEndpoint, () => signalUrl(config.endpoint.value, "metrics"))
+    const base = config.endpoint.value
+    const tracesUrl = Option.getOrElse(config.tracesEndpoint, () => signalUrl(base, "traces"))
+    const metricsUrl = Option.getOrElse(config.metricsEndpoint, () => signalUrl(base, "metrics"))
     const ratio = Option.getOrElse(config.samplerArg, () => 1)
     const embeddedDatabase = yield* embedded
     // OtlpTracer.layer, its tracer sampling (OTEL_TRACES_SAMPLER) and measuring the spans that time what a metric reports.
