@@ -147,8 +147,10 @@ export const decimal = (options: { readonly min: number; readonly max: number })
     type: "number",
     range,
     parse: (text: string) =>
-      Result.flatMap(decodeNumber(text), (value) =>
-        value < options.min || value > options.max ? Result.fail(`must be a number from ${range}, not ${value}`) : Result.succeed(value))
+      Result.flatMap(
+        decodeNumber(text),
+        (value) => value < options.min || value > options.max ? Result.fail(`must be a number from ${range}, not ${value}`) : Result.succeed(value)
+      )
   }
 }
 
@@ -156,8 +158,7 @@ export const decimal = (options: { readonly min: number; readonly max: number })
 export const oneOf = <const V extends string>(values: ReadonlyArray<V>) => ({
   type: "text",
   range: values.map((value) => `\`${value}\``).join(", "),
-  parse: (text: string): Result.Result<V, string> =>
-    values.includes(text as V) ? Result.succeed(text as V) : Result.fail(`must be one of ${values.join(", ")}`)
+  parse: (text: string): Result.Result<V, string> => values.includes(text as V) ? Result.succeed(text as V) : Result.fail(`must be one of ${values.join(", ")}`)
 })
 
 /**

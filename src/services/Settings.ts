@@ -231,8 +231,7 @@ export const SAMPLERS = [
 ] as const
 export type SamplerName = typeof SAMPLERS[number]
 
-const exportHeaders = (name: string, meaning: string) =>
-  optionalSetting(name, { ...keyValueList({ decodeKeys: false }), secret: true, meaning })
+const exportHeaders = (name: string, meaning: string) => optionalSetting(name, { ...keyValueList({ decodeKeys: false }), secret: true, meaning })
 
 const exportTimeout = (name: string, meaning: string) => optionalSetting(name, { ...integer({ min: 1, unit: "ms" }), meaning })
 

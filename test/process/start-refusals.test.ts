@@ -4,10 +4,10 @@
  * the variable, before it listens.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { spawn } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { spawn } from "node:child_process"
 import { baseEnvironment, failedStart, freePort, logLines, ROOT, startNodeServer } from "../support/processes.ts"
 
 const withDataDir = async <A>(run: (dataDir: string) => Promise<A>) => {
@@ -75,19 +75,25 @@ describe("Start-up messages that say the cause", () => {
       assert.include(output, `cannot reach PostgreSQL at 127.0.0.1:${closed}: connection refused (gave up after 3s, DATABASE_CONNECT_TIMEOUT)`)
     }), 40_000)
 
-  it.skipIf(process.env.TEST_DATABASE_URL === undefined)("a database or a role that does not exist stops the start with PostgreSQL's own message (78)", async () => {
-    for (const [user, database, message] of [
-      ["postgres", "no_such_database_here", `database "no_such_database_here" does not exist (3D000)`],
-      ["no_such_role_here", "test", `role "no_such_role_here" does not exist (28000)`]
-    ] as const) {
-      const url = new URL(process.env.TEST_DATABASE_URL!)
-      url.username = user
-      url.pathname = `/${database}`
-      const { code, output } = await failedStart("src/main.ts", { DATABASE_URL: url.toString() })
-      assert.strictEqual(code, 78, output)
-      const last = logLines(output).at(-1)!
-      assert.deepInclude(last, { variable: "DATABASE_URL", exitCode: 78 })
-      assert.include(last.msg, message)
-    }
-  }, 60_000)
+  it.skipIf(process.env.TEST_DATABASE_URL === undefined)(
+    "a database or a role that does not exist stops the start with PostgreSQL's own message (78)",
+    async () => {
+      for (
+        const [user, database, message] of [
+          ["postgres", "no_such_database_here", `database "no_such_database_here" does not exist (3D000)`],
+          ["no_such_role_here", "test", `role "no_such_role_here" does not exist (28000)`]
+        ] as const
+      ) {
+        const url = new URL(process.env.TEST_DATABASE_URL!)
+        url.username = user
+        url.pathname = `/${database}`
+        const { code, output } = await failedStart("src/main.ts", { DATABASE_URL: url.toString() })
+        assert.strictEqual(code, 78, output)
+        const last = logLines(output).at(-1)!
+        assert.deepInclude(last, { variable: "DATABASE_URL", exitCode: 78 })
+        assert.include(last.msg, message)
+      }
+    },
+    60_000
+  )
 })

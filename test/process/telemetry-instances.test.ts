@@ -137,7 +137,9 @@ describe("telemetry of two instances on one receiver", () => {
     expect(metricsOfA.length).toBeGreaterThan(0)
     for (const each of tracesOfA) expect(each.headers).toMatchObject({ "x-tenant": "eu1", "x-api-key": "key one" })
     for (const each of metricsOfA) expect(each.headers).toMatchObject({ "x-tenant": "metrics-eu1", "x-api-key": "key one" })
-    expect(receiver.exports.filter((each) => each.resources.some((r) => r["service.name"] === "gateway-b")).every((each) => each.headers["x-tenant"] === undefined))
+    expect(
+      receiver.exports.filter((each) => each.resources.some((r) => r["service.name"] === "gateway-b")).every((each) => each.headers["x-tenant"] === undefined)
+    )
       .toBe(true)
 
     // Server spans named by their route; a 2xx and a 4xx leave the status unset.

@@ -30,7 +30,9 @@ export const endpointShown = (url: string) => {
 
 /** A failed export's reason in words and its `error.type`: the status code, `timeout` or `unreachable`. */
 const failureOf = (error: unknown, timeoutMs: number): { readonly reason: string; readonly type: string } => {
-  if (HttpClientError.isHttpClientError(error) && Cause.isTimeoutError(error.cause)) return { reason: `no answer within ${timeoutMs} ms (OTEL_EXPORTER_OTLP_TIMEOUT)`, type: "timeout" }
+  if (HttpClientError.isHttpClientError(error) && Cause.isTimeoutError(error.cause)) {
+    return { reason: `no answer within ${timeoutMs} ms (OTEL_EXPORTER_OTLP_TIMEOUT)`, type: "timeout" }
+  }
   if (HttpClientError.isHttpClientError(error) && error.response !== undefined) {
     return { reason: `the receiver answered ${error.response.status}`, type: String(error.response.status) }
   }

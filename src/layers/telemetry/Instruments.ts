@@ -193,7 +193,6 @@ export const makeInstruments = (context: Context.Context<never>): TelemetryInstr
     connectionWait: (pool, seconds) => connectionWaits(pool ?? "", () => pool === undefined ? {} : { [POOL_NAME]: pool }).updateUnsafe(seconds, context),
     poolConnections: (pool, open) => poolOpen(pool, () => ({ [POOL_NAME]: pool })).updateUnsafe(open, context),
     poolMax: (pool, max) => poolMax(pool, () => ({ [POOL_NAME]: pool })).updateUnsafe(max, context),
-    exportFailure: (signal, errorType) =>
-      exportFailures(`${signal} ${errorType}`, () => ({ signal, "error.type": errorType })).updateUnsafe(1, context)
+    exportFailure: (signal, errorType) => exportFailures(`${signal} ${errorType}`, () => ({ signal, "error.type": errorType })).updateUnsafe(1, context)
   }
 }
