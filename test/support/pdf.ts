@@ -66,7 +66,7 @@ export const readPdf = async (name: string, bytes: Uint8Array): Promise<ReadPdf>
   mkdirSync(PDF_OUTPUT, { recursive: true })
   writeFileSync(join(PDF_OUTPUT, `${name}.pdf`), bytes)
   // PDF.js takes the buffer over: a copy, so the caller's bytes stay as they were.
-  const document = await getDocument({ data: new Uint8Array(bytes), fontExtraProperties: true, isEvalSupported: false }).promise
+  const document = await getDocument({ data: new Uint8Array(bytes), fontExtraProperties: true }).promise
   const texts: Array<string> = []
   const fonts = new Map<string, PdfFont>()
   for (let number = 1; number <= document.numPages; number++) {
@@ -99,7 +99,7 @@ export const readPdf = async (name: string, bytes: Uint8Array): Promise<ReadPdf>
     firstPagePng: async (pngName, dpi) => {
       const viewport = first.getViewport({ scale: dpi / 72 })
       const canvas = createCanvas(Math.ceil(viewport.width), Math.ceil(viewport.height))
-      await first.render({ canvas: canvas as unknown as HTMLCanvasElement, viewport }).promise
+      await first.render({ canvas: canvas as unknown as Parameters<typeof first.render>[0]["canvas"], viewport }).promise
       const png = canvas.toBuffer("image/png")
       const file = join(PDF_OUTPUT, `${pngName}.png`)
       writeFileSync(file, png)

@@ -4,6 +4,7 @@
  * items; model versions keep each model file a part has had.
  */
 import { Schema } from "effect"
+import { NonEmptyList } from "../NonEmptyList.ts"
 import { acceptingTheRecord, defineResource } from "../Resource.ts"
 import { ProductionParameterIds } from "./catalogue.ts"
 import { IsoDateTime, MAX_QUANTITY, Money, Name, NonNegative, Positive, Quantity, Ref, Text } from "./fields.ts"
@@ -319,7 +320,7 @@ export const ModelVersion = defineResource({
 
 /** `POST /model-version/{id}/fields-resolve`: values of named fields of a version. */
 export const FieldsResolveRequest = Schema.Struct({
-  fields: Schema.NonEmptyArray(Schema.String.check(Schema.isMaxLength(100)))
+  fields: NonEmptyList(Schema.String.check(Schema.isMaxLength(100)), 100)
 })
 export const FieldsResolveResult = Schema.Struct({
   modelVersionId: Schema.String,
@@ -355,13 +356,19 @@ export const ProductionNote = defineResource({
   storage: { references: { ticketId: "ticket", serviceJobId: "serviceJob" } }
 })
 
+/** The most parts one `from-catalogue` call creates. */
+export const MAX_PARTS_FROM_CATALOGUE = 100
+
 /** `POST /ticket-model/from-catalogue`: parts for a ticket from catalogue configurations. */
 export const FromCatalogueRequest = Schema.Struct({
   ticketId: Ref("ticket"),
-  parts: Schema.NonEmptyArray(Schema.Struct({
-    catalogueModelConfigurationId: Ref("catalogue model configuration"),
-    quantity: Quantity
-  }))
+  parts: NonEmptyList(
+    Schema.Struct({
+      catalogueModelConfigurationId: Ref("catalogue model configuration"),
+      quantity: Quantity
+    }),
+    MAX_PARTS_FROM_CATALOGUE
+  )
 })
 
 /** `POST /ticket-model/{id}/similarity`. */

@@ -6,6 +6,7 @@
  * The rules between them are in docs/workflows-production.md.
  */
 import { Schema, SchemaGetter } from "effect"
+import { NonEmptyList } from "../NonEmptyList.ts"
 import { acceptingTheRecord, DateRangeQuery, defineResource } from "../Resource.ts"
 import { Dimensions, IsoDateTime, Location, Money, Name, NonNegative, Quantity, Ref, Text } from "./fields.ts"
 
@@ -163,7 +164,7 @@ export const ReelUpdate = acceptingTheRecord(Schema.Struct({ id: Ref("reel"), ..
 }).annotate({ title: "Reel replacement" })
 /** `POST /inventory-product-location/{id}/reel`: new reels in a reel group. */
 export const NewReelsRequest = Schema.Struct({
-  reels: Schema.NonEmptyArray(Schema.Struct({ remainingWeight: NonNegative, lotNumber: Schema.optional(Text(100)) }))
+  reels: NonEmptyList(Schema.Struct({ remainingWeight: NonNegative, lotNumber: Schema.optional(Text(100)) }), 100)
 })
 
 export const ServiceJobState = Schema.Literals(["queued", "running", "paused", "done", "merged"]).annotate({
@@ -245,10 +246,10 @@ export const PpsProgress = Schema.Struct({
 
 export const MergeRequest = Schema.Struct({
   targetServiceJobId: Ref("service job"),
-  sourceServiceJobIds: Schema.NonEmptyArray(Ref("service job"))
+  sourceServiceJobIds: NonEmptyList(Ref("service job"), 100)
 })
 export const ReassignRequest = Schema.Struct({
   fromServiceJobId: Ref("service job"),
   toServiceJobId: Ref("service job"),
-  ticketModelIds: Schema.NonEmptyArray(Ref("part"))
+  ticketModelIds: NonEmptyList(Ref("part"), 1000)
 })

@@ -5,6 +5,7 @@
  * series, regions, suppliers, users and blanks belong to an app.
  */
 import { Schema } from "effect"
+import { NonEmptyList } from "../NonEmptyList.ts"
 import { defineResource } from "../Resource.ts"
 import { Dimensions, Email, Money, Name, NonNegative, Positive, Ref, Text } from "./fields.ts"
 
@@ -92,7 +93,7 @@ export const ProductionParameterField = defineResource({
     technologyId: Ref("technology"),
     name: Name.annotate({ description: "The key of `productionParameterIds` on a part", examples: ["layerHeight"] }),
     label: Name,
-    values: Schema.NonEmptyArray(ParameterValue),
+    values: NonEmptyList(ParameterValue, 100),
     defaultValueId: Schema.String
   },
   filters: ["technologyId", "name"],

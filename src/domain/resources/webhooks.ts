@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 import { EVENT_TYPES, EventTypeSchema } from "../events/types.ts"
+import { NonEmptyList } from "../NonEmptyList.ts"
 import { DateRangeQuery, defineResource, PageLimit, PageOffset } from "../Resource.ts"
 import { Ref, Text } from "./fields.ts"
 
@@ -24,7 +25,7 @@ export const WebhookEndpoint = defineResource({
   title: "Webhook endpoint",
   fields: {
     url: WebhookUrl,
-    events: Schema.NonEmptyArray(Subscribed).check(Schema.isMaxLength(EVENT_TYPES.length + 1)).annotate({
+    events: NonEmptyList(Subscribed, EVENT_TYPES.length + 1).annotate({
       description: "The event types delivered to the endpoint; `*` is every type"
     }),
     enabled: Schema.optional(Schema.Boolean).annotate({
