@@ -7,8 +7,8 @@
  *
  * Workflow endpoints are plain `HttpApiEndpoint`s beside them.
  */
-import { Schema } from "effect"
-import { HttpApiEndpoint, OpenApi } from "effect/http-api"
+import { Schema, SchemaTransformation } from "effect"
+import { HttpApiEndpoint, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BadRequest, NotFound, PayloadTooLarge, ServiceUnavailable, TooManyRequests } from "../domain/Errors.ts"
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type Resource } from "../domain/Resource.ts"
 import { emptyOk } from "./openapi.ts"
@@ -16,6 +16,21 @@ import { emptyOk } from "./openapi.ts"
 export const IdParam = { id: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100)) }
 
 const EMPTY_200 = "A missing id (or another app's) reads as 200 with an empty body: check the response for an `id`."
+
+/** The media type of the spec's empty 200: an empty text, which no client takes for the record's JSON. */
+export const MISSING_RECORD_MEDIA_TYPE = "text/plain"
+
+/**
+ * The spec's answer to a read of a record the app does not have: 200 with an
+ * empty body, sent as an empty `text/plain` so that a validator and a client
+ * tell it from the record's JSON. A read's success is the record or this; the
+ * typed client reads it as `null`.
+ */
+export const MissingRecord = Schema.Literal("").pipe(
+  Schema.decodeTo(Schema.Null, SchemaTransformation.transform({ decode: () => null, encode: () => "" as const })),
+  HttpApiSchema.asText({ contentType: MISSING_RECORD_MEDIA_TYPE }),
+  HttpApiSchema.status(200)
+).annotate({ description: "No such record for this app: an empty body (`Content-Length: 0`); the spec's empty 200" })
 
 /** The tag of a group in the OpenAPI document: its title and what the resource is. */
 export const tag = (title: string, description: string) => OpenApi.annotations({ title, description })
@@ -126,7 +141,7 @@ export const get = <const Path extends `/${string}`, Record extends Schema.Top>(
 ) =>
   HttpApiEndpoint.get("get", `${resource.path}/:id` as `${Path}/:id`, {
     params: IdParam,
-    success: recordOf(resource),
+    success: [recordOf(resource), MissingRecord],
     error: COMMON_ERRORS
   }).annotate(OpenApi.Summary, `Get a ${resource.title}`).annotate(OpenApi.Description, EMPTY_200)
     .annotate(OpenApi.Transform, emptyOk)
@@ -165,7 +180,7 @@ export const lookup = <const Path extends `/${string}`, Record extends Schema.To
         description: "The record's id, number or external reference"
       })
     },
-    success: recordOf(resource),
+    success: [recordOf(resource), MissingRecord],
     error: COMMON_ERRORS
   }).annotate(OpenApi.Summary, `Look up a ${resource.title} by any of its identifiers`).annotate(
     OpenApi.Description,

@@ -24,7 +24,7 @@ import {
   ServiceJobProductionQuery
 } from "../../domain/resources/production.ts"
 import { ReportMetrics, ReportMetricsQuery } from "../../domain/resources/reportMetrics.ts"
-import { COMMON_ERRORS, create, get, IdParam, list, pagedList, PAGING, recordOf, remove, replace, tag } from "../endpoints.ts"
+import { COMMON_ERRORS, create, get, IdParam, list, MissingRecord, pagedList, PAGING, recordOf, remove, replace, tag } from "../endpoints.ts"
 import { emptyOk } from "../openapi.ts"
 
 const Id = IdParam.id
@@ -125,7 +125,7 @@ export const ReelGroupGroup = HttpApiGroup.make("reelGroup")
       ),
     HttpApiEndpoint.post("create", "/reel-group", { payload: ReelGroupInput, success: ReelGroup, error: COMMON_ERRORS })
       .annotate(OpenApi.Summary, "Create a reel group").annotate(OpenApi.Description, "Answers the group with its numeric `id`."),
-    HttpApiEndpoint.get("get", "/reel-group/:id", { params: ReelGroupIdParam, success: ReelGroup, error: COMMON_ERRORS })
+    HttpApiEndpoint.get("get", "/reel-group/:id", { params: ReelGroupIdParam, success: [ReelGroup, MissingRecord], error: COMMON_ERRORS })
       .annotate(OpenApi.Summary, "Get a reel group").annotate(
         OpenApi.Description,
         "A missing id, another app's, or a value that is no number reads as 200 with an empty body."
@@ -199,11 +199,15 @@ export const ServiceJobGroup = HttpApiGroup.make("serviceJob")
       OpenApi.Description,
       "Only a `queued` job (409 naming the state). Answers the deleted job; its parts keep their PPS records, in no job."
     ),
-    HttpApiEndpoint.get("production", "/service-job/:id/production", { params: IdParam, success: ServiceJobProduction, error: COMMON_ERRORS })
+    HttpApiEndpoint.get("production", "/service-job/:id/production", {
+      params: IdParam,
+      success: [ServiceJobProduction, MissingRecord],
+      error: COMMON_ERRORS
+    })
       .annotate(OpenApi.Summary, "Get a service job production").annotate(
         OpenApi.Description,
         "The job's state and the sums of its PPS records. A missing id reads as 200 with an empty body."
-      ),
+      ).annotate(OpenApi.Transform, emptyOk),
     HttpApiEndpoint.put("updateProduction", "/service-job/:id/production/:ppsId", {
       params: { ...IdParam, ppsId: Id },
       payload: PpsProgress,
