@@ -4,9 +4,9 @@
  * lint:openapi` lints it with Spectral (.spectral.js).
  * `node scripts/openapi-document.ts <file>`.
  */
+import { OpenApi } from "effect/http-api"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { OpenApi } from "effect/http-api"
 import { PublicApi } from "../src/api/PublicApi.ts"
 
 if (import.meta.main) {
