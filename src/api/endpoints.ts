@@ -10,6 +10,7 @@
 import { Schema, SchemaTransformation } from "effect"
 import { HttpApiEndpoint, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BadRequest, NotFound, PayloadTooLarge, ServiceUnavailable, TooManyRequests } from "../domain/Errors.ts"
+import { INT32_MAX } from "../domain/Integers.ts"
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type Resource } from "../domain/Resource.ts"
 import { emptyOk } from "./openapi.ts"
 
@@ -71,19 +72,19 @@ export const recordOf = <Record extends Schema.Top>(
 type Json = Record<string, unknown>
 
 const PAGING_PARAMETERS: Readonly<Record<string, Json>> = {
-  limit: { type: "integer", minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
-  offset: { type: "integer", minimum: 0, default: 0 }
+  limit: { type: "integer", format: "int32", minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
+  offset: { type: "integer", format: "int32", minimum: 0, maximum: INT32_MAX, default: 0 }
 }
 
 const PAGE_HEADERS = {
   "X-Total-Count": {
     description: "How many records match the filters in all, whatever the page",
-    schema: { type: "integer", minimum: 0 }
+    schema: { type: "integer", format: "int32", minimum: 0, maximum: INT32_MAX }
   },
   Link: {
     description: "RFC 8288 links to the neighbouring pages: `rel=\"next\"` (absent on the last page) and `rel=\"prev\"` " +
       "(absent on the first), each this request with `offset` moved by `limit`",
-    schema: { type: "string" },
+    schema: { type: "string", maxLength: 2000 },
     example: "</v1/customer?limit=100&offset=100>; rel=\"next\""
   }
 }

@@ -3,6 +3,7 @@
  * has the body `{code, message, type}` where `code` is the HTTP status.
  */
 import { Schema } from "effect"
+import { Int32 } from "./Integers.ts"
 
 const errorBody = <Code extends number>(code: Code) => ({
   code: Schema.Literal(code),
@@ -34,7 +35,7 @@ export class BadRequest extends Schema.Error<BadRequest>("BadRequest")({
     })
   ),
   moreErrors: Schema.optional(
-    Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
+    Int32.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
       description: `How many more fields or parameters are at fault than \`errors\` lists (absent when it lists every one)`
     })
   )
@@ -122,7 +123,7 @@ export class NotAuthorized extends Schema.Error<NotAuthorized>("NotAuthorized")(
  * body of the passthrough responses in the OpenAPI document).
  */
 export const EngineErrorBody = Schema.Struct({
-  code: Schema.Int.annotate({ description: "The HTTP status of the response" }),
+  code: Int32.annotate({ description: "The HTTP status of the response" }),
   message: Schema.String.annotate({ description: "What went wrong, for a person" }),
   type: Schema.String.annotate({ description: "A stable name of the kind of error, for a program" })
 }).annotate({
@@ -139,8 +140,8 @@ export const EngineErrorBody = Schema.Struct({
  * `x-error-source-request-id` headers.
  */
 export class DownstreamError extends Schema.Error<DownstreamError>("DownstreamError")({
-  status: Schema.Int,
-  code: Schema.Int,
+  status: Int32,
+  code: Int32,
   message: Schema.String,
   type: Schema.String,
   source: Schema.String,

@@ -2,6 +2,8 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { NotFound } from "../../domain/Errors.ts"
+import { INT32_MAX } from "../../domain/Integers.ts"
+import { MAX_FILTER_VALUES } from "../../domain/Resource.ts"
 import {
   Machine,
   MachineByDistance,
@@ -86,7 +88,7 @@ const ReelGroupIdParam = { id: ReelGroupNumber }
 
 type Json = Record<string, unknown>
 
-const NUMBER = { type: "integer", minimum: 1 }
+const NUMBER = { type: "integer", format: "int32", minimum: 1, maximum: INT32_MAX }
 
 /**
  * Endpoint transform: the parameter `name` holds reel group numbers (integers
@@ -102,7 +104,7 @@ const reelGroupNumberIn = (name: string) => (operation: Json): Json => {
       parameter.schema = { ...NUMBER }
       parameter.description = "The reel group's number, as POST /reel-group answers it. Any other value is a reel group that does not exist."
     } else {
-      parameter.schema = { anyOf: [{ ...NUMBER }, { type: "array", items: { ...NUMBER } }] }
+      parameter.schema = { anyOf: [{ ...NUMBER }, { type: "array", items: { ...NUMBER }, maxItems: MAX_FILTER_VALUES }] }
       parameter.description = "Only these reel groups, by number; repeatable (`?ids=7&ids=8`)"
     }
   }

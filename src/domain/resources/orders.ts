@@ -4,6 +4,7 @@
  * items; model versions keep each model file a part has had.
  */
 import { Schema } from "effect"
+import { Int32 } from "../Integers.ts"
 import { NonEmptyList } from "../NonEmptyList.ts"
 import { acceptingTheRecord, defineResource } from "../Resource.ts"
 import { ProductionParameterIds } from "./catalogue.ts"
@@ -196,7 +197,7 @@ export const QuantityLadder = Schema.Array(Quantity).check(
 )
 
 /** Working days until something is made (docs/pricing.md, "Lead times"). */
-export const LeadTimeDays = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+export const LeadTimeDays = Int32.check(Schema.isGreaterThanOrEqualTo(0))
 
 export const QuoteOption = Schema.Struct({
   quantity: Quantity.annotate({ description: "A quantity the buyer may choose for the line's part" }),
@@ -283,7 +284,7 @@ export const QuoteRequest = Schema.Struct({
     examples: [1.08]
   })),
   validDays: Schema.optional(
-    Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 365 })).annotate({
+    Int32.check(Schema.isBetween({ minimum: 1, maximum: 365 })).annotate({
       description: "How many days the quote is valid, 1 to 365 (default 30)",
       examples: [30]
     })
@@ -309,7 +310,7 @@ export const ModelVersion = defineResource({
   title: "Model version",
   fields: {
     ticketModelId: Ref("part"),
-    version: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "1 for the part's first model file, then 2, 3, …" }),
+    version: Int32.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "1 for the part's first model file, then 2, 3, …" }),
     fileName: Schema.NullOr(Schema.String),
     modelEndpoint: Schema.NullOr(ModelEndpoint),
     geometry: Schema.NullOr(Geometry)
@@ -373,7 +374,7 @@ export const FromCatalogueRequest = Schema.Struct({
 
 /** `POST /ticket-model/{id}/similarity`. */
 export const SimilarityRequest = Schema.Struct({
-  limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100 })))
+  limit: Schema.optional(Int32.check(Schema.isBetween({ minimum: 1, maximum: 100 })))
 })
 export const SimilarPart = Schema.Struct({ ticketModelId: Schema.String, score: Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 })) })
 
