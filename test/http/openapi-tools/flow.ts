@@ -102,6 +102,5 @@ await record("customer.replace 412", api.customerReplace({
 }))
 await record("customer.list", api.customerList({ client: limited }))
 await record("customer.list 429", api.customerList({ client: limited }))
-await record("item.remove 501", api.itemRemove({ client, path: { partItemId: "any-item" } }))
 
 console.log(JSON.stringify(answers))
