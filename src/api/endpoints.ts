@@ -7,15 +7,31 @@
  *
  * Workflow endpoints are plain `HttpApiEndpoint`s beside them.
  */
-import { Schema } from "effect"
-import { HttpApiEndpoint, OpenApi } from "effect/http-api"
+import { Schema, SchemaTransformation } from "effect"
+import { HttpApiEndpoint, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BadRequest, NotFound, PayloadTooLarge, ServiceUnavailable, TooManyRequests } from "../domain/Errors.ts"
+import { INT32_MAX } from "../domain/Integers.ts"
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type Resource } from "../domain/Resource.ts"
 import { emptyOk } from "./openapi.ts"
 
 export const IdParam = { id: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100)) }
 
 const EMPTY_200 = "A missing id (or another app's) reads as 200 with an empty body: check the response for an `id`."
+
+/** The media type of the spec's empty 200: an empty text, which no client takes for the record's JSON. */
+export const MISSING_RECORD_MEDIA_TYPE = "text/plain"
+
+/**
+ * The spec's answer to a read of a record the app does not have: 200 with an
+ * empty body, sent as an empty `text/plain` so that a validator and a client
+ * tell it from the record's JSON. A read's success is the record or this; the
+ * typed client reads it as `null`.
+ */
+export const MissingRecord = Schema.Literal("").pipe(
+  Schema.decodeTo(Schema.Null, SchemaTransformation.transform({ decode: () => null, encode: () => "" as const })),
+  HttpApiSchema.asText({ contentType: MISSING_RECORD_MEDIA_TYPE }),
+  HttpApiSchema.status(200)
+).annotate({ description: "No such record for this app: an empty body (`Content-Length: 0`); the spec's empty 200" })
 
 /** The tag of a group in the OpenAPI document: its title and what the resource is. */
 export const tag = (title: string, description: string) => OpenApi.annotations({ title, description })
@@ -56,19 +72,19 @@ export const recordOf = <Record extends Schema.Top>(
 type Json = Record<string, unknown>
 
 const PAGING_PARAMETERS: Readonly<Record<string, Json>> = {
-  limit: { type: "integer", minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
-  offset: { type: "integer", minimum: 0, default: 0 }
+  limit: { type: "integer", format: "int32", minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
+  offset: { type: "integer", format: "int32", minimum: 0, maximum: INT32_MAX, default: 0 }
 }
 
 const PAGE_HEADERS = {
   "X-Total-Count": {
     description: "How many records match the filters in all, whatever the page",
-    schema: { type: "integer", minimum: 0 }
+    schema: { type: "integer", format: "int32", minimum: 0, maximum: INT32_MAX }
   },
   Link: {
     description: "RFC 8288 links to the neighbouring pages: `rel=\"next\"` (absent on the last page) and `rel=\"prev\"` " +
       "(absent on the first), each this request with `offset` moved by `limit`",
-    schema: { type: "string" },
+    schema: { type: "string", maxLength: 2000 },
     example: "</v1/customer?limit=100&offset=100>; rel=\"next\""
   }
 }
@@ -126,7 +142,7 @@ export const get = <const Path extends `/${string}`, Record extends Schema.Top>(
 ) =>
   HttpApiEndpoint.get("get", `${resource.path}/:id` as `${Path}/:id`, {
     params: IdParam,
-    success: recordOf(resource),
+    success: [recordOf(resource), MissingRecord],
     error: COMMON_ERRORS
   }).annotate(OpenApi.Summary, `Get a ${resource.title}`).annotate(OpenApi.Description, EMPTY_200)
     .annotate(OpenApi.Transform, emptyOk)
@@ -165,7 +181,7 @@ export const lookup = <const Path extends `/${string}`, Record extends Schema.To
         description: "The record's id, number or external reference"
       })
     },
-    success: recordOf(resource),
+    success: [recordOf(resource), MissingRecord],
     error: COMMON_ERRORS
   }).annotate(OpenApi.Summary, `Look up a ${resource.title} by any of its identifiers`).annotate(
     OpenApi.Description,

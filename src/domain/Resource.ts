@@ -13,7 +13,8 @@
  * are accepted and dropped on decoding, so the engine only ever sees the
  * writable fields.
  */
-import { type JsonSchema, Schema, SchemaAST, SchemaGetter } from "effect"
+import { type JsonSchema, Schema, SchemaAST, SchemaGetter, SchemaTransformation } from "effect"
+import { Int32 } from "./Integers.ts"
 
 export const DATE_FIELDS = ["createdAt", "updatedAt"] as const
 export type DateField = (typeof DATE_FIELDS)[number]
@@ -36,6 +37,8 @@ export const ISO_DATE_SAMPLES = {
  */
 const isoDate = (description: string) =>
   Schema.String.annotate({ description, examples: ["2026-11-22", "2026-11-22T10:00:00Z"] }).check(
+    // The longest ISO 8601 date-time: nanoseconds and an offset.
+    Schema.isMaxLength(40),
     Schema.makeFilter((text: string) => ISO_DATE.test(text) && !Number.isNaN(Date.parse(text)) ? true : "expected an ISO 8601 date or date-time", {
       toJsonSchema: () => ({ anyOf: [{ format: "date" }, { format: "date-time" }] }),
       arbitraryConstraint: { patterns: [ISO_DATE_SAMPLES] }
@@ -45,16 +48,37 @@ const isoDate = (description: string) =>
 /** An ISO 8601 date (`2026-11-22`) or date-time (`2026-11-22T10:00:00Z`). */
 export const IsoDateParam = isoDate("An ISO 8601 date (2026-11-22) or date-time (2026-11-22T10:00:00Z)")
 
-/** A repeatable query parameter: `?p=a&p=b` or a single `?p=a`. */
-const Repeatable = Schema.ArrayEnsure(Schema.String)
+/** The most values one repeatable filter takes (`?ids=a&ids=b…`). */
+export const MAX_FILTER_VALUES = 100
+/** The longest value a filter compares with: an id, a name, a reference. */
+export const MAX_FILTER_VALUE_LENGTH = 200
+
+/**
+ * A repeatable query parameter: `?p=a&p=b` or a single `?p=a`, as an array
+ * of at most MAX_FILTER_VALUES values (each at most MAX_FILTER_VALUE_LENGTH
+ * long when `value` is any string).
+ */
+export const repeatable = (value: Schema.Codec<string, string>) =>
+  Schema.Union([value, Schema.Array(value).check(Schema.isMaxLength(MAX_FILTER_VALUES))]).pipe(
+    Schema.decodeTo(
+      Schema.Array(Schema.toType(value)),
+      SchemaTransformation.transform<ReadonlyArray<string>, string | ReadonlyArray<string>>({
+        decode: (values) => typeof values === "string" ? [values] : values,
+        encode: (values) => values
+      })
+    )
+  )
+
+export const FilterText = Schema.String.check(Schema.isMaxLength(MAX_FILTER_VALUE_LENGTH))
+const Repeatable = repeatable(FilterText)
 
 export const DEFAULT_PAGE_SIZE = 100
 export const MAX_PAGE_SIZE = 1000
 
 /** The paging parameters: integers (the query string's text decodes to them), documented as such in the OpenAPI document. */
-export const PageLimit = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_PAGE_SIZE }))
+export const PageLimit = Int32.check(Schema.isBetween({ minimum: 1, maximum: MAX_PAGE_SIZE }))
   .annotate({ description: `Page size: how many records to answer, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE})` })
-export const PageOffset = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+export const PageOffset = Int32.check(Schema.isGreaterThanOrEqualTo(0))
   .annotate({ description: "How many matching records to skip, in the list's order (default 0)" })
 
 const dateQueryFields = <const F extends string>(field: F) =>
@@ -72,7 +96,11 @@ export const DateRangeQuery = { ...dateQueryFields("createdAt"), ...dateQueryFie
 const READ_ONLY = "Read-only, set by the engine: the record as read may carry it back, and it is ignored."
 
 /** A timestamp the engine sets, as every record carries it. */
-const timestamp = (description: string) => Schema.String.annotate({ format: "date-time", description, examples: ["2026-11-22T10:00:00.000Z"] })
+const timestamp = (description: string) =>
+  Schema.String.check(Schema.isMaxLength(40)).annotate({ format: "date-time", description, examples: ["2026-11-22T10:00:00.000Z"] })
+
+/** A record's id as the engine gives it (and as a body may carry it back). */
+const RecordId = Schema.String.check(Schema.isMaxLength(100))
 const TIMESTAMPS = {
   createdAt: timestamp("When the engine created the record (UTC)"),
   updatedAt: timestamp("When the engine last changed the record (UTC)")
@@ -83,9 +111,9 @@ const TIMESTAMPS = {
  * fixed set (a state: an unknown one is a 400 naming the filter, not an empty
  * list), else any string.
  */
-const filterValues = (schema: { readonly ast: SchemaAST.AST } | undefined): Schema.Top => {
+const filterValues = (schema: { readonly ast: SchemaAST.AST } | undefined): Schema.Codec<string, string> => {
   const literals = schema === undefined ? undefined : stringLiterals(SchemaAST.toType(schema.ast))
-  return literals === undefined ? Schema.String : Schema.Literals(literals)
+  return literals === undefined ? FilterText : Schema.Literals(literals)
 }
 
 /** The strings a schema is one of (an optional field's `undefined` aside), if it is a fixed set of strings. */
@@ -160,13 +188,13 @@ export const defineResource = <
   )
   const input = validate === undefined ? fieldsOnly : fieldsOnly.check(validate)
   const record = Schema.Struct({
-    id: Schema.String,
+    id: RecordId,
     ...spec.fields,
     ...(spec.computed ?? ({} as Computed)),
     ...TIMESTAMPS
   }).annotate({ title: spec.title })
   const withId = Schema.Struct({
-    id: Schema.optional(Schema.String.annotate({ description: "The record's id, as read: when present it must be the path's" })),
+    id: Schema.optional(RecordId.annotate({ description: "The record's id, as read: when present it must be the path's" })),
     ...spec.fields
   })
   const replaceInput = acceptingTheRecord(
@@ -182,7 +210,7 @@ export const defineResource = <
     spec.filters.map((field) => [
       field,
       Schema.optional(
-        Schema.ArrayEnsure(filterValues(fieldSchemas[field])).annotate({
+        repeatable(filterValues(fieldSchemas[field])).annotate({
           description: `Only the records whose \`${field}\` is one of these values (repeatable)`
         })
       )

@@ -105,7 +105,8 @@ const part = await client.POST("/v1/ticket-model", {
 })
 const partId = part.data?.id ?? ""
 const partRead = await client.GET("/v1/ticket-model/{id}", { params: { path: { id: partId } } })
-if (partRead.data === undefined) throw new Error(\`part read failed: \${partRead.response.status}\`)
+// A read's 200 is the record, or the spec's empty body (no data): check before use.
+if (!partRead.data) throw new Error(\`part read failed: \${partRead.response.status}\`)
 const partReplaced = await client.PUT("/v1/ticket-model/{id}", { params: { path: { id: partId } }, body: { ...partRead.data, quantity: 5 } })
 
 console.log(JSON.stringify({

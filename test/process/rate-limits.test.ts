@@ -95,7 +95,7 @@ describe("Rate limit overrides through the CLI beside a running server", () => {
 
   it("sets, shows and clears an override; the server applies each within POLICY_TTL_MS", async () => {
     server = await startService({ DATA_DIR: dataDir, RATE_LIMIT: "3/60s", ADMIN_TOKEN })
-    const secret = (await cli("secret", "create", "--app", "cli-limited")).value as string
+    const secret = (await cli("secret", "create", "--app", "cli-limited", "--ip", "0.0.0.0/0")).value as string
     assert.strictEqual((await get(server.base, secret)).policy, "\"default\";q=3;w=60")
 
     const set = await cli("rate-limit", "set", "--app", "cli-limited", "1000/1m")

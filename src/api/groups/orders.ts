@@ -23,7 +23,7 @@ import {
 } from "../../domain/resources/orders.ts"
 import { PriceBreaks, PriceBreaksRequest } from "../../domain/resources/priceBreaks.ts"
 import { ServiceJob } from "../../domain/resources/production.ts"
-import { COMMON_ERRORS, create, get, IdParam, list, lookup, PAGING, recordOf, remove, replace, tag } from "../endpoints.ts"
+import { COMMON_ERRORS, create, get, IdParam, list, lookup, MissingRecord, PAGING, recordOf, remove, replace, tag } from "../endpoints.ts"
 import { emptyOk } from "../openapi.ts"
 
 const Id = IdParam.id
@@ -164,7 +164,7 @@ export const TicketModelGroup = HttpApiGroup.make("ticketModel")
     ),
     HttpApiEndpoint.get("getMachiningStrategy", "/ticket-model/:ticketModelId/machining-strategy/:serviceId", {
       params: { ...TicketModelParams, serviceId: Id },
-      success: MachiningStrategy,
+      success: [MachiningStrategy, MissingRecord],
       error: COMMON_ERRORS
     }).annotate(OpenApi.Summary, "Get a machining strategy").annotate(OpenApi.Description, "None set reads as 200 with an empty body.")
       .annotate(OpenApi.Transform, emptyOk),

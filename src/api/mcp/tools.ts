@@ -32,7 +32,8 @@ export const ToolFailure = Schema.Struct({
   code: Schema.Int,
   message: Schema.String,
   type: Schema.String,
-  errors: Schema.optional(Schema.Array(FieldProblem))
+  errors: Schema.optional(Schema.Array(FieldProblem)),
+  moreErrors: Schema.optional(Schema.Int)
 }).annotate({ title: "Tool error", description: "The REST error body: `code` is the HTTP status the REST endpoint would answer." })
 export type ToolFailure = typeof ToolFailure.Type
 
@@ -297,10 +298,13 @@ const jsonSchemaOf = (codec: Schema.Top) => {
   return { schema: document.schema as JsonSchemaObject, definitions: document.definitions as Record<string, unknown> }
 }
 
-const failureOf = (error: BadRequest): ToolFailure =>
-  error.errors === undefined
-    ? { code: error.code, message: error.message, type: error.type }
-    : { code: error.code, message: error.message, type: error.type, errors: error.errors }
+const failureOf = (error: BadRequest): ToolFailure => ({
+  code: error.code,
+  message: error.message,
+  type: error.type,
+  ...(error.errors === undefined ? {} : { errors: error.errors }),
+  ...(error.moreErrors === undefined ? {} : { moreErrors: error.moreErrors })
+})
 
 type Json = Record<string, unknown>
 const isJson = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)

@@ -1,5 +1,6 @@
 /** Field schemas the resource definitions share. */
 import { Schema } from "effect"
+import { Int32 } from "../Integers.ts"
 import { ISO_DATE_SAMPLES } from "../Resource.ts"
 
 export const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max))
@@ -10,7 +11,7 @@ export const NonNegative = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
 export const Positive = Schema.Finite.check(Schema.isGreaterThan(0))
 /** The most pieces of one part or item: far above any order quoted here, so a larger number is a slip, refused at once. */
 export const MAX_QUANTITY = 1_000_000
-export const Quantity = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_QUANTITY })).annotate({
+export const Quantity = Int32.check(Schema.isBetween({ minimum: 1, maximum: MAX_QUANTITY })).annotate({
   description: `How many: a whole number from 1 to ${MAX_QUANTITY}`,
   examples: [10]
 })
@@ -21,6 +22,8 @@ export const Money = NonNegative.annotate({ description: "An amount in the recor
  * alone is accepted too and means 00:00 UTC of that day.
  */
 export const IsoDateTime = Schema.String.check(
+  // The longest ISO 8601 date-time: nanoseconds and an offset.
+  Schema.isMaxLength(40),
   Schema.makeFilter((text: string) => !Number.isNaN(Date.parse(text)) || "expected an ISO 8601 date or date-time", {
     toJsonSchema: () => ({ format: "date-time" }),
     arbitraryConstraint: { patterns: [ISO_DATE_SAMPLES] },

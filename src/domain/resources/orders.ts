@@ -4,6 +4,8 @@
  * items; model versions keep each model file a part has had.
  */
 import { Schema } from "effect"
+import { Int32 } from "../Integers.ts"
+import { NonEmptyList } from "../NonEmptyList.ts"
 import { acceptingTheRecord, defineResource } from "../Resource.ts"
 import { ProductionParameterIds } from "./catalogue.ts"
 import { IsoDateTime, MAX_QUANTITY, Money, Name, NonNegative, Positive, Quantity, Ref, Text } from "./fields.ts"
@@ -195,7 +197,7 @@ export const QuantityLadder = Schema.Array(Quantity).check(
 )
 
 /** Working days until something is made (docs/pricing.md, "Lead times"). */
-export const LeadTimeDays = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+export const LeadTimeDays = Int32.check(Schema.isGreaterThanOrEqualTo(0))
 
 export const QuoteOption = Schema.Struct({
   quantity: Quantity.annotate({ description: "A quantity the buyer may choose for the line's part" }),
@@ -282,7 +284,7 @@ export const QuoteRequest = Schema.Struct({
     examples: [1.08]
   })),
   validDays: Schema.optional(
-    Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 365 })).annotate({
+    Int32.check(Schema.isBetween({ minimum: 1, maximum: 365 })).annotate({
       description: "How many days the quote is valid, 1 to 365 (default 30)",
       examples: [30]
     })
@@ -308,7 +310,7 @@ export const ModelVersion = defineResource({
   title: "Model version",
   fields: {
     ticketModelId: Ref("part"),
-    version: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "1 for the part's first model file, then 2, 3, …" }),
+    version: Int32.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "1 for the part's first model file, then 2, 3, …" }),
     fileName: Schema.NullOr(Schema.String),
     modelEndpoint: Schema.NullOr(ModelEndpoint),
     geometry: Schema.NullOr(Geometry)
@@ -319,7 +321,7 @@ export const ModelVersion = defineResource({
 
 /** `POST /model-version/{id}/fields-resolve`: values of named fields of a version. */
 export const FieldsResolveRequest = Schema.Struct({
-  fields: Schema.NonEmptyArray(Schema.String.check(Schema.isMaxLength(100)))
+  fields: NonEmptyList(Schema.String.check(Schema.isMaxLength(100)), 100)
 })
 export const FieldsResolveResult = Schema.Struct({
   modelVersionId: Schema.String,
@@ -355,18 +357,24 @@ export const ProductionNote = defineResource({
   storage: { references: { ticketId: "ticket", serviceJobId: "serviceJob" } }
 })
 
+/** The most parts one `from-catalogue` call creates. */
+export const MAX_PARTS_FROM_CATALOGUE = 100
+
 /** `POST /ticket-model/from-catalogue`: parts for a ticket from catalogue configurations. */
 export const FromCatalogueRequest = Schema.Struct({
   ticketId: Ref("ticket"),
-  parts: Schema.NonEmptyArray(Schema.Struct({
-    catalogueModelConfigurationId: Ref("catalogue model configuration"),
-    quantity: Quantity
-  }))
+  parts: NonEmptyList(
+    Schema.Struct({
+      catalogueModelConfigurationId: Ref("catalogue model configuration"),
+      quantity: Quantity
+    }),
+    MAX_PARTS_FROM_CATALOGUE
+  )
 })
 
 /** `POST /ticket-model/{id}/similarity`. */
 export const SimilarityRequest = Schema.Struct({
-  limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100 })))
+  limit: Schema.optional(Int32.check(Schema.isBetween({ minimum: 1, maximum: 100 })))
 })
 export const SimilarPart = Schema.Struct({ ticketModelId: Schema.String, score: Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 })) })
 

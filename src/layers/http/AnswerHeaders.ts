@@ -5,13 +5,22 @@
  *   `Link` header with `rel="next"` and `rel="prev"` (RFC 8288), each the
  *   request's own path and query with `offset` moved by one page;
  * - a created record: `Location`, the path that reads it (the GET of the same
- *   record schema with the record's id), when the API has one.
+ *   record schema with the record's id), when the API has one;
+ * - a read of a record the app does not have: the spec's empty 200, an empty
+ *   `text/plain` (MissingRecord in src/api/endpoints.ts).
  */
 import type { Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { MISSING_RECORD_MEDIA_TYPE } from "../../api/endpoints.ts"
 import { TOTAL_COUNT_HEADER } from "../../api/Operations.ts"
 import { DEFAULT_PAGE_SIZE } from "../../domain/Resource.ts"
+
+/** The spec's answer to a read of a record the app does not have: 200, an empty body. */
+export const MISSING_RECORD = HttpServerResponse.empty({
+  status: 200,
+  headers: { "content-length": "0", "content-type": MISSING_RECORD_MEDIA_TYPE }
+})
 
 /** The page a list query asked for. */
 export interface PageQuery {

@@ -24,7 +24,7 @@ import { DownstreamError } from "../../domain/Errors.ts"
 import { traced } from "../../domain/Span.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Downstream } from "../../services/Downstream.ts"
-import { locationTable, type PageQuery, withLocation, withPageHeaders } from "./AnswerHeaders.ts"
+import { locationTable, MISSING_RECORD, type PageQuery, withLocation, withPageHeaders } from "./AnswerHeaders.ts"
 import { currentReads, entityTag, namesTag, notModified, preconditionFailed, unconditional, writtenId } from "./Conditional.ts"
 import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
 import { IdempotentCalls, type WithIdempotencyKey } from "./Idempotency.ts"
@@ -33,8 +33,6 @@ import { isModelFileEndpoint, makeModelFileHandler, modelUploadMaxBytes } from "
 import { isQuoteRead, makeQuoteReadHandler } from "./QuotePdfHandler.ts"
 import { undeclaredInput } from "./UndeclaredInput.ts"
 
-/** The spec's answer for a missing id: 200 with an empty body, and so no content-type (there is no JSON to parse). */
-const EMPTY_200 = HttpServerResponse.empty({ status: 200, headers: { "content-length": "0" } })
 const NO_CONTENT = HttpServerResponse.empty({ status: 204 })
 
 /** What a forwarded handler reads of the request the HttpApi builder hands it. */
@@ -139,7 +137,7 @@ export const makeForward = (downstream: Downstream["Service"], idempotent: WithI
     if (HttpServerResponse.isHttpServerResponse(scoped)) return scoped
     const input = { params: request.params, query: request.query, payload: request.payload }
     const result = yield* callOf(endpoint, input, scoped)
-    if (result === null) return EMPTY_200
+    if (result === null) return MISSING_RECORD
     const answer = answerOf(endpoint)
     const response = isPaged(endpoint)
       ? withPageHeaders(
