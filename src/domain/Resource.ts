@@ -18,7 +18,8 @@ import { type JsonSchema, Schema, SchemaAST, SchemaGetter } from "effect"
 export const DATE_FIELDS = ["createdAt", "updatedAt"] as const
 export type DateField = (typeof DATE_FIELDS)[number]
 
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/
+/** A date (`2026-11-22`) or an RFC 3339 date-time (`2026-11-22T10:00:00Z`, seconds and offset included): JSON Schema's `date` and `date-time`. */
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2}))?$/
 
 /**
  * What generated values (the schema fuzzer's) look like: real calendar days,
@@ -34,13 +35,26 @@ export const ISO_DATE_SAMPLES = {
  * date-time (`2026-11-22T10:00:00Z`), so its JSON Schema is either format.
  * The description is on the string itself, where JSON Schema readers look.
  */
-const isoDate = (description: string) =>
-  Schema.String.annotate({ description, examples: ["2026-11-22", "2026-11-22T10:00:00Z"] }).check(
-    Schema.makeFilter((text: string) => ISO_DATE.test(text) && !Number.isNaN(Date.parse(text)) ? true : "expected an ISO 8601 date or date-time", {
-      toJsonSchema: () => ({ anyOf: [{ format: "date" }, { format: "date-time" }] }),
-      arbitraryConstraint: { patterns: [ISO_DATE_SAMPLES] }
-    })
-  )
+const isoDate = (description: string) => Schema.String.annotate({ description, examples: ["2026-11-22", "2026-11-22T10:00:00Z"] }).check(isDateOrDateTime())
+
+/**
+ * The check of a date or date-time a client writes: an ISO 8601 date or an
+ * RFC 3339 date-time, so its JSON Schema is either format, exactly what is
+ * accepted (`annotations` describe the field).
+ */
+export const isDateOrDateTime = (annotations?: Schema.Annotations.Filter) =>
+  Schema.makeFilter((text: string) => ISO_DATE.test(text) && !Number.isNaN(Date.parse(text)) ? true : "expected an ISO 8601 date or date-time", {
+    toJsonSchema: () => ({ anyOf: [{ format: "date" }, { format: "date-time" }] }),
+    arbitraryConstraint: { patterns: [ISO_DATE_SAMPLES] },
+    ...annotations
+  })
+
+/**
+ * A whole number with no bound of its own: JSON Schema `type: integer` and
+ * nothing more (Schema.Int states the safe-integer range, ±9007199254740991,
+ * as bounds, which no field of the API means). Add a check for a real bound.
+ */
+export const Integer = Schema.Number.check(Schema.isInt({ toJsonSchema: () => ({ type: "integer" }) }))
 
 /** An ISO 8601 date (`2026-11-22`) or date-time (`2026-11-22T10:00:00Z`). */
 export const IsoDateParam = isoDate("An ISO 8601 date (2026-11-22) or date-time (2026-11-22T10:00:00Z)")
@@ -54,7 +68,7 @@ export const MAX_PAGE_SIZE = 1000
 /** The paging parameters: integers (the query string's text decodes to them), documented as such in the OpenAPI document. */
 export const PageLimit = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_PAGE_SIZE }))
   .annotate({ description: `Page size: how many records to answer, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE})` })
-export const PageOffset = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+export const PageOffset = Integer.check(Schema.isGreaterThanOrEqualTo(0))
   .annotate({ description: "How many matching records to skip, in the list's order (default 0)" })
 
 const dateQueryFields = <const F extends string>(field: F) =>

@@ -257,31 +257,30 @@ layer(TestApp(backends[0]!), { timeout: 60_000, excludeTestServices: true })("MC
       assert.isFalse(yield* hasTickets)
     }))
 
-  it.effect("discovery advertises exactly what is served: no list changes, no completions, resources and prompts as registered", () =>
+  it.effect("discovery advertises exactly what is served: no list changes, completions, resources and prompts as registered", () =>
     Effect.gen(function*() {
       const { post } = yield* setup
       const discovered = rpcResult(yield* post(modernBody("server/discover", {}, 1), modernHeaders("server/discover")), 1)
       const capabilities = discovered.capabilities
       assert.deepStrictEqual(capabilities.tools, { listChanged: false })
-      // McpServer advertises both whatever is registered; no completion is registered, and no log message is ever sent.
-      assert.notProperty(capabilities, "completions")
+      // The prompt's arguments complete; McpServer advertises logging whatever is registered, and no log message is ever sent.
+      assert.deepStrictEqual(capabilities.completions, {})
       assert.notProperty(capabilities, "logging")
-      rpcError(
+      const completed = rpcResult(
         yield* post(
-          modernBody("completion/complete", { ref: { type: "ref/prompt", name: "quote_a_part" }, argument: { name: "a", value: "" } }, 2),
+          modernBody("completion/complete", { ref: { type: "ref/prompt", name: "quote_a_part" }, argument: { name: "technologyId", value: "fd" } }, 2),
           modernHeaders("completion/complete")
         ),
-        404,
-        -32601,
         2
       )
+      assert.deepStrictEqual(completed.completion.values, ["fdm"])
       // Each capability advertised is served, and each one not advertised answers -32601, in both revisions.
       const initialized = rpcResult(
         yield* post(legacyBody("initialize", { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: "raw", version: "1" } }, 3), LEGACY_HEADERS),
         3
       )
       assert.deepStrictEqual(initialized.capabilities.tools, { listChanged: false })
-      assert.notProperty(initialized.capabilities, "completions")
+      assert.deepStrictEqual(initialized.capabilities.completions, {})
       // logging/setLevel is a 2025-11-25 method the endpoint answers.
       assert.deepStrictEqual(initialized.capabilities.logging, {})
       assert.deepStrictEqual(rpcResult(yield* post(legacyBody("logging/setLevel", { level: "info" }, 4), LEGACY_HEADERS), 4), {})

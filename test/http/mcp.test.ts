@@ -53,22 +53,26 @@ const message = (reply: Reply) => {
 }
 
 interface ToolResult {
+  readonly _meta?: Readonly<Record<string, unknown>>
   readonly isError?: boolean
   readonly structuredContent?: unknown
   readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string }>
 }
 
-/** A tool call's JSON-RPC answer without what the engine assigns a new record (id, number, times), its text parsed. */
+/** A tool call's JSON-RPC answer without what the engine assigns a new record (id, number, times, hence its tag), its text parsed. */
 const withoutAssigned = (answer: { result: ToolResult }) => {
   const strip = (record: Record<string, unknown>) => {
     const { createdAt: _c, id: _i, number: _n, updatedAt: _u, ...rest } = record
     return rest
   }
   const result = answer.result
+  const { "io.mfg/etag": etag, ...meta } = (result._meta ?? {}) as Record<string, unknown>
+  assert.isString(etag, "a created record's tag")
   return {
     ...answer,
     result: {
       ...result,
+      _meta: meta,
       structuredContent: strip(result.structuredContent as Record<string, unknown>),
       content: result.content.map((block) => ({ ...block, text: strip(JSON.parse(block.text!)) }))
     }

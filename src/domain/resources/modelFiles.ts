@@ -4,6 +4,7 @@
  * (docs/geometry.md).
  */
 import { Schema } from "effect"
+import { Integer } from "../Resource.ts"
 import { NonNegative } from "./fields.ts"
 
 export const ModelEndpoint = Schema.Struct({
@@ -48,6 +49,6 @@ export const Geometry = Schema.Struct({
   volume: NonNegative.annotate({ description: "mm³" }),
   surfaceArea: NonNegative.annotate({ description: "mm²" }),
   boundingBox: Schema.Struct({ x: NonNegative, y: NonNegative, z: NonNegative }).annotate({ description: "mm" }),
-  triangleCount: Schema.Int,
+  triangleCount: Integer,
   watertight: Schema.Boolean
 })

@@ -4,7 +4,7 @@
  * items; model versions keep each model file a part has had.
  */
 import { Schema } from "effect"
-import { acceptingTheRecord, defineResource } from "../Resource.ts"
+import { acceptingTheRecord, defineResource, Integer } from "../Resource.ts"
 import { ProductionParameterIds } from "./catalogue.ts"
 import { IsoDateTime, MAX_QUANTITY, Money, Name, NonNegative, Positive, Quantity, Ref, Text } from "./fields.ts"
 import { fileNameRule } from "./modelFileName.ts"
@@ -195,7 +195,7 @@ export const QuantityLadder = Schema.Array(Quantity).check(
 )
 
 /** Working days until something is made (docs/pricing.md, "Lead times"). */
-export const LeadTimeDays = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+export const LeadTimeDays = Integer.check(Schema.isGreaterThanOrEqualTo(0))
 
 export const QuoteOption = Schema.Struct({
   quantity: Quantity.annotate({ description: "A quantity the buyer may choose for the line's part" }),

@@ -52,6 +52,7 @@ import {
 } from "./McpDirect.ts"
 import { isLegacyRequest, legacy, throughMcpServer } from "./McpLegacy.ts"
 import { McpToolCalls } from "./McpToolCalls.ts"
+import { McpCallHeaders } from "./McpToolRetries.ts"
 
 export const MCP_PATH = "/v1/mcp"
 
@@ -285,7 +286,7 @@ const withoutOrigin = (request: HttpServerRequest.HttpServerRequest, body: ReadB
 }
 
 /** Authenticates and meters every request of the MCP routes it is provided to; provides the caller. */
-export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller }>()(Effect.gen(function*() {
+export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller | McpCallHeaders }>()(Effect.gen(function*() {
   const guard = yield* IncomingSecretGuard
   // The browser origins allowed besides same-host loopback ones.
   const allowedOrigins = (yield* AppConfig).mcpAllowedOrigins
@@ -367,7 +368,12 @@ export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller }>()(Effe
         { operation, method: request.method, route: MCP_PATH, overBudget: (error) => overBudget(body?.json)(error) },
         Effect.suspend(() => {
           const forwarded = request.headers["origin"] === undefined ? request : withoutOrigin(request, body)
-          const answered = request.method === "POST" ? answerPost(forwarded, body?.json) : httpEffect
+          // The tool calls read the request's Idempotency-Key (McpToolRetries), whichever path answers them.
+          const answered = Effect.provideService(
+            request.method === "POST" ? answerPost(forwarded, body?.json) : httpEffect,
+            McpCallHeaders,
+            McpCallHeaders.fromHeaders(request.headers)
+          )
           return forwarded === request ? answered : Effect.provideService(answered, HttpServerRequest.HttpServerRequest, forwarded)
         })
       )

@@ -23,7 +23,6 @@ import { Effect, Option } from "effect"
 import { McpProtocol, type McpSchema } from "effect/ai"
 import type { HttpServerRequest } from "effect/http"
 import { HttpServerResponse } from "effect/http"
-import type { CurrentCaller } from "../../api/Authorization.ts"
 
 /** What McpServer says of itself in every result's `_meta` (McpRoute configures it with the same values). */
 export const SERVER_INFO = {
@@ -131,11 +130,11 @@ const answer = (id: string | number, result: McpSchema.CallToolResult) =>
   })
 
 /** Answers a plain tool call (see `plainToolCall`) with `call`. */
-export const answerToolCall = (
+export const answerToolCall = <R>(
   id: string | number,
-  call: (args: unknown) => Effect.Effect<McpSchema.CallToolResult, never, CurrentCaller>,
+  call: (args: unknown) => Effect.Effect<McpSchema.CallToolResult, never, R>,
   args: unknown
-): Effect.Effect<HttpServerResponse.HttpServerResponse, never, CurrentCaller> => Effect.map(call(args), (result) => answer(id, result))
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> => Effect.map(call(args), (result) => answer(id, result))
 
 /** A JSON-RPC error object: a code and a message, and data when there is more to say. */
 export interface RpcErrorObject {

@@ -12,17 +12,18 @@
  * itself, with the same tool call (McpDirect); McpServer answers the rest.
  */
 import { Effect, Layer } from "effect"
-import { type McpSchema, McpServer } from "effect/ai"
+import { McpSchema, McpServer } from "effect/ai"
 import type { CurrentCaller } from "../../api/Authorization.ts"
 import { MCP_PROTOCOLS } from "../../api/mcp/openapi.ts"
 import { EVENT_FEED_URI, EVENTS_META, MCP_RESOURCES } from "../../api/mcp/resources.ts"
-import { McpToolkit } from "../../api/mcp/tools.ts"
+import { McpToolkit, McpTools } from "../../api/mcp/tools.ts"
 import { MCP_PATH, McpAuth } from "./McpAuth.ts"
 import { LIST_TTL, McpCacheHints } from "./McpCacheHints.ts"
 import { SERVER_INFO } from "./McpDirect.ts"
 import { PromptRegistrations } from "./McpPrompts.ts"
 import { ResourceRegistrations } from "./McpResources.ts"
 import { McpToolCalls } from "./McpToolCalls.ts"
+import type { McpCallHeaders } from "./McpToolRetries.ts"
 
 /**
  * Registers the 9 tools with McpServer. effect/ai's toolkit registration
@@ -43,9 +44,12 @@ const ToolRegistrations = Layer.effectDiscard(Effect.gen(function*() {
     // caller from the request; merging the registration's context into each call's cost more.
     // The caller is a request service (McpAuth provides it: the McpRequest marker below), not one of the registration.
     const handle = call as unknown as (args: unknown) => Effect.Effect<McpSchema.CallToolResult, never, McpSchema.McpRequestContext>
-    yield* server.addTool({ tool: registered.tool, annotations: registered.annotations, handle })
+    // The output schema as tools/list carries it (toolSchemas.ts): the structure, what the input schemas say not repeated.
+    const outputSchema = McpTools.find((derived) => derived.spec.name === registered.tool.name)?.outputSchema
+    const tool = outputSchema === undefined ? registered.tool : new McpSchema.Tool({ ...registered.tool, outputSchema })
+    yield* server.addTool({ tool, annotations: registered.annotations, handle })
   }
-})) as Layer.Layer<never, never, McpServer.McpServer | McpServer.McpRequest<"Requires", CurrentCaller> | McpToolCalls>
+})) as Layer.Layer<never, never, McpServer.McpServer | McpServer.McpRequest<"Requires", CurrentCaller | McpCallHeaders> | McpToolCalls>
 
 /**
  * McpServer's own hints (it takes `private` ones only): McpCacheHints makes
