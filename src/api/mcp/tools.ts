@@ -195,9 +195,11 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
     title: "Replace a ticket quote",
     description: `Replaces a \`sent\` quote with the arguments: pass the quote ${RECORD_AS_READ}. Omitted optional fields (\`notes\`) ` +
       "are cleared. `state` `accepted` records the customer's acceptance (the newest sent quote, still valid; the ticket becomes " +
-      "`accepted`), `rejected` the refusal; both are final. While `sent`, a line's `description` and `unitPrice` may change; lines " +
-      "cannot be added, removed or re-pointed, `ticketId` and `currencyId` cannot change. A line with `options` is accepted at the " +
-      "quantity the buyer chose: set its `quantity` to one of its options' quantities with `state` `accepted` (the line takes that " +
+      "`accepted`), `rejected` the refusal; both are final. To accept, send the quote as read with `state` changed and its etag: " +
+      "`{...quote, \"state\": \"accepted\", \"ifMatch\": <its _meta etag>}` (the read-only `number`, `total`, `exchangeRate`, " +
+      "`pdfUrl` and timestamps may be left out; every other field as read). While `sent`, a line's `description` and `unitPrice` " +
+      "may change; lines cannot be added, removed or re-pointed, `ticketId` and `currencyId` cannot change. A line with `options` " +
+      "is accepted at the quantity the buyer chose: set its `quantity` to one of its options' quantities (the line takes that " +
       "option's price, the part that quantity).",
     rest: "PUT /v1/ticket-quote/{id}",
     ...ticketQuote("replace"),

@@ -30,7 +30,7 @@ import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
 import { IdempotentCalls, type WithIdempotencyKey } from "./Idempotency.ts"
 import { mismatchedId, unstorableInput } from "./InputChecks.ts"
 import { isModelFileEndpoint, makeModelFileHandler, modelUploadMaxBytes } from "./ModelFileHandlers.ts"
-import { isQuoteRead, makeQuoteReadHandler } from "./QuotePdfHandler.ts"
+import { isQuoteRead, makeQuoteReadHandler, QuotePdfs } from "./QuotePdfHandler.ts"
 import { undeclaredInput } from "./UndeclaredInput.ts"
 
 /** The spec's answer for a missing id: 200 with an empty body, and so no content-type (there is no JSON to parse). */
@@ -174,7 +174,7 @@ export class PublicOperationHandler extends Context.Service<
       const downstream = yield* Downstream
       const forward = makeForward(downstream, yield* IdempotentCalls)
       const modelFiles = makeModelFileHandler(downstream, modelUploadMaxBytes(yield* AppConfig))
-      const quoteRead = yield* makeQuoteReadHandler(downstream, forward)
+      const quoteRead = makeQuoteReadHandler(yield* QuotePdfs, forward)
       return (request: ForwardedRequest) =>
         isModelFileEndpoint(request.endpoint)
           ? Effect.flatMap(CurrentCaller, (caller) => modelFiles(request, caller))
@@ -182,5 +182,5 @@ export class PublicOperationHandler extends Context.Service<
           ? quoteRead(request)
           : forward(request)
     })
-  ).pipe(Layer.provide(IdempotentCalls.layer))
+  ).pipe(Layer.provide([IdempotentCalls.layer, QuotePdfs.layer]))
 }
