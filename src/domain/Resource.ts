@@ -127,12 +127,19 @@ export const defineResource = <
   const Name extends string,
   const Fields extends Schema.Struct.Fields,
   const Computed extends Schema.Struct.Fields = Record<never, never>,
-  const Filter extends (keyof Fields | keyof Computed) & string = never
+  const Filter extends (keyof Fields | keyof Computed) & string = never,
+  const Completed extends Schema.Struct.Fields = Record<never, never>
 >(spec: {
   readonly name: Name
   readonly path: `/${string}`
   readonly title: string
   readonly fields: Fields
+  /**
+   * Writable fields a body may leave out because the engine completes them
+   * (a part's technology and material, from its catalogue configuration):
+   * optional among `fields`, and here as every record has them, required.
+   */
+  readonly completed?: Completed | undefined
   /** Read-only fields the engine sets (a number, geometry, production times): in reads, never in a body. */
   readonly computed?: Computed | undefined
   readonly filters: ReadonlyArray<Filter>
@@ -159,9 +166,11 @@ export const defineResource = <
     validateJsonSchema === undefined ? undefined : { toJsonSchema: () => [validateJsonSchema, true] as const }
   )
   const input = validate === undefined ? fieldsOnly : fieldsOnly.check(validate)
+  // A completed field keeps its place among the fields (a spread overrides a key where it first stood).
   const record = Schema.Struct({
     id: Schema.String,
-    ...spec.fields,
+    ...(spec.fields as Omit<Fields, keyof Completed>),
+    ...(spec.completed ?? ({} as Completed)),
     ...(spec.computed ?? ({} as Computed)),
     ...TIMESTAMPS
   }).annotate({ title: spec.title })

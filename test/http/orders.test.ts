@@ -318,7 +318,8 @@ for (const backend of backends) {
         assert.strictEqual(parts[0].name, "Hinge, black")
         assert.strictEqual(parts[0].colourId, "black")
         assert.strictEqual(parts[0].quantity, 10)
-        assert.deepStrictEqual(parts[0].productionParameterIds, { layerHeight: "fdm-lh-0.3" })
+        // The configuration's parameters, and the default of each it leaves out: what the part is priced with.
+        assert.deepStrictEqual(parts[0].productionParameterIds, { layerHeight: "fdm-lh-0.3", infill: "fdm-infill-30", walls: "fdm-walls-2" })
         assert.strictEqual(parts[1].name, "Hinge")
         assert.strictEqual(parts[1].fileName, "hinge.stl")
         const versions = ok(yield* call("GET", `/model-version?ticketModelId=${parts[0].id}`), "versions") as Array<any>

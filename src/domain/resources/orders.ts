@@ -3,12 +3,12 @@
  * items are extra lines of a ticket; a ticket's quote prices its parts and
  * items; model versions keep each model file a part has had.
  */
-import { Schema } from "effect"
+import { Schema, SchemaIssue } from "effect"
 import { acceptingTheRecord, defineResource } from "../Resource.ts"
 import { ProductionParameterIds } from "./catalogue.ts"
 import { IsoDateTime, MAX_QUANTITY, Money, Name, NonNegative, Positive, Quantity, Ref, Text } from "./fields.ts"
 import { fileNameRule } from "./modelFileName.ts"
-import { Geometry, MODEL_SOURCE_ONE_OF, ModelEndpoint } from "./modelFiles.ts"
+import { Geometry, MODEL_SOURCE_ONE_OF, MODEL_SOURCE_REQUIRES, ModelEndpoint } from "./modelFiles.ts"
 
 export const Project = defineResource({
   name: "project",
@@ -116,6 +116,10 @@ export const Manufacturability = Schema.Struct({
     "machines as of the part's last write; null until the model is analysed. A blocked part is not quoted unless the quote request says `override`"
 })
 
+const PartTechnologyId = Ref("technology").annotate({ description: "The id of the technology that makes the part", examples: ["fdm"] })
+const PartMaterialId = Ref("material").annotate({ description: "The id of a material of the part's technology" })
+const FROM_CONFIGURATION = "Required with `modelEndpoint`; from a catalogue configuration, the configuration's (a value sent must be it)"
+
 export const TicketModel = defineResource({
   name: "ticketModel",
   path: "/ticket-model",
@@ -129,23 +133,30 @@ export const TicketModel = defineResource({
         description: "The id of a catalogue model configuration (of the part's technology): the part is made from that catalogue model"
       })
     ),
-    technologyId: Ref("technology").annotate({ description: "The id of the technology that makes the part", examples: ["fdm"] }),
-    materialId: Ref("material").annotate({ description: "The id of a material of the part's technology" }),
+    technologyId: Schema.optional(PartTechnologyId.annotate({ description: `${PartTechnologyId.ast.annotations?.description} ${FROM_CONFIGURATION}` })),
+    materialId: Schema.optional(PartMaterialId.annotate({ description: `${PartMaterialId.ast.annotations?.description} ${FROM_CONFIGURATION}` })),
     colourId: Schema.optional(
       Ref("colour").annotate({
-        description: "The id of a colour: one of the material's `colourIds` when it lists them",
+        description: "The id of a colour: one of the material's `colourIds` when it lists them. From a catalogue configuration: the " +
+          "configuration's (none when it has none); a value sent must be it",
         examples: ["black"]
       })
     ),
     quantity: Quantity.annotate({ description: `How many pieces: a whole number from 1 to ${MAX_QUANTITY}` }),
-    productionParameterIds: Schema.optional(ProductionParameterIds),
+    productionParameterIds: Schema.optional(ProductionParameterIds.annotate({
+      description: "Production parameter field `name` → the id of one of that field's `values`, for the production parameter fields of the " +
+        "technology; a field left out takes its default value. As read: every field of the technology, with the value the part is " +
+        "priced with. From a catalogue configuration: the configuration's; a value sent must be it"
+    })),
     serviceIds: Schema.optional(
       Schema.Array(Ref("post-processing service")).annotate({
-        description: "Post-processing services for the part, each one that applies to its technology",
+        description: "Post-processing services for the part, each one that applies to its technology. From a catalogue configuration: " +
+          "the configuration's; a list sent must hold the same services",
         examples: [["sanding"]]
       })
     )
   },
+  completed: { technologyId: PartTechnologyId, materialId: PartMaterialId },
   computed: {
     fileName: Schema.NullOr(Schema.String),
     geometry: Schema.NullOr(Geometry).annotate({ description: "From the model file; null until analysed" }),
@@ -167,6 +178,9 @@ export const TicketModel = defineResource({
         issue: "exactly one of modelEndpoint and catalogueModelConfigurationId is required"
       }
     }
+    // From a model file, nothing else says how the part is made: the field is missing, as a required one is (400 MissingField).
+    const missing = hasEndpoint ? MODEL_SOURCE_REQUIRES.modelEndpoint.filter((field) => part[field] === undefined) : []
+    if (missing.length > 0) return missing.map((field) => ({ path: [field], issue: new SchemaIssue.MissingKey(undefined) }))
     return fileNameRule(part.modelEndpoint)
   }
 })
