@@ -243,21 +243,28 @@ export const QuoteLine = Schema.Struct({
       "accepts the quote: one of the options' quantities chooses that option (the part takes the quantity)"
   }),
   manufacturability: Schema.optional(ManufacturabilityStatus.annotate({
-    description: "Set by the engine on a part's line: the part's manufacturability status when the quote was made; a value sent is replaced"
+    description: "Set by the engine on a part's line: the part's manufacturability status when the quote was made; a value sent must be " +
+      "the line's (422 naming `lines.<i>.manufacturability`)"
   })),
   unitPrice: Money.annotate({
     description: "In the quote's currency, in its minor unit (0.01 for EUR): the part's or item's EUR unit price at the quote's exchange rate; " +
       "a replacement of the quote may override it while the quote is sent"
   }),
-  total: Money.annotate({ description: "Set by the engine: quantity × unitPrice, exactly; a value sent is replaced" }),
+  total: Money.annotate({
+    description: "Set by the engine: quantity × unitPrice, exactly. A replacement may leave it out; a value sent must be the line's as " +
+      "read or as the replacement makes it (422 naming `lines.<i>.total`)"
+  }),
   options: Schema.optional(
     Schema.Array(QuoteOption).annotate({
       description: "Set by the engine on a part's line quoted at several quantities (`quantityOptions` of the quote request), in ascending " +
         "quantity, the line's own quantity among them; the buyer chooses one by accepting the quote with the line's `quantity` set to it. " +
-        "A value sent is replaced"
+        "A value sent must be the line's as read or as the replacement makes it (422 naming `lines.<i>.options`)"
     })
   )
 })
+
+/** A line as a replacement of the quote sends it: its total may be left out (the engine sets it). */
+const QuoteLineSent = QuoteLine.mapFields((fields) => ({ ...fields, total: Schema.optional(fields.total) }))
 
 export const TicketQuote = defineResource({
   name: "ticketQuote",
@@ -270,9 +277,10 @@ export const TicketQuote = defineResource({
     validUntil: IsoDateTime.annotate({
       description: "The quote can be accepted until this instant (an ISO 8601 date-time); a sent quote read after it is expired"
     }),
-    lines: Schema.Array(QuoteLine),
+    lines: Schema.Array(QuoteLineSent),
     notes: Schema.optional(Notes)
   },
+  completed: { lines: Schema.Array(QuoteLine) },
   computed: {
     number: Schema.String.annotate({ description: "The quote number, numbered per app and kind: the app's first quote is Q-000001; kept on a replace" }),
     exchangeRate: Positive.annotate({
@@ -285,6 +293,8 @@ export const TicketQuote = defineResource({
     })
   },
   filters: ["ticketId", "state"],
+  // A replacement that carries them back must carry the engine's: an edited total is refused, not silently replaced.
+  verified: ["number", "exchangeRate", "total"],
   storage: { numberPrefix: "Q", references: { ticketId: "ticket", currencyId: "currency" } }
 })
 
