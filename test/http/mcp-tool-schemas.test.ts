@@ -40,7 +40,9 @@ const TOOL_NAMES = [
   "update_part"
 ]
 const MAX_QUANTITY = 1_000_000
-const MODEL_SOURCES = ["modelEndpoint", "catalogueModelConfigurationId"]
+const MODEL_SOURCES = ["modelEndpoint", "catalogueModelConfigurationId"] as const
+/** With a model file the part says how it is made; a catalogue configuration says it itself. */
+const SOURCE_REQUIRES = { modelEndpoint: ["technologyId", "materialId"], catalogueModelConfigurationId: [] }
 
 /** What each tool tells a client of itself: read-only, destructive, idempotent, open world. */
 const HINTS: Record<string, readonly [boolean, boolean, boolean, boolean]> = {
@@ -231,7 +233,11 @@ for (const backend of backends) {
         for (const name of ["create_part", "update_part"]) {
           const quantity = property(name, "quantity")
           assert.deepStrictEqual([quantity.type, quantity.minimum, quantity.maximum], ["integer", 1, MAX_QUANTITY], name)
-          assert.deepStrictEqual(input(name).oneOf.map((branch: Json) => branch.required), MODEL_SOURCES.map((field) => [field]), name)
+          assert.deepStrictEqual(
+            input(name).oneOf.map((branch: Json) => branch.required),
+            MODEL_SOURCES.map((field) => [field, ...SOURCE_REQUIRES[field]]),
+            name
+          )
         }
 
         // Every id argument says what it refers to and where an agent finds it: an MCP resource, a tool, or the record as read.
@@ -314,6 +320,7 @@ for (const backend of backends) {
           ["create_part", "a null model URL and a configuration", part({ modelEndpoint: null, catalogueModelConfigurationId: configuration }), true],
           ["create_part", "a model URL and a null configuration", part({ modelEndpoint: endpoint, catalogueModelConfigurationId: null }), true],
           ["create_part", "both null", part({ modelEndpoint: null, catalogueModelConfigurationId: null }), false],
+          ["create_part", "a model URL without a material", part({ materialId: undefined }), false],
           ["create_part", "the most pieces", part({ quantity: MAX_QUANTITY }), true],
           ["create_part", "one piece too many", part({ quantity: MAX_QUANTITY + 1 }), false],
           ["create_part", "no piece", part({ quantity: 0 }), false],
@@ -346,7 +353,8 @@ for (const backend of backends) {
         const updated = yield* succeed("update_part", { ...listed, quantity: 7, unitPrice: 999 })
         assert.strictEqual(updated.quantity, 7)
         assert.strictEqual(updated.name, "Bracket")
-        assert.deepStrictEqual(updated.productionParameterIds, { layerHeight: "fdm-lh-0.2" })
+        // The parameter chosen, and the default of each other: what the part is priced with.
+        assert.deepStrictEqual(updated.productionParameterIds, { layerHeight: "fdm-lh-0.2", infill: "fdm-infill-30", walls: "fdm-walls-2" })
         assert.isNull(updated.unitPrice)
         assert.deepStrictEqual(ok(yield* rest("GET", `/ticket-model/${created.id}`), "part"), updated)
 
@@ -360,14 +368,14 @@ for (const backend of backends) {
         // Every invalid argument at once, as the REST 400 lists them.
         const many = yield* call("create_part", {
           ...part({ quantity: MAX_QUANTITY + 1, modelEndpoint: { url: "ftp://files.example/a.stl", size: 1 } }),
-          materialId: undefined,
+          ticketId: undefined,
           colour: "red"
         })
         const paths = (many.error?.errors as Array<Json>).map((problem) => problem.path)
-        assert.sameMembers(paths, ["colour", "materialId", "quantity", "modelEndpoint.url", "modelEndpoint.size"], JSON.stringify(many.error))
+        assert.sameMembers(paths, ["colour", "ticketId", "quantity", "modelEndpoint.url", "modelEndpoint.size"], JSON.stringify(many.error))
         const restMany = yield* rest("POST", "/ticket-model", {
           ...part({ quantity: MAX_QUANTITY + 1, modelEndpoint: { url: "ftp://files.example/a.stl", size: 1 } }),
-          materialId: undefined,
+          ticketId: undefined,
           colour: "red"
         })
         assert.sameMembers((restMany.json().errors as Array<Json>).map((problem) => problem.path), paths)

