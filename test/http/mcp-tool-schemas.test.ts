@@ -163,7 +163,7 @@ for (const backend of backends) {
         quantity: 2,
         ...extra
       })
-      return { appId, call, mcp, part, rest, succeed, ticket, toolNamed, tools }
+      return { appId, call, client, mcp, part, rest, secret, succeed, ticket, toolNamed, tools }
     })
 
     it.effect("annotations say what each tool does, and the calls bear them out", () =>
@@ -328,7 +328,14 @@ for (const backend of backends) {
           ["create_part", "an unknown field of the model URL", part({ modelEndpoint: { ...endpoint, size: 1 } }), false],
           ["list_ticket_quotes", "a state", { state: ["sent", "expired"] }, true],
           ["list_ticket_quotes", "an unknown state", { state: ["sent", "lost"] }, false],
-          ["create_ticket", "a due date-time", { projectId: "p", name: "Due", dueDate: "2026-12-01T17:00:00Z" }, true]
+          ["create_ticket", "a due date-time", { projectId: "p", name: "Due", dueDate: "2026-12-01T17:00:00Z" }, true],
+          ["create_ticket", "a due date", { projectId: "p", name: "Due", dueDate: "2026-12-01" }, true],
+          ["create_ticket", "a date-time without its offset", { projectId: "p", name: "Due", dueDate: "2026-12-01T17:00:00" }, false],
+          ["create_ticket", "a date in words", { projectId: "p", name: "Due", dueDate: "Dec 1 2026" }, false],
+          ["list_parts", "a date filter", { "createdAt[from]": "2026-11-22", "createdAt[to]": "2026-11-22T10:00:00Z" }, true],
+          ["list_parts", "a date filter in words", { createdAt: "yesterday" }, false],
+          ["list_parts", "a far offset", { offset: 10_000_000_000 }, true],
+          ["update_part", "an ifMatch that is no etag", { ...part(), id: "p", ifMatch: "" }, false]
         ]
         for (const [name, what, args, valid] of cases) {
           const sent = JSON.parse(JSON.stringify(args)) as Json
@@ -383,6 +390,49 @@ for (const backend of backends) {
         // The record as read with bad values: each named, read-only fields not among them.
         const bad = yield* call("update_part", { ...listed, quantity: 0, technologyId: "", serviceIds: "sanding" })
         assert.sameMembers((bad.error?.errors as Array<Json>).map((problem) => problem.path), ["quantity", "technologyId", "serviceIds"])
+      }))
+
+    it.effect("tools/list stays under 40 KB with every field: each output schema names every field of the record the tool answers", () =>
+      Effect.gen(function*() {
+        const { appId, client, part, rest, secret, succeed, ticket, tools } = yield* setup
+        const listed = yield* Effect.promise(async () => {
+          const response = await fetch(`${client.baseUrl}/v1/mcp`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${secret}`, "content-type": "application/json", ...request("tools/list").headers },
+            body: JSON.stringify(request("tools/list").body)
+          })
+          return response.text()
+        })
+        assert.isBelow(Buffer.byteLength(listed), 40_000, "the tools/list answer, in bytes")
+        // No bound a field does not mean: an integer without one has none (not ±2^53 - 1).
+        assert.notMatch(listed, /9007199254740991/)
+
+        const created = yield* succeed("create_part", part())
+        yield* patch("ticketModel", appId, created.id, { unitPrice: 1, totalPrice: 2 })
+        const quote = yield* succeed("create_ticket_quote", { ticketId: ticket.id })
+        const records: Record<string, Json> = {
+          part: ok(yield* rest("GET", `/ticket-model/${created.id}`), "part"),
+          quote: ok(yield* rest("GET", `/ticket-quote/${quote.id}`), "quote"),
+          ticket: ok(yield* rest("GET", `/ticket/lookup?identifier=${ticket.id}`), "ticket")
+        }
+        const answers: Record<string, string> = {
+          list_ticket_quotes: "quote",
+          create_ticket_quote: "quote",
+          update_ticket_quote: "quote",
+          lookup_ticket: "ticket",
+          create_ticket: "ticket",
+          list_parts: "part",
+          create_part: "part",
+          update_part: "part"
+        }
+        for (const tool of tools) {
+          const kind = answers[tool.name]
+          if (kind === undefined) continue
+          const output = tool.outputSchema as Json
+          const record = output.type === "array" ? output.items : output
+          assert.includeMembers(Object.keys(record.properties), Object.keys(records[kind]!), tool.name)
+          assert.includeMembers(record.required, ["id", "createdAt", "updatedAt"], tool.name)
+        }
       }))
   })
 }

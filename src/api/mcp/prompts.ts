@@ -118,17 +118,17 @@ const quoteAPartText = (args: QuoteAPartArguments): string => {
       `   Optionally read \`${services.uri}\` and list, as \`serviceIds\`, services whose \`technologyIds\` include the technology.`
     ]
     : [
-      `2. How to make it. Read \`${catalogue.uri}\` (template \`${catalogue.uriTemplate}\`) and find the model whose ` +
-      `\`configurations\` has the \`id\` ${args.catalogueModelConfigurationId}: that configuration's \`technologyId\`, \`materialId\`, ` +
-      "`colourId` and `productionParameterIds` are the part's."
+      `2. How to make it. The catalogue configuration ${args.catalogueModelConfigurationId} says it: its \`technologyId\`, ` +
+      `\`materialId\`, \`colourId\` and \`productionParameterIds\` (read \`${catalogue.uri}\`, template \`${catalogue.uriTemplate}\`, ` +
+      "to tell the user) are the part's."
     ]
   const partArguments = fromUrl
     ? `{"ticketId": "<ticket id>", "modelEndpoint": {"url": ${JSON.stringify(args.modelUrl)}}, "technologyId": "<technology id>", ` +
       `"materialId": "<material id>", "quantity": ${args.quantity}} plus \`colourId\`, \`productionParameterIds\` and \`serviceIds\` as chosen. ` +
       "The engine downloads the model file and analyses it"
     : `{"ticketId": "<ticket id>", "catalogueModelConfigurationId": ${JSON.stringify(args.catalogueModelConfigurationId)}, ` +
-      `"technologyId": "<technology id>", "materialId": "<material id>", "quantity": ${args.quantity}} plus \`colourId\` and ` +
-      "`productionParameterIds` as the configuration has them"
+      `"quantity": ${args.quantity}}: the configuration brings the technology, material, colour, production parameters and ` +
+      "services, and the part is priced as it says"
   return [
     `Quote ${args.quantity} × ${source} for ${who}, and send the quote. Take every id from this server's resources ` +
     "(resources/read); never guess one.",

@@ -67,6 +67,32 @@ const singleAllOf = (node: Json): Json => {
 /** A schema with every optional value of a simple type written as a type list, and every lone check merged into its field. */
 export const compactNullables = (schema: Json): Json => everyObject(schema, (node) => nullableType(singleAllOf(node))) as Json
 
+/**
+ * An input schema as `tools/list` carries it: compactNullables applied; the
+ * examples of its arguments kept, not those of their parts (an argument's
+ * example shows its parts); the items of a described list not described again.
+ */
+export const inputStructure = (schema: Json): Json => {
+  const trim = (value: unknown, depth: number): unknown => {
+    if (Array.isArray(value)) return value.map((item) => trim(item, depth))
+    if (!isJson(value)) return value
+    const node = Object.fromEntries(
+      Object.entries(value).map(([key, inner]) => {
+        if (key === "properties" && isJson(inner)) {
+          return [key, Object.fromEntries(Object.entries(inner).map(([name, property]) => [name, trim(property, depth + 1)]))]
+        }
+        return [key, trim(inner, depth)]
+      })
+    ) as Json
+    const described = typeof node.description === "string" && isJson(node.items) && typeof node.items.description === "string"
+    const { description: _itemText, ...items } = described ? node.items as Json : {}
+    const { examples: _examples, ...withoutExamples } = node
+    const kept = depth > 1 && "examples" in node ? withoutExamples : node
+    return described ? { ...kept, items } : kept
+  }
+  return compactNullables(trim(schema, 0) as Json)
+}
+
 /** What an output schema leaves to the input schemas and descriptions of the same list: annotations, and the bounds of values. */
 const SAID_ELSEWHERE = new Set([
   "title",

@@ -27,7 +27,7 @@ import { DATE_FIELDS } from "../../domain/Resource.ts"
 import { CurrentCaller } from "../Authorization.ts"
 import { badRequestOf } from "../BadRequests.ts"
 import { TicketGroup, TicketModelGroup, TicketQuoteGroup } from "../groups/orders.ts"
-import { compactNullables, outputStructure } from "./toolSchemas.ts"
+import { inputStructure, outputStructure } from "./toolSchemas.ts"
 
 /** What a failed tool call answers: the REST error body, `{code, message, type}`, and `errors` for invalid arguments. */
 export const ToolFailure = Schema.Struct({
@@ -196,8 +196,9 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
     description: `Replaces a \`sent\` quote with the arguments: pass the quote ${RECORD_AS_READ}. Omitted optional fields (\`notes\`) ` +
       "are cleared. `state` `accepted` records the customer's acceptance (the newest sent quote, still valid; the ticket becomes " +
       "`accepted`), `rejected` the refusal; both are final. To accept, send the quote as read with `state` changed and its etag: " +
-      "`{...quote, \"state\": \"accepted\", \"ifMatch\": <its _meta etag>}` (the read-only `number`, `total`, `exchangeRate`, " +
-      "`pdfUrl` and timestamps may be left out; every other field as read). While `sent`, a line's `description` and `unitPrice` " +
+      "`{...quote, \"state\": \"accepted\", \"ifMatch\": <its _meta etag>}`; the engine's fields (`number`, `total`, " +
+      "`exchangeRate`, `pdfUrl`, timestamps, a line's `total`) may be left out, any sent must be as read. While `sent`, a line's " +
+      "`description` and `unitPrice` " +
       "may change; lines cannot be added, removed or re-pointed, `ticketId` and `currencyId` cannot change. A line with `options` " +
       "is accepted at the quantity the buyer chose: set its `quantity` to one of its options' quantities (the line takes that " +
       "option's price, the part that quantity).",
@@ -280,11 +281,11 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
   {
     name: "create_part",
     title: "Create a part",
-    description: "Adds a part (ticket model) to a `draft` or `quoted` ticket, from exactly one model source: a model file URL " +
-      "(`modelEndpoint`; the engine downloads and analyses the file) or a catalogue model configuration " +
-      "(`catalogueModelConfigurationId`). With the technology, a material of it, the quantity and, optionally, colour, production " +
-      "parameters and post-processing services. Answers the part, analysed and priced. On a `quoted` ticket the open quote " +
-      "becomes `superseded` and the ticket returns to `draft`.",
+    description: "Adds a part (ticket model) to a `draft` or `quoted` ticket from one model source: a model file URL " +
+      "(`modelEndpoint`, downloaded and analysed) with the technology, a material of it and optionally colour, production " +
+      "parameters and services; or a catalogue configuration (`catalogueModelConfigurationId`), which brings all of them (any " +
+      "given must agree). Answers the part, analysed and priced. On a `quoted` ticket the open quote becomes `superseded` and " +
+      "the ticket returns to `draft`.",
     rest: "POST /v1/ticket-model",
     ...ticketModel("create"),
     readOnly: false,
@@ -497,7 +498,7 @@ export const deriveTool = (spec: McpToolSpec) => {
   }
   if (spec.conditional === true) properties[IF_MATCH] = IF_MATCH_ARGUMENT
   const argumentText = spec.arguments ?? {}
-  const inputSchema = compactNullables({
+  const inputSchema = inputStructure({
     type: "object",
     properties: Object.fromEntries(
       Object.entries(propertiesWithSources(properties)).map(([name, property]) => {
