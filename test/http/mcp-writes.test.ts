@@ -260,11 +260,15 @@ for (const backend of backends) {
         const { ticket: quoted } = yield* pricedTicket
         const quoteKey = { "idempotency-key": `quote-${Math.random().toString(36).slice(2)}` }
         const quotes: Array<ToolResult> = []
-        for (const connect of [modern, legacy, modern]) {
-          const agent = yield* connect(quoteKey)
-          quotes.push((yield* Effect.promise(() => agent.callTool({ name: "create_ticket_quote", arguments: { ticketId: quoted.id } }))) as ToolResult)
-          yield* Effect.promise(() => agent.close())
-        }
+        const quoteOnce = (agent: { callTool: (request: { name: string; arguments: Json }) => Promise<unknown>; close: () => Promise<void> }) =>
+          Effect.promise(async () => {
+            const result = await agent.callTool({ name: "create_ticket_quote", arguments: { ticketId: quoted.id } }) as ToolResult
+            await agent.close()
+            return result
+          })
+        quotes.push(yield* quoteOnce(yield* modern(quoteKey)))
+        quotes.push(yield* quoteOnce(yield* legacy(quoteKey)))
+        quotes.push(yield* quoteOnce(yield* modern(quoteKey)))
         const ids = quotes.map((result) => valueOf(result).id)
         assert.deepStrictEqual(new Set(ids).size, 1, JSON.stringify(ids))
         assert.deepStrictEqual(quotes.map((result) => result._meta?.[REPLAYED] === true), [false, true, true])
