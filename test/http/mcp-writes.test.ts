@@ -216,10 +216,27 @@ for (const backend of backends) {
 
         // send_ticket_to_production compares the ticket as its lookup reads it (the part, written again, is priced again first).
         yield* patch("ticketModel", appId, part.id, { unitPrice: 12.5, totalPrice: 50 })
-        const quote = valueOf(yield* raw("create_ticket_quote", { ticketId: ticket.id }))
+        const created = yield* raw("create_ticket_quote", { ticketId: ticket.id })
+        const quote = valueOf(created)
         const ticketTag = (yield* raw("lookup_ticket", { identifier: ticket.id }))._meta?.[ETAG]
-        const accepted = yield* raw("update_ticket_quote", { ...quote, state: "accepted" })
+        // The shortest correct acceptance, as the tool's description shows it: the writable fields as read, state and etag;
+        // none of the engine's fields (the quote's and the lines' totals, its number, rate, PDF path, timestamps).
+        const { tools } = yield* Effect.promise(() => agent.listTools())
+        const description = tools.find((tool) => tool.name === "update_ticket_quote")!.description!
+        assert.include(description, "\"state\": \"accepted\"")
+        assert.include(description, "ifMatch")
+        const shortest = {
+          id: quote.id,
+          ticketId: quote.ticketId,
+          currencyId: quote.currencyId,
+          validUntil: quote.validUntil,
+          lines: quote.lines.map(({ description, quantity, ticketModelId, unitPrice }: Json) => ({ description, quantity, ticketModelId, unitPrice })),
+          state: "accepted",
+          ifMatch: created._meta?.[ETAG]
+        }
+        const accepted = (yield* Effect.promise(() => agent.callTool({ name: "update_ticket_quote", arguments: shortest }))) as ToolResult
         assert.notStrictEqual(accepted.isError, true, JSON.stringify(accepted.content))
+        assert.deepInclude(valueOf(accepted), { state: "accepted", total: quote.total })
         const staleSend = yield* raw("send_ticket_to_production", { id: ticket.id, ifMatch: ticketTag })
         assert.deepInclude(errorOf(staleSend), { code: 412, type: "PreconditionFailed" })
         assert.strictEqual(ok(yield* rest("GET", `/ticket/lookup?identifier=${ticket.id}`), "ticket").state, "accepted")
