@@ -10,14 +10,22 @@
  * else (unparsable body, unknown method or tool), `mcp.http-<verb>` for a
  * request that is not a POST.
  *
+ * A browser `Origin` not allowed is a 403 before any of this: the secret
+ * is not judged, nothing is metered.
+ *
  * Then the protocol, before McpServer sees the request: a batch, a body in
- * another media type (415), a message without an id (a notification: 202;
- * a request: 400, -32600, unrun) and a malformed 2026-07-28 `_meta` (400,
- * -32602) are answered here (McpDirect), a plain 2026-07-28 tools/call is
- * answered directly (McpDirect), a 2025-11-25 request is served without a
- * session (McpLegacy), and the rest by McpServer, whose answers are aligned
- * with the specification where they differ (`alignedAnswer`). A method of a
- * capability the endpoint does not advertise is -32601 whichever path.
+ * another media type (415), an `Accept` without both of the transport's
+ * types (406), a message without an id (a notification: 202; a request:
+ * 400, -32600, unrun) or with an id that is none (a fraction: 400, -32600),
+ * `subscriptions/listen` (nothing is pushed: 404, -32601) and a malformed
+ * 2026-07-28 `_meta` (400, -32602) are answered here (McpDirect), a plain
+ * 2026-07-28 tools/call is answered directly (McpDirect), a 2025-11-25
+ * request and any `initialize` are served without a session (McpLegacy),
+ * and the rest by McpServer, whose answers are aligned with the
+ * specification where they differ (`alignedAnswer`). A method of a
+ * capability the endpoint does not advertise is -32601 whichever path. The
+ * 415, 406 and a 429 of the app's rate limit keep their status and carry a
+ * JSON-RPC error with the request's id.
  *
  * Telemetry: with tracing on, a single MCP request runs in its own server
  * span (`tools/call <tool>` or the method), which continues the trace of

@@ -7,9 +7,11 @@
  * for every revision, so a 2025-11-25 request (`isLegacyRequest`) is served
  * by the same McpServer as a 2026-07-28 request:
  *
- * - `initialize` answers from `server/discover` (server info, instructions,
+ * - `initialize` (its `protocolVersion`, `capabilities` and `clientInfo`
+ *   checked as McpServer's own handshake decodes them: -32602 naming the one
+ *   at fault) answers from `server/discover` (server info, instructions,
  *   the capabilities served) with protocol version 2025-11-25 and no
- *   session id;
+ *   session id, whatever version header it came with;
  * - `ping` and `logging/setLevel` answer `{}` (the tools send no log
  *   messages); notifications are McpAuth's (202);
  * - any other request is sent to McpServer as the equivalent 2026-07-28
