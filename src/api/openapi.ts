@@ -21,7 +21,7 @@
  *   the read (`/item/{partItemId}`, as the spec writes GET).
  */
 import { DEFAULT_PAGE_SIZE } from "../domain/Resource.ts"
-import { MODEL_SOURCES } from "../domain/resources/modelFiles.ts"
+import { MODEL_SOURCE_REQUIRES, MODEL_SOURCES } from "../domain/resources/modelFiles.ts"
 import { NOT_AUTHORIZED_BODY, NOT_AUTHORIZED_HEADERS } from "./Authorization.ts"
 import { withWebhooks } from "./webhooksDocument.ts"
 
@@ -343,11 +343,12 @@ const withModelSourceChoice = (schema: Json): void => {
   }
   schema.oneOf = MODEL_SOURCE_FIELDS.map((field) => ({
     title: MODEL_SOURCES[field],
-    required: [field],
+    required: [field, ...MODEL_SOURCE_REQUIRES[field].filter((other) => other in properties)],
     properties: { [field]: nonNull(properties[field]) }
   }))
   const rule = "The model source: exactly one of `modelEndpoint` and `catalogueModelConfigurationId` " +
-    "(a body with both, or neither, is a 400; a part as read has exactly one)."
+    "(a body with both, or neither, is a 400; a part as read has exactly one). With `modelEndpoint`, `technologyId` and `materialId` " +
+    "are required; a catalogue configuration supplies them, with the colour, production parameters and services."
   schema.description = typeof schema.description === "string" ? `${schema.description} ${rule}` : rule
 }
 

@@ -14,5 +14,12 @@ export const isInt32 = Schema.makeFilter(
   { toJsonSchema: () => ({ format: "int32" }) }
 )
 
+/**
+ * A whole number with no bound of its own: JSON Schema `type: integer` and
+ * nothing more (Schema.Int states the safe-integer range, ±9007199254740991,
+ * as bounds, which no field of the API means). Add a check for a real bound.
+ */
+export const Integer = Schema.Number.check(Schema.isInt({ toJsonSchema: () => ({ type: "integer" }) }))
+
 /** A whole number within 32 bits; narrower bounds are checks after it. */
-export const Int32 = Schema.Int.check(isInt32)
+export const Int32 = Integer.check(isInt32)

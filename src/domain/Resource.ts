@@ -19,7 +19,8 @@ import { Int32 } from "./Integers.ts"
 export const DATE_FIELDS = ["createdAt", "updatedAt"] as const
 export type DateField = (typeof DATE_FIELDS)[number]
 
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/
+/** A date (`2026-11-22`) or an RFC 3339 date-time (`2026-11-22T10:00:00Z`, seconds and offset included): JSON Schema's `date` and `date-time`. */
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2}))?$/
 
 /**
  * What generated values (the schema fuzzer's) look like: real calendar days,
@@ -39,11 +40,20 @@ const isoDate = (description: string) =>
   Schema.String.annotate({ description, examples: ["2026-11-22", "2026-11-22T10:00:00Z"] }).check(
     // The longest ISO 8601 date-time: nanoseconds and an offset.
     Schema.isMaxLength(40),
-    Schema.makeFilter((text: string) => ISO_DATE.test(text) && !Number.isNaN(Date.parse(text)) ? true : "expected an ISO 8601 date or date-time", {
-      toJsonSchema: () => ({ anyOf: [{ format: "date" }, { format: "date-time" }] }),
-      arbitraryConstraint: { patterns: [ISO_DATE_SAMPLES] }
-    })
+    isDateOrDateTime()
   )
+
+/**
+ * The check of a date or date-time a client writes: an ISO 8601 date or an
+ * RFC 3339 date-time, so its JSON Schema is either format, exactly what is
+ * accepted (`annotations` describe the field).
+ */
+export const isDateOrDateTime = (annotations?: Schema.Annotations.Filter) =>
+  Schema.makeFilter((text: string) => ISO_DATE.test(text) && !Number.isNaN(Date.parse(text)) ? true : "expected an ISO 8601 date or date-time", {
+    toJsonSchema: () => ({ anyOf: [{ format: "date" }, { format: "date-time" }] }),
+    arbitraryConstraint: { patterns: [ISO_DATE_SAMPLES] },
+    ...annotations
+  })
 
 /** An ISO 8601 date (`2026-11-22`) or date-time (`2026-11-22T10:00:00Z`). */
 export const IsoDateParam = isoDate("An ISO 8601 date (2026-11-22) or date-time (2026-11-22T10:00:00Z)")
@@ -94,6 +104,7 @@ const dateQueryFields = <const F extends string>(field: F) =>
 export const DateRangeQuery = { ...dateQueryFields("createdAt"), ...dateQueryFields("updatedAt") }
 
 const READ_ONLY = "Read-only, set by the engine: the record as read may carry it back, and it is ignored."
+const VERIFIED = "Set by the engine: the record as read may carry it back, or leave it out; a value other than the engine's is a 422 naming it."
 
 /** A timestamp the engine sets, as every record carries it. */
 const timestamp = (description: string) =>
@@ -155,12 +166,27 @@ export const defineResource = <
   const Name extends string,
   const Fields extends Schema.Struct.Fields,
   const Computed extends Schema.Struct.Fields = Record<never, never>,
-  const Filter extends (keyof Fields | keyof Computed) & string = never
+  const Filter extends (keyof Fields | keyof Computed) & string = never,
+  const Completed extends Schema.Struct.Fields = Record<never, never>,
+  const Verified extends keyof Computed & string = never
 >(spec: {
   readonly name: Name
   readonly path: `/${string}`
   readonly title: string
   readonly fields: Fields
+  /**
+   * Writable fields as every record has them, where a body's form is looser
+   * because the engine completes what it leaves out (a part's technology and
+   * material, from its catalogue configuration; a quote line's total): the
+   * body's form among `fields`, the record's here.
+   */
+  readonly completed?: Completed | undefined
+  /**
+   * Computed fields a replace may carry back, held to the engine's values
+   * instead of ignored (a quote's totals): passed to the engine, which
+   * refuses a value other than its own (422 naming the field).
+   */
+  readonly verified?: ReadonlyArray<Verified> | undefined
   /** Read-only fields the engine sets (a number, geometry, production times): in reads, never in a body. */
   readonly computed?: Computed | undefined
   readonly filters: ReadonlyArray<Filter>
@@ -187,23 +213,35 @@ export const defineResource = <
     validateJsonSchema === undefined ? undefined : { toJsonSchema: () => [validateJsonSchema, true] as const }
   )
   const input = validate === undefined ? fieldsOnly : fieldsOnly.check(validate)
+  // A completed field keeps its place among the fields (a spread overrides a key where it first stood).
   const record = Schema.Struct({
     id: RecordId,
-    ...spec.fields,
+    ...(spec.fields as Omit<Fields, keyof Completed>),
+    ...(spec.completed ?? ({} as Completed)),
     ...(spec.computed ?? ({} as Computed)),
     ...TIMESTAMPS
   }).annotate({ title: spec.title })
+  const computed = (spec.computed ?? {}) as unknown as Readonly<Record<string, Schema.Top>>
+  const verified: ReadonlyArray<string> = spec.verified ?? []
+  const verifiedFields = Object.fromEntries(
+    verified.map((key) => [key, Schema.optional(Schema.toType(computed[key]!).annotate({ description: VERIFIED }))])
+  ) as unknown as { readonly [K in Verified]: Schema.optional<Schema.toType<Computed[K]>> }
+  const ignored = Object.fromEntries(Object.entries(computed).filter(([key]) => !verified.includes(key))) as unknown as Omit<Computed, Verified>
   const withId = Schema.Struct({
     id: Schema.optional(RecordId.annotate({ description: "The record's id, as read: when present it must be the path's" })),
-    ...spec.fields
+    ...spec.fields,
+    ...verifiedFields
   })
   const replaceInput = acceptingTheRecord(
     validate === undefined ? withId : withId.check(validate as unknown as SchemaAST.Filter<typeof withId.Type>),
-    { ...(spec.computed ?? ({} as Computed)), ...TIMESTAMPS }
+    { ...ignored, ...TIMESTAMPS }
   ).annotate({
     title: `${spec.title} replacement`,
     description: `A whole ${spec.title}: its writable fields, every required one present. The record as read is accepted: ` +
-      "its `id` must be the path's, and the timestamps and the fields the engine sets are ignored."
+      (verified.length === 0
+        ? "its `id` must be the path's, and the timestamps and the fields the engine sets are ignored."
+        : `its \`id\` must be the path's, the timestamps and ${Object.keys(ignored).map((key) => `\`${key}\``).join(", ") || "nothing else"} ` +
+          `are ignored, and ${verified.map((key) => `\`${key}\``).join(", ")}, when sent, must be the engine's (a 422 names one that is not).`)
   })
   const fieldSchemas: Readonly<Record<string, { readonly ast: SchemaAST.AST }>> = { ...spec.fields, ...spec.computed }
   const filterFields = Object.fromEntries(

@@ -156,7 +156,8 @@ export const SERVER_SETTINGS = {
     default: DEFAULT_MAX_BODY_BYTES,
     defaultText: "1048576 (1 MiB)",
     meaning: "largest request body on every surface (REST, MCP, admin API): a larger one is a 413 before it is read whole " +
-      "(at once when its `Content-Length` says so, else when the bytes read pass the limit), and its connection is closed"
+      "(at once when its `Content-Length` says so, else when the bytes read pass the limit; on MCP a `Content-Length` up to twice " +
+      "the limit is read on, unkept, for the JSON-RPC id the 413 carries), and its connection is closed"
   }),
   modelUploadMaxBytes: setting("MODEL_UPLOAD_MAX_BYTES", {
     ...integer({ min: 1, max: 1024 * 1024 * 1024, unit: "bytes" }),

@@ -1,7 +1,7 @@
 /** Field schemas the resource definitions share. */
 import { Schema } from "effect"
 import { Int32 } from "../Integers.ts"
-import { ISO_DATE_SAMPLES } from "../Resource.ts"
+import { isDateOrDateTime } from "../Resource.ts"
 
 export const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max))
 export const Name = Schema.NonEmptyString.check(Schema.isMaxLength(200))
@@ -17,19 +17,17 @@ export const Quantity = Int32.check(Schema.isBetween({ minimum: 1, maximum: MAX_
 })
 export const Money = NonNegative.annotate({ description: "An amount in the record's currency" })
 /**
- * A point in time a client writes: documented as an RFC 3339 date-time
- * (`format: date-time`), which is what the engine writes and answers; a date
- * alone is accepted too and means 00:00 UTC of that day.
+ * A point in time a client writes: an RFC 3339 date-time, which is what the
+ * engine writes and answers, or a date alone, which means 00:00 UTC of that
+ * day; its JSON Schema says both (`format` `date-time` or `date`).
  */
-export const IsoDateTime = Schema.String.check(
+export const IsoDateTime = Schema.String.annotate({
+  description: "An ISO 8601 date-time with its offset, e.g. 2026-12-01T17:00:00Z (a date alone, 2026-12-01, is 00:00 UTC)",
+  examples: ["2026-12-01T17:00:00Z"]
+}).check(
   // The longest ISO 8601 date-time: nanoseconds and an offset.
   Schema.isMaxLength(40),
-  Schema.makeFilter((text: string) => !Number.isNaN(Date.parse(text)) || "expected an ISO 8601 date or date-time", {
-    toJsonSchema: () => ({ format: "date-time" }),
-    arbitraryConstraint: { patterns: [ISO_DATE_SAMPLES] },
-    description: "An ISO 8601 date-time with its offset, e.g. 2026-12-01T17:00:00Z (a date alone, 2026-12-01, is 00:00 UTC)",
-    examples: ["2026-12-01T17:00:00Z"]
-  })
+  isDateOrDateTime()
 )
 /** Millimetres along x, y and z. */
 export const Dimensions = Schema.Struct({ x: NonNegative, y: NonNegative, z: NonNegative })

@@ -31,16 +31,25 @@ export const MODEL_SOURCES = {
 } as const
 
 /**
+ * What else each source requires: a part from a model file says how it is
+ * made; a catalogue configuration says it itself.
+ */
+export const MODEL_SOURCE_REQUIRES: { readonly [K in keyof typeof MODEL_SOURCES]: ReadonlyArray<"technologyId" | "materialId"> } = {
+  modelEndpoint: ["technologyId", "materialId"],
+  catalogueModelConfigurationId: []
+}
+
+/**
  * The one-model-source rule in JSON Schema: one branch per source, each
- * requiring its field. A body with both matches two branches and one with
- * neither none, so either is refused, as the rule refuses it; a field sent as
- * `null` is not given (JSON decoding reads it as left out), so it satisfies
- * no branch.
+ * requiring its field (and what the source requires besides). A body with
+ * both matches two branches and one with neither none, so either is
+ * refused, as the rule refuses it; a field sent as `null` is not given (JSON
+ * decoding reads it as left out), so it satisfies no branch.
  */
 export const MODEL_SOURCE_ONE_OF = {
   oneOf: (Object.keys(MODEL_SOURCES) as ReadonlyArray<keyof typeof MODEL_SOURCES>).map((field) => ({
     title: MODEL_SOURCES[field],
-    required: [field],
+    required: [field, ...MODEL_SOURCE_REQUIRES[field]],
     properties: { [field]: { not: { type: "null" } } }
   }))
 }

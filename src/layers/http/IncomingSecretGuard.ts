@@ -26,7 +26,7 @@ import { type Cause, Context, Duration, Effect, Exit, Fiber, Layer, References }
 import type { HttpServerRequest } from "effect/http"
 import { HttpServerResponse } from "effect/http"
 import { CurrentCaller } from "../../api/Authorization.ts"
-import { ServiceUnavailable } from "../../domain/Errors.ts"
+import { ServiceUnavailable, type TooManyRequests } from "../../domain/Errors.ts"
 import { UPLOAD_MEDIA_TYPES } from "../../domain/resources/modelFileUpload.ts"
 import type { Caller } from "../../domain/Secret.ts"
 import { traced } from "../../domain/Span.ts"
@@ -65,6 +65,8 @@ export interface MeteredCall {
   readonly operation: string | Effect.Effect<CallDetails>
   readonly method: string
   readonly route: string
+  /** The answer to a call over its app's budget, in the surface's shape (MCP: a JSON-RPC error); the standard 429 body otherwise. */
+  readonly overBudget?: ((error: TooManyRequests) => HttpServerResponse.HttpServerResponse) | undefined
 }
 
 /**
@@ -181,7 +183,7 @@ export const makeIncomingSecretGuard = (
     const decided = yield* Effect.result(rateLimits.decide(caller.appId).pipe(Effect.timeoutOrElse(storageTimeout(startedAt))))
     if (decided._tag === "Failure") return errorResponse(decided.failure)
     const limit = decided.success
-    const run = limit?.refusal === undefined ? handler : Effect.succeed(limit.refusal)
+    const run = limit?.refusal === undefined ? handler : Effect.succeed((call.overBudget ?? errorResponse)(limit.refusal))
     // A read runs while its meter event is being committed (one round trip
     // saved); it is answered only once the event is durable, and dropped if
     // the secret turned out revoked. Anything else runs after the commit.

@@ -27,7 +27,6 @@
  * out since.
  */
 import { Context, Deferred, Duration, Effect, Exit, Layer, Metric } from "effect"
-import type { HttpServerResponse } from "effect/http"
 import { RateLimiter } from "effect/persistence"
 import { TooManyRequests } from "../../domain/Errors.ts"
 import type { RateLimitPolicy } from "../../domain/RateLimit.ts"
@@ -35,7 +34,6 @@ import { setRecent } from "../../domain/RecentMap.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { AppRateLimits } from "../../services/AppRateLimits.ts"
 import { Instruments } from "../telemetry/Instruments.ts"
-import { errorResponse } from "./ErrorResponses.ts"
 import { makeRateLimiterStore, type StoreEvents } from "./RateLimitStore.ts"
 
 /** How long an app's budget is used before storage is asked again: the delay of an override elsewhere. */
@@ -47,8 +45,8 @@ const MAX_REMEMBERED = 10_000
 export interface RateLimitDecision {
   /** `RateLimit-Policy` and `RateLimit`, plus `Retry-After` when refused: on every answer of the call. */
   readonly headers: Readonly<Record<string, string>>
-  /** The 429 when the budget is spent; undefined when the call may run. */
-  readonly refusal: HttpServerResponse.HttpServerResponse | undefined
+  /** The 429's error when the budget is spent (the surface answers it in its own shape); undefined when the call may run. */
+  readonly refusal: TooManyRequests | undefined
 }
 
 export interface RateLimitingShape {
@@ -131,7 +129,7 @@ const refused = (budget: Budget, retryAfter: Duration.Duration): RateLimitDecisi
       "ratelimit": `"${budget.name}";r=0;t=${wait}`,
       "retry-after": String(wait)
     },
-    refusal: errorResponse(TooManyRequests.over(budget.policy.limit, budget.policy.windowSeconds, wait))
+    refusal: TooManyRequests.over(budget.policy.limit, budget.policy.windowSeconds, wait)
   }
 }
 
