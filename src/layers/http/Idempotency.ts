@@ -16,6 +16,13 @@
  * input, not the raw bytes, so a retry whose JSON differs only in key order,
  * spacing or escapes is the same request, as the engine sees it.
  *
+ * The key and fingerprint go on to the engine (CurrentIdempotentCall, read by
+ * ForwardHandlers into the call's scope): the engine commits its answer with
+ * the write (src/engine/idempotency.ts), so when this record of the key is
+ * lost (the instance died after the commit, before storing the answer; its
+ * lease then runs out within seconds) the retry's call finds the engine's
+ * answer and answers it, replayed, instead of writing twice.
+ *
  * Once claimed, the call runs in the layer's scope rather than the request's:
  * a client that gives up (a timeout) does not interrupt it, and its answer is
  * stored for the retry. Answers that mean "try again" are not stored and the
@@ -33,6 +40,7 @@ import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { hash } from "node:crypto"
 import { CurrentCaller } from "../../api/Authorization.ts"
+import type { IdempotentCall } from "../../api/EngineCall.ts"
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENT_REPLAYED_HEADER, takesIdempotencyKey } from "../../api/IdempotencyKey.ts"
 import { presentParts } from "../../api/Operations.ts"
 import { BadRequest } from "../../domain/Errors.ts"
@@ -50,6 +58,11 @@ export interface KeyedRequest {
 }
 
 type Response = HttpServerResponse.HttpServerResponse
+
+/** The Idempotency-Key of the call running, for the engine (ForwardHandlers puts it in the call's scope). */
+export const CurrentIdempotentCall = Context.Reference<IdempotentCall | undefined>("mfg/http/CurrentIdempotentCall", {
+  defaultValue: () => undefined
+})
 
 /** A claim's outcome, once acted on: the call started, or what answers instead. */
 type Started = { readonly _tag: "Started"; readonly fiber: Fiber.Fiber<Response> } | Exclude<ClaimOutcome, { readonly _tag: "Claimed" }>
@@ -109,10 +122,12 @@ const storable = (response: Response): StoredAnswer | undefined => {
   return { status, headers, body }
 }
 
+const REPLAYED_HEADER = IDEMPOTENT_REPLAYED_HEADER.toLowerCase()
+
 /** The stored answer, again. */
 const replay = (answer: StoredAnswer): Response => {
   const { "content-type": contentType, ...rest } = answer.headers
-  const headers = { ...rest, [IDEMPOTENT_REPLAYED_HEADER.toLowerCase()]: "true" }
+  const headers = { ...rest, [REPLAYED_HEADER]: "true" }
   return answer.body === null
     ? HttpServerResponse.empty({ status: answer.status, headers })
     : HttpServerResponse.uint8Array(encoder.encode(answer.body), { status: answer.status, headers, contentType })
@@ -148,14 +163,25 @@ export const makeIdempotency = (
   store: IdempotencyStore["Service"],
   scope: Scope.Scope
 ): WithIdempotencyKey => {
-  /** The call, then its answer stored or the key given back (also when it fails or is interrupted at shutdown). */
-  const runAndStore = <R>(claim: IdempotencyClaim, respond: Effect.Effect<Response, never, R>) =>
-    Effect.onExit(respond, (exit) => {
+  /**
+   * The call, with its key for the engine, then its answer stored or the key
+   * given back (also when it fails or is interrupted at shutdown). An answer
+   * the engine had stored is marked as replayed, as ours are.
+   */
+  const runAndStore = <R>(claim: IdempotencyClaim, respond: Effect.Effect<Response, never, R>) => {
+    let replayed = false
+    const call: IdempotentCall = { key: claim.key, fingerprint: claim.fingerprint, onReplay: () => (replayed = true) }
+    const marked = Effect.map(
+      Effect.provideService(respond, CurrentIdempotentCall, call),
+      (response) => replayed ? HttpServerResponse.setHeader(response, REPLAYED_HEADER, "true") : response
+    )
+    return Effect.onExit(marked, (exit) => {
       const answer = Exit.isSuccess(exit) ? storable(exit.value) : undefined
       return (answer === undefined ? store.release(claim) : store.complete(claim, answer)).pipe(
         Effect.catch((error) => Effect.logWarning("Idempotency-Key answer not stored", error.message))
       )
     })
+  }
 
   const keyed = Effect.fnUntraced(function*<R>(request: KeyedRequest, key: string, respond: Effect.Effect<Response, never, R>) {
     const caller = yield* CurrentCaller

@@ -177,5 +177,20 @@ export const migrations = {
   "0015_meter_outcome_room_for_all": Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`ALTER TABLE meter_event SET (fillfactor = 50)`
+  }),
+  // The engine's answers of keyed writes, committed with the writes they answer (src/engine/idempotency.ts).
+  "0016_engine_idempotency": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`
+      CREATE TABLE engine_idempotency (
+        app_id text NOT NULL,
+        key text NOT NULL,
+        fingerprint text NOT NULL,
+        answer jsonb NOT NULL,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        PRIMARY KEY (app_id, key)
+      )`
+    yield* sql`CREATE INDEX engine_idempotency_expires ON engine_idempotency (expires_at)`
   })
 }
