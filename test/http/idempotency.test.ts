@@ -341,7 +341,7 @@ for (const backend of backends) {
           yield* keyed(key, "POST", "/customer", { ...body, name: "Other" }) // 422
           yield* keyed("bad key", "POST", "/customer", body) // 400
           const usage = (yield* client.call("GET", `/api/v1/usage?appId=${appId}`, { headers: admin })).json()
-          assert.deepStrictEqual(usage.byOperation, [{ operation: "customer.create", calls: 4 }])
+          assert.deepStrictEqual(usage.byOperation, [{ operation: "customer.create", calls: 4, outcomeUnknown: 0 }])
         }))
 
       it.effect("two gateways on one database share the keys: a 409 while one runs, then the replay from either", () =>

@@ -10,6 +10,7 @@ import { appRateLimits } from "./migrations/0011_app_rate_limits.ts"
 import { modelFiles } from "./migrations/0012_model_files.ts"
 import { events } from "./migrations/0013_events.ts"
 import { webhookDeliveryLeases } from "./migrations/0014_webhook_delivery_leases.ts"
+import { meterRetention } from "./migrations/0017_meter_retention.ts"
 
 /**
  * Migration 0008: record numbers counted per app and prefix, and an
@@ -192,5 +193,6 @@ export const migrations = {
         PRIMARY KEY (app_id, key)
       )`
     yield* sql`CREATE INDEX engine_idempotency_expires ON engine_idempotency (expires_at)`
-  })
+  }),
+  "0017_meter_retention": meterRetention
 }
