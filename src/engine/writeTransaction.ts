@@ -93,6 +93,14 @@ export const makeWriteTransaction = (sql: SqlClient.SqlClient): WriteTransaction
   const whenBegun = (run: (connection: Connection) => Effect.Effect<unknown, SqlError>) =>
     Effect.suspend(() => connection === undefined ? Effect.void : Effect.asVoid(run(connection)))
 
+  /**
+   * A rollback on a connection that is gone: PostgreSQL rolls the transaction
+   * back itself when it loses the connection, so there is nothing left to do
+   * (the failure that led here is the one answered).
+   */
+  const unlessGone = (rollback: Effect.Effect<unknown, SqlError>) =>
+    Effect.catchIf(Effect.asVoid(rollback), (error) => error.reason._tag === "ConnectionError", () => Effect.void)
+
   const withTransaction = SqlClient.makeWithTransaction({
     transactionService: sql.transactionService,
     spanAttributes: [],
@@ -104,8 +112,8 @@ export const makeWriteTransaction = (sql: SqlClient.SqlClient): WriteTransaction
       }),
     begin: () => Effect.void,
     savepoint: (c, id) => c.executeUnprepared(`SAVEPOINT effect_sql_${id}`, [], undefined),
-    releaseSavepoint: (c, id) => c.executeUnprepared(`RELEASE SAVEPOINT effect_sql_${id}`, [], undefined),
-    rollbackSavepoint: (c, id) => c.executeUnprepared(`ROLLBACK TO SAVEPOINT effect_sql_${id}`, [], undefined),
+    releaseSavepoint: (c, id) => unlessGone(c.executeUnprepared(`RELEASE SAVEPOINT effect_sql_${id}`, [], undefined)),
+    rollbackSavepoint: (c, id) => unlessGone(c.executeUnprepared(`ROLLBACK TO SAVEPOINT effect_sql_${id}`, [], undefined)),
     commit: () =>
       whenBegun((c) =>
         Effect.suspend(() => {
@@ -130,7 +138,7 @@ export const makeWriteTransaction = (sql: SqlClient.SqlClient): WriteTransaction
           )
         )
       ),
-    rollback: () => whenBegun((c) => c.executeUnprepared("ROLLBACK", [], undefined))
+    rollback: () => whenBegun((c) => unlessGone(c.executeUnprepared("ROLLBACK", [], undefined)))
   })
 
   // The same client (its statements find the transaction's connection in the context), but for its transactions.
