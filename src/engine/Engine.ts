@@ -117,7 +117,7 @@ export class Engine extends Context.Service<Engine, {
             const precondition = context.precondition
             const events: CallEvents = { ids: [] }
             const written = precondition === undefined ? step : underPrecondition(operation, context.appId, precondition, step)
-            const keyed = context.idempotency === undefined ? undefined : runKeyed(sql, endpoint, context.appId, context.idempotency, written)
+            const keyed = context.idempotency === undefined ? undefined : runKeyed(sql, endpoint, operation, context.appId, context.idempotency, written)
             const writes = endpoint.method !== "GET"
             return (keyed === undefined ? written : keyed.run).pipe(
               // Ended, so its transactions have committed (or rolled back): the dispatcher, if this process runs one, makes

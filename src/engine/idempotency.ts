@@ -17,6 +17,12 @@
  *
  * Only answers are stored: a refusal rolls its writes back, so its retry
  * runs again harmlessly (the gateway replays refusals itself).
+ *
+ * An operation that calls out between its writes (SENDS_BETWEEN_WRITES: a
+ * webhook endpoint's test delivers its request) is not held in one
+ * transaction, which would stay open for as long as the receiver takes: its
+ * writes commit as they always do and its answer is stored right after. A
+ * retry after a crash in between runs it again (one more test request).
  */
 import { Data, Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -26,6 +32,9 @@ import type { OperationEndpoint } from "../api/Operations.ts"
 import { EngineError } from "./EngineError.ts"
 import type { Step } from "./Operation.ts"
 import { makeWriteTransaction } from "./writeTransaction.ts"
+
+/** Operations that call out between their writes: their answer is stored after them, not with them. */
+const SENDS_BETWEEN_WRITES: ReadonlySet<string> = new Set(["webhookEndpoint.test"])
 
 /** How long an answer is kept: as long as the gateway's (IDEMPOTENCY_TTL_MS). */
 const TTL_SECONDS = 24 * 60 * 60
@@ -86,6 +95,7 @@ const storeAnswer = Effect.fnUntraced(function*(sql: SqlClient.SqlClient, appId:
 export const runKeyed = <A>(
   sql: SqlClient.SqlClient,
   endpoint: OperationEndpoint,
+  operation: string,
   appId: string,
   call: IdempotentCall,
   step: Step<A>
@@ -93,10 +103,11 @@ export const runKeyed = <A>(
   const transaction = makeWriteTransaction(sql)
   const codec = answerCodec(endpoint)
   const stored = storedAnswer(sql, appId, call.key)
+  const atomic = !SENDS_BETWEEN_WRITES.has(operation)
   const run: Step<A> = Effect.flatMap(stored, (row) =>
     row !== undefined
       ? replay(endpoint, call, row) as Step<A>
-      : transaction.run(Effect.tap(step, (answer) =>
+      : (atomic ? transaction.run : <X, E, R>(effect: Effect.Effect<X, E, R>) => effect)(Effect.tap(step, (answer) =>
         // The engine's answer must fit its schema: one that does not is a defect, and nothing is kept.
         Effect.flatMap(Effect.orDie(codec.encode(answer)), (json) => storeAnswer(sql, appId, call, json)))).pipe(
           Effect.catchTag("KeyTaken", () =>
@@ -106,7 +117,9 @@ export const runKeyed = <A>(
                 ? Effect.die(new Error(`Idempotency-Key ${call.key}: answer taken and gone`))
                 : replay(endpoint, call, row) as Step<A>))
         ))
-  return { run, client: transaction.client, outcomeUnknown: transaction.outcomeUnknown }
+  return atomic
+    ? { run, client: transaction.client, outcomeUnknown: transaction.outcomeUnknown }
+    : { run, client: sql, outcomeUnknown: undefined }
 }
 
 /** Deletes the answers whose 24 h are over, a bounded number at a time; answers how many. */
