@@ -84,7 +84,9 @@ const CONVENTIONS = [
   "502 means the engine answered something unusable, 504 that it did not answer in time.",
   "- **413**: the body is larger than the service accepts (1 MiB unless the operator set `MAX_BODY_BYTES`); " +
   "it is refused before it is read whole, and the connection is closed.",
-  "- **503**: storage is unreachable; nothing was changed or metered, retry later.",
+  "- **503**: `StorageUnavailable`: storage is unreachable; nothing was changed, retry later. `StorageOutcomeUnknown` " +
+  "(from the engine): the connection to storage was lost while a change was being made or committed, which may or may not " +
+  "have been kept: retry with the same `Idempotency-Key` to get its answer.",
   "- **Methods**: a known path with a method it does not take answers **405** with `Allow` and " +
   "`{code: 405, message, type: \"MethodNotAllowed\"}` (before authentication, not metered); a path no operation has is a 404. " +
   "**HEAD** answers wherever GET does: the GET's status and headers, no body, authenticated and metered as the GET. " +

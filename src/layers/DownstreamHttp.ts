@@ -28,7 +28,7 @@ import { constTrue } from "effect/Function"
 import { HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
 import type { SqlClient } from "effect/sql"
-import { ENGINE_APP_HEADER, ENGINE_PRECONDITION_HEADERS, EngineApi, EngineCaller } from "../api/EngineApi.ts"
+import { ENGINE_APP_HEADER, ENGINE_IDEMPOTENCY_HEADERS, ENGINE_PRECONDITION_HEADERS, EngineApi, EngineCaller } from "../api/EngineApi.ts"
 import type { CallScope } from "../api/EngineCall.ts"
 import {
   isPaged,
@@ -162,6 +162,12 @@ export const makeDownstreamHttp = Effect.fnUntraced(function*(options: Downstrea
           [ENGINE_PRECONDITION_HEADERS.updatedAt]: caller.precondition.updatedAt
         })
       }
+      if (caller.idempotency !== undefined) {
+        sent = HttpClientRequest.setHeaders(sent, {
+          [ENGINE_IDEMPOTENCY_HEADERS.key]: caller.idempotency.key,
+          [ENGINE_IDEMPOTENCY_HEADERS.fingerprint]: caller.idempotency.fingerprint
+        })
+      }
       const trace = fiber.getRef(IncomingTraceContext)
       if (trace !== undefined) {
         if (!tracing) sent = HttpClientRequest.setHeader(sent, "traceparent", trace.traceparent)
@@ -182,7 +188,16 @@ export const makeDownstreamHttp = Effect.fnUntraced(function*(options: Downstrea
         response,
         (answer): Effect.Effect<HttpClientResponse.HttpClientResponse, NoRecord | DownstreamError | HttpClientError.HttpClientError, EngineCaller> => {
           if (answer.status === 204) return Effect.fail(new NoRecord())
-          if (answer.status < 400) return Effect.succeed(answer)
+          if (answer.status < 400) {
+            // The engine answered the stored answer of an earlier call with the same Idempotency-Key.
+            if (answer.headers[ENGINE_IDEMPOTENCY_HEADERS.replayed] === "true") {
+              return Effect.map(EngineCaller, (caller) => {
+                caller.idempotency?.onReplay?.()
+                return answer
+              })
+            }
+            return Effect.succeed(answer)
+          }
           return Effect.flatMap(EngineCaller, (caller) => engineFailure(answer, caller)).pipe(
             Effect.annotateLogs({ operation: request.url })
           )

@@ -195,6 +195,20 @@ export const SERVER_SETTINGS = {
     meaning: "extra wait before a meter flush to gather more calls (0: flush as soon as the previous flush ends); every metered " +
       "call waits for its flush"
   }),
+  meterOutcomeTimeout: setting("METER_OUTCOME_TIMEOUT", {
+    ...duration({ min: Duration.seconds(1) }),
+    default: Duration.seconds(60),
+    defaultText: "60 seconds",
+    meaning: "how long a call's meter row may wait for its outcome (status, duration) before a sweep settles it as unknown " +
+      "(its instance died before writing it; [Outcomes](#outcomes-and-the-sweep))"
+  }),
+  meterRetention: setting("METER_RETENTION", {
+    ...duration({ min: Duration.days(1) }),
+    default: Duration.days(400),
+    defaultText: "400 days",
+    meaning: "how long meter rows (one per call) are kept; older ones are deleted once their usage totals are kept per day " +
+      "([Meter retention](#meter-retention))"
+  }),
   requestLog: setting("REQUEST_LOG", {
     ...boolean,
     default: true,

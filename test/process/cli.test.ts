@@ -56,6 +56,7 @@ describe("CLI on the embedded store", () => {
     expect(JSON.stringify(listed)).not.toContain(created.value.split(".")[1])
     const usage = await cli("usage", "--app", "cli-app")
     expect(usage.total).toBe(1)
+    expect(usage.outcomeUnknown).toBe(0)
     // A date as --to is the end of that day: today's call counts.
     const today = new Date().toISOString().slice(0, 10)
     expect((await cli("usage", "--app", "cli-app", "--from", today, "--to", today)).total).toBe(1)

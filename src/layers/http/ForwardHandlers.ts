@@ -27,7 +27,7 @@ import { Downstream } from "../../services/Downstream.ts"
 import { locationTable, MISSING_RECORD, type PageQuery, withLocation, withPageHeaders } from "./AnswerHeaders.ts"
 import { entityTag, makePreconditions, namesTag, notModified, preconditionFailed, unconditional, writtenId } from "./Conditional.ts"
 import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
-import { IdempotentCalls, type WithIdempotencyKey } from "./Idempotency.ts"
+import { CurrentIdempotentCall, IdempotentCalls, type WithIdempotencyKey } from "./Idempotency.ts"
 import { mismatchedId, unstorableInput } from "./InputChecks.ts"
 import { isModelFileEndpoint, makeModelFileHandler, modelUploadMaxBytes } from "./ModelFileHandlers.ts"
 import { isQuoteRead, makeQuoteReadHandler, QuotePdfs } from "./QuotePdfHandler.ts"
@@ -135,7 +135,8 @@ export const makeForward = (downstream: Downstream["Service"], idempotent: WithI
       : yield* conditionalScope(request, ifMatch, { appId: caller.appId, requestId: caller.requestId })
     if (HttpServerResponse.isHttpServerResponse(scoped)) return scoped
     const input = { params: request.params, query: request.query, payload: request.payload }
-    const result = yield* callOf(endpoint, input, scoped)
+    const idempotency = yield* CurrentIdempotentCall
+    const result = yield* callOf(endpoint, input, idempotency === undefined ? scoped : { ...scoped, idempotency })
     if (result === null) return MISSING_RECORD
     const answer = answerOf(endpoint)
     const response = isPaged(endpoint)

@@ -16,6 +16,14 @@
  * input, not the raw bytes, so a retry whose JSON differs only in key order,
  * spacing or escapes is the same request, as the engine sees it.
  *
+ * The key and fingerprint go on to the engine (CurrentIdempotentCall, read by
+ * ForwardHandlers and the MCP tool calls into the call's scope): the engine
+ * commits its answer with the write (src/engine/idempotency.ts), so when this
+ * record of the key is lost (the instance died after the commit, before
+ * storing the answer; its lease then runs out within seconds) the retry's
+ * call finds the engine's answer and answers it, replayed, instead of writing
+ * twice.
+ *
  * Once claimed, the call runs in the layer's scope rather than the request's:
  * a client that gives up (a timeout) does not interrupt it, and its answer is
  * stored for the retry. Answers that mean "try again" are not stored and the
@@ -33,7 +41,7 @@ import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { hash } from "node:crypto"
 import { CurrentCaller } from "../../api/Authorization.ts"
-import type { DecodedInput } from "../../api/EngineCall.ts"
+import type { DecodedInput, IdempotentCall } from "../../api/EngineCall.ts"
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENT_REPLAYED_HEADER, takesIdempotencyKey } from "../../api/IdempotencyKey.ts"
 import { presentParts } from "../../api/Operations.ts"
 import { type ClaimOutcome, type IdempotencyClaim, IdempotencyStore, type StoredAnswer } from "../../services/IdempotencyStore.ts"
@@ -50,6 +58,11 @@ export interface KeyedRequest {
 }
 
 type Response = HttpServerResponse.HttpServerResponse
+
+/** The Idempotency-Key of the call running, for the engine (ForwardHandlers and the MCP tool calls put it in the call's scope). */
+export const CurrentIdempotentCall = Context.Reference<IdempotentCall | undefined>("mfg/http/CurrentIdempotentCall", {
+  defaultValue: () => undefined
+})
 
 /** Runs `respond` as the Idempotency-Key of `request` says: once per app and key, its answer replayed. */
 export type WithIdempotencyKey = <R>(
@@ -71,6 +84,8 @@ export interface AnswerKeeping<A> {
   /** The answer to store, or undefined when it means "try again" (the key is then given back). */
   readonly store: (answer: A) => StoredAnswer | undefined
   readonly replay: (stored: StoredAnswer) => A
+  /** The answer marked as a replay: the engine answered the one it had stored with its write. */
+  readonly markReplayed: (answer: A) => A
   readonly refuse: (refusal: KeyRefusal) => A
 }
 
@@ -147,10 +162,12 @@ const storable = (response: Response): StoredAnswer | undefined => {
   return { status, headers, body }
 }
 
+const REPLAYED_HEADER = IDEMPOTENT_REPLAYED_HEADER.toLowerCase()
+
 /** The stored answer, again. */
 const replay = (answer: StoredAnswer): Response => {
   const { "content-type": contentType, ...rest } = answer.headers
-  const headers = { ...rest, [IDEMPOTENT_REPLAYED_HEADER.toLowerCase()]: "true" }
+  const headers = { ...rest, [REPLAYED_HEADER]: "true" }
   return answer.body === null
     ? HttpServerResponse.empty({ status: answer.status, headers })
     : HttpServerResponse.uint8Array(encoder.encode(answer.body), { status: answer.status, headers, contentType })
@@ -174,6 +191,7 @@ const reused = (key: string): KeyRefusal => ({
 const httpKeeping: AnswerKeeping<Response> = {
   store: storable,
   replay,
+  markReplayed: (response) => HttpServerResponse.setHeader(response, REPLAYED_HEADER, "true"),
   refuse: (refusal) => {
     const response = errorResponse(refusal)
     return refusal.retryAfter === undefined ? response : HttpServerResponse.setHeader(response, "retry-after", String(refusal.retryAfter))
@@ -185,14 +203,25 @@ type Started<A> = { readonly _tag: "Started"; readonly fiber: Fiber.Fiber<A> } |
 
 /** The core: one call per app and key, over `store`, run in `scope`. */
 export const makeRunOnce = (store: IdempotencyStore["Service"], scope: Scope.Scope): RunOnce => {
-  /** The call, then its answer stored or the key given back (also when it fails or is interrupted at shutdown). */
-  const runAndStore = <A, R>(claim: IdempotencyClaim, respond: Effect.Effect<A, never, R>, keeping: AnswerKeeping<A>) =>
-    Effect.onExit(respond, (exit) => {
+  /**
+   * The call, with its key for the engine, then its answer stored or the key
+   * given back (also when it fails or is interrupted at shutdown). An answer
+   * the engine had stored is marked as replayed, as ours are.
+   */
+  const runAndStore = <A, R>(claim: IdempotencyClaim, respond: Effect.Effect<A, never, R>, keeping: AnswerKeeping<A>) => {
+    let replayed = false
+    const call: IdempotentCall = { key: claim.key, fingerprint: claim.fingerprint, onReplay: () => (replayed = true) }
+    const marked = Effect.map(
+      Effect.provideService(respond, CurrentIdempotentCall, call),
+      (answer) => replayed ? keeping.markReplayed(answer) : answer
+    )
+    return Effect.onExit(marked, (exit) => {
       const answer = Exit.isSuccess(exit) ? keeping.store(exit.value) : undefined
       return (answer === undefined ? store.release(claim) : store.complete(claim, answer)).pipe(
         Effect.catch((error) => Effect.logWarning("Idempotency-Key answer not stored", error.message))
       )
     })
+  }
 
   return Effect.fnUntraced(function*<A, R>(key: string, fingerprint: string, respond: Effect.Effect<A, never, R>, keeping: AnswerKeeping<A>) {
     const caller = yield* CurrentCaller

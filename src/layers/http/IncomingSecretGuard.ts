@@ -167,6 +167,7 @@ export const makeIncomingSecretGuard = (
     details: CallDetails,
     requestId: string
   ) {
+    const occurredAt = new Date()
     const receipt = yield* meter.submit({
       requestId,
       appId: caller.appId,
@@ -175,7 +176,7 @@ export const makeIncomingSecretGuard = (
       operation: details.operation,
       method: call.method,
       route: call.route,
-      occurredAt: new Date()
+      occurredAt
     })
     // Counted while the meter event commits (a Redis round trip overlaps the commit). Over the
     // app's budget, the 429 takes the handler's place; either way the call is metered.
@@ -208,7 +209,7 @@ export const makeIncomingSecretGuard = (
       : yield* Effect.exit(Effect.provideService(run, CurrentCaller, { ...caller, requestId }))
     const response = Exit.isSuccess(exit) ? standardBody(exit.value, request) : failureResponse(exit.cause)
     const status = response?.status ?? 500
-    meter.complete(requestId, status, performance.now() - startedAt)
+    meter.complete(requestId, occurredAt, status, performance.now() - startedAt)
     if (response === undefined) return yield* exit
     // A downstream failure passed through (REST); MCP tools note theirs where they call Downstream.
     const errorSource = response.headers["x-error-source"]

@@ -40,7 +40,7 @@ import { Downstream } from "../../services/Downstream.ts"
 import { Instruments, type TelemetryInstruments } from "../telemetry/Instruments.ts"
 import { CurrentRequestFacts } from "../telemetry/RequestTelemetry.ts"
 import { makePreconditions, recordTag, writtenId } from "./Conditional.ts"
-import { IdempotentOnce, type RunOnce } from "./Idempotency.ts"
+import { CurrentIdempotentCall, IdempotentOnce, type RunOnce } from "./Idempotency.ts"
 import { unstorableInput } from "./InputChecks.ts"
 import { type McpCallHeaders, type ToolOutcome, withToolKey } from "./McpToolRetries.ts"
 
@@ -189,7 +189,8 @@ const callFor = (parts: CallParts): ToolCall => {
   /** The call of a decoded request in the caller's app: its answer and its result's `_meta`. */
   const run = Effect.fnUntraced(function*(request: DecodedInput, ifMatch: string | undefined) {
     const caller = yield* CurrentCaller
-    let scope: CallScope = { appId: caller.appId, requestId: caller.requestId }
+    const idempotency = yield* CurrentIdempotentCall
+    let scope: CallScope = { appId: caller.appId, requestId: caller.requestId, ...(idempotency === undefined ? {} : { idempotency }) }
     if (ifMatch !== undefined) {
       const outcome = yield* Effect.mapError(precondition(derived.spec.operation, writtenId(request), ifMatch, scope), asFailure)
       if (outcome._tag === "Unsupported") return yield* Effect.fail(failed({ code: 400, message: `${name} takes no ifMatch`, type: "BadRequest" }))

@@ -67,6 +67,10 @@ const replayed = (answer: StoredAnswer): McpSchema.CallToolResult => {
   return new McpSchema.CallToolResult({ ...rest, _meta: { ..._meta, [REPLAYED_META]: true } }, NO_CHECKS)
 }
 
+/** A result the engine answered from its own store (the gateway's record of the key was lost), marked as a replay. */
+const markedReplayed = (result: McpSchema.CallToolResult): McpSchema.CallToolResult =>
+  new McpSchema.CallToolResult({ ...result, _meta: { ...result._meta, [REPLAYED_META]: true } }, NO_CHECKS)
+
 /** A refusal of the key, as a tool error with the REST error body. */
 export const refusedResult = (refusal: KeyRefusal): McpSchema.CallToolResult => {
   const body = { code: refusal.code, message: refusal.message, type: refusal.type }
@@ -76,6 +80,7 @@ export const refusedResult = (refusal: KeyRefusal): McpSchema.CallToolResult => 
 const toolKeeping: AnswerKeeping<ToolOutcome> = {
   store: (outcome) => outcome.storable ? stored(outcome.result) : undefined,
   replay: (answer) => ({ result: replayed(answer), storable: false }),
+  markReplayed: (outcome) => ({ ...outcome, result: markedReplayed(outcome.result) }),
   refuse: (refusal) => ({ result: refusedResult(refusal), storable: false })
 }
 

@@ -136,14 +136,23 @@ const refused = (budget: Budget, retryAfter: Duration.Duration): RateLimitDecisi
 /** The metrics of the rate limits (no-ops without an exporter). */
 const makeMetrics = Effect.gen(function*() {
   const instruments = yield* Instruments
-  if (!instruments.enabled) return { fallback: () => {}, refusal: () => {} }
+  const config = yield* AppConfig
+  if (!instruments.enabled) return { fallback: () => {}, refusal: () => {}, degraded: (_: boolean) => {} }
   const context = yield* Effect.context<never>()
   const fallbacks = Metric.counter("rate_limit.store_fallbacks", {
     description: "Calls counted in this instance's memory because Redis (REDIS_URL) could not answer",
     incremental: true
   })
   const refusals = Metric.counter("rate_limit.refusals", { description: "Calls refused with 429 (budget spent)", incremental: true })
-  return { fallback: () => fallbacks.updateUnsafe(1, context), refusal: () => refusals.updateUnsafe(1, context) }
+  const degraded = Metric.gauge("rate_limit.store_degraded", {
+    description: "1 while this instance counts rate limits in its own memory because Redis (REDIS_URL) cannot answer, else 0"
+  })
+  if (config.redisUrl._tag === "Some") degraded.updateUnsafe(0, context)
+  return {
+    fallback: () => fallbacks.updateUnsafe(1, context),
+    refusal: () => refusals.updateUnsafe(1, context),
+    degraded: (active: boolean) => degraded.updateUnsafe(active ? 1 : 0, context)
+  }
 })
 
 export const RateLimitingLive = Layer.effect(
@@ -156,12 +165,21 @@ export const RateLimitingLive = Layer.effect(
       fallback: (first, cause) =>
         Effect.suspend(() => {
           metrics.fallback()
+          if (first) metrics.degraded(true)
           return first
             ? Effect.logWarning(`rate limits: Redis cannot answer (${cause}); counting in this instance's memory until it does`)
             : Effect.void
         }),
       connected: Effect.logInfo("rate limits: counting in Redis (REDIS_URL)"),
-      recovered: Effect.logInfo("rate limits: Redis answers again; counting in Redis")
+      recovered: Effect.sync(() => metrics.degraded(false)).pipe(
+        Effect.andThen(Effect.logInfo("rate limits: Redis answers again; counting in Redis"))
+      ),
+      reconciled: ({ keys, lost, units }) =>
+        Effect.logInfo(
+          lost
+            ? "rate limits: Redis lost its counters; added back what this instance took from them and admitted meanwhile"
+            : "rate limits: added to Redis's counters what this instance admitted while it could not answer"
+        ).pipe(Effect.annotateLogs({ apps: keys, calls: units }))
     }
     const store = yield* makeRateLimiterStore(config.redisUrl, events)
     const limiter = yield* RateLimiter.make.pipe(Effect.provideService(RateLimiter.RateLimiterStore, store))

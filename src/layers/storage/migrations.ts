@@ -10,6 +10,7 @@ import { appRateLimits } from "./migrations/0011_app_rate_limits.ts"
 import { modelFiles } from "./migrations/0012_model_files.ts"
 import { events } from "./migrations/0013_events.ts"
 import { webhookDeliveryLeases } from "./migrations/0014_webhook_delivery_leases.ts"
+import { meterRetention } from "./migrations/0017_meter_retention.ts"
 
 /**
  * Migration 0008: record numbers counted per app and prefix, and an
@@ -177,5 +178,21 @@ export const migrations = {
   "0015_meter_outcome_room_for_all": Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`ALTER TABLE meter_event SET (fillfactor = 50)`
-  })
+  }),
+  // The engine's answers of keyed writes, committed with the writes they answer (src/engine/idempotency.ts).
+  "0016_engine_idempotency": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`
+      CREATE TABLE engine_idempotency (
+        app_id text NOT NULL,
+        key text NOT NULL,
+        fingerprint text NOT NULL,
+        answer jsonb NOT NULL,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        PRIMARY KEY (app_id, key)
+      )`
+    yield* sql`CREATE INDEX engine_idempotency_expires ON engine_idempotency (expires_at)`
+  }),
+  "0017_meter_retention": meterRetention
 }
