@@ -224,6 +224,25 @@ for (const backend of backends) {
         assertEngineError(yield* call("POST", "/v1/reel-group", { name: "X", materialId: "no-such-material" }), 422, "no-such-material")
       }))
 
+    it.effect("reel group ids are counted per app: each app's first group is 1, and another app's group of the same id stays its own", () =>
+      Effect.gen(function*() {
+        const a = yield* setup
+        const b = yield* setup
+        const first = yield* a.ok("POST", "/v1/reel-group", { name: "PLA black", materialId: a.materials.fdm })
+        const second = yield* a.ok("POST", "/v1/reel-group", { name: "PLA white", materialId: a.materials.fdm })
+        const theirs = yield* b.ok("POST", "/v1/reel-group", { name: "Resin grey", materialId: b.materials.sla })
+        assert.deepStrictEqual([first.id, second.id, theirs.id], [1, 2, 1])
+        // Each reads its own group 1; B has no group 2, and cannot write A's.
+        assert.deepStrictEqual(yield* a.ok("GET", "/v1/reel-group/1"), first)
+        assert.deepStrictEqual(yield* b.ok("GET", "/v1/reel-group/1"), theirs)
+        assert.strictEqual((yield* b.call("GET", "/v1/reel-group/2")).text, "")
+        assertEngineError(yield* b.call("PUT", "/v1/reel-group", { id: 2, name: "Mine now", materialId: b.materials.fdm }), 404, "2")
+        const [reel] = yield* b.ok("POST", "/v1/inventory-product-location/1/reel", { reels: [{ remainingWeight: 500 }] })
+        assert.strictEqual(reel.reelGroupId, 1)
+        assert.deepStrictEqual(yield* a.ok("GET", "/v1/inventory-product-location/1/reel"), [])
+        assert.deepStrictEqual(yield* a.ok("GET", "/v1/reel-group/1"), first)
+      }))
+
     it.effect("reels: created and listed in their group, listed, replaced, assigned to machines", () =>
       Effect.gen(function*() {
         const { call, ok, materials } = yield* setup

@@ -10,6 +10,7 @@ import { appRateLimits } from "./migrations/0011_app_rate_limits.ts"
 import { modelFiles } from "./migrations/0012_model_files.ts"
 import { events } from "./migrations/0013_events.ts"
 import { webhookDeliveryLeases } from "./migrations/0014_webhook_delivery_leases.ts"
+import { recordsPerApp } from "./migrations/0016_records_per_app.ts"
 
 /**
  * Migration 0008: record numbers counted per app and prefix, and an
@@ -19,8 +20,8 @@ import { webhookDeliveryLeases } from "./migrations/0014_webhook_delivery_leases
  *   RecordRepository.insert takes the next one in the statement that stores
  *   the record. Records keep the numbers the shared sequence gave them, and
  *   each app's counter starts after its highest, so no number is given twice.
- *   The `engine_number` sequence stays: reel group ids (unique across apps,
- *   as they are the records' keys) still come from it.
+ *   The `engine_number` sequence stays: reel group ids came from it until
+ *   migration 0016 counted them per app too.
  * - Numbers, and external references, are unique per app and resource by
  *   partial unique indexes, which hold under concurrent writes whatever code
  *   path writes. Of records that already share an external reference, the
@@ -177,5 +178,6 @@ export const migrations = {
   "0015_meter_outcome_room_for_all": Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`ALTER TABLE meter_event SET (fillfactor = 50)`
-  })
+  }),
+  "0016_records_per_app": recordsPerApp
 }
