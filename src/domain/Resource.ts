@@ -226,8 +226,13 @@ export const defineResource = <
   })
   /** Fields the engine sets: kept from the previous record when a PUT replaces the writable ones. */
   const computedKeys = Object.keys(spec.computed ?? {})
-  return { ...spec, storage: spec.storage ?? {}, computedKeys, input, replaceInput, record, listQuery } as const
+  const writable: Readonly<Record<string, { readonly ast: SchemaAST.AST }>> = { ...spec.fields, ...spec.completed }
+  const nullableKeys = Object.entries(writable).filter(([, schema]) => admitsNull(SchemaAST.toType(schema.ast))).map(([key]) => key)
+  return { ...spec, storage: spec.storage ?? {}, computedKeys, nullableKeys, input, replaceInput, record, listQuery } as const
 }
+
+/** Whether a schema's values include null (a member of its unions, at any depth). */
+const admitsNull = (ast: SchemaAST.AST): boolean => ast._tag === "Null" || (ast._tag === "Union" && ast.types.some(admitsNull))
 
 /** How the engine stores a resource beyond its fields. */
 export interface StorageOptions {
@@ -251,6 +256,12 @@ export interface Resource {
   readonly filters: ReadonlyArray<string>
   readonly storage: StorageOptions
   readonly computedKeys: ReadonlyArray<string>
+  /**
+   * Writable fields whose values include null (a reel's `machineId`): every
+   * record as read has them, null when they have no value, whichever write
+   * left them out (one representation per field).
+   */
+  readonly nullableKeys: ReadonlyArray<string>
   /** Writable fields: the body of a create. */
   readonly input: Schema.Struct<Schema.Struct.Fields>
   /** The body of a whole-record replace: the writable fields and an optional `id`, or the record as read. */

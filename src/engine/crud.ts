@@ -68,11 +68,20 @@ export type StoredFields<R extends Resource> = Omit<RecordOf<R>, "id" | "created
 export type PrepareInput<R extends Resource> = InputOf<R> & Partial<StoredFields<R>>
 
 /**
- * A stored record as the resource's record type: storage holds only what the
- * resource's input schema accepted and what the engine set, and the answer is
- * checked against the endpoint's success schema when it is encoded.
+ * A stored record as the resource's record type, as every read and answer
+ * of it shows it: a field whose values include null (`nullableKeys`) that a
+ * write left out reads as null, so each field has one representation
+ * whatever path wrote it. Storage holds only what the resource's input
+ * schema accepted and what the engine set, and the answer is checked
+ * against the endpoint's success schema when it is encoded.
  */
-export const asRecord = <R extends Resource>(_resource: R, record: StoredRecord): RecordOf<R> => record as RecordOf<R>
+export const asRecord = <R extends Resource>(resource: R, record: StoredRecord): RecordOf<R> => {
+  const keys = resource.nullableKeys
+  if (keys.length === 0 || keys.every((key) => record[key] !== undefined)) return record as RecordOf<R>
+  const completed: Record<string, unknown> = { ...record }
+  for (const key of keys) completed[key] ??= null
+  return completed as RecordOf<R>
+}
 
 /** The record operations of a resource; a group takes the ones the spec gives it. */
 export interface RecordHandlers<R extends Resource> {
