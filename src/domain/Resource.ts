@@ -16,6 +16,9 @@
 import { type JsonSchema, Schema, SchemaAST, SchemaGetter } from "effect"
 
 export const DATE_FIELDS = ["createdAt", "updatedAt"] as const
+
+/** The annotation of a field whose list filter ignores case (an e-mail address: `?email=Buyer@Acme.example`). */
+export const CASE_INSENSITIVE = "mfg/caseInsensitive"
 export type DateField = (typeof DATE_FIELDS)[number]
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/
@@ -228,8 +231,15 @@ export const defineResource = <
   const computedKeys = Object.keys(spec.computed ?? {})
   const writable: Readonly<Record<string, { readonly ast: SchemaAST.AST }>> = { ...spec.fields, ...spec.completed }
   const nullableKeys = Object.entries(writable).filter(([, schema]) => admitsNull(SchemaAST.toType(schema.ast))).map(([key]) => key)
-  return { ...spec, storage: spec.storage ?? {}, computedKeys, nullableKeys, input, replaceInput, record, listQuery } as const
+  const caseInsensitiveFilters = spec.filters.filter((field) => {
+    const schema = fieldSchemas[field]
+    return schema !== undefined && ignoresCase(SchemaAST.toType(schema.ast))
+  })
+  return { ...spec, storage: spec.storage ?? {}, computedKeys, nullableKeys, caseInsensitiveFilters, input, replaceInput, record, listQuery } as const
 }
+
+/** Whether a field's values are annotated to compare without case (CASE_INSENSITIVE), an optional one's included. */
+const ignoresCase = (ast: SchemaAST.AST): boolean => ast.annotations?.[CASE_INSENSITIVE] === true || (ast._tag === "Union" && ast.types.some(ignoresCase))
 
 /** Whether a schema's values include null (a member of its unions, at any depth). */
 const admitsNull = (ast: SchemaAST.AST): boolean => ast._tag === "Null" || (ast._tag === "Union" && ast.types.some(admitsNull))
@@ -262,6 +272,8 @@ export interface Resource {
    * left them out (one representation per field).
    */
   readonly nullableKeys: ReadonlyArray<string>
+  /** Filters that match without regard to case (an e-mail address). */
+  readonly caseInsensitiveFilters: ReadonlyArray<string>
   /** Writable fields: the body of a create. */
   readonly input: Schema.Struct<Schema.Struct.Fields>
   /** The body of a whole-record replace: the writable fields and an optional `id`, or the record as read. */
@@ -273,7 +285,7 @@ export interface Resource {
 /** What a list query means to the engine, independent of HTTP. */
 export interface RecordFilter {
   readonly ids?: ReadonlyArray<string> | undefined
-  readonly equals: ReadonlyArray<{ readonly field: string; readonly values: ReadonlyArray<string> }>
+  readonly equals: ReadonlyArray<{ readonly field: string; readonly values: ReadonlyArray<string>; readonly ignoreCase?: boolean | undefined }>
   readonly dates: ReadonlyArray<{ readonly field: DateField; readonly from?: Date | undefined; readonly to?: Date | undefined }>
   readonly limit: number
   readonly offset: number
@@ -302,15 +314,16 @@ export const toDateFilters = (query: Readonly<Record<string, unknown>>): RecordF
     }]
   })
 
-/** Turns a decoded list query into the engine's filter. */
+/** Turns a decoded list query into the engine's filter; the filters named in `ignoringCase` match without regard to case. */
 export const toRecordFilter = (
   filters: ReadonlyArray<string>,
-  query: Readonly<Record<string, unknown>>
+  query: Readonly<Record<string, unknown>>,
+  ignoringCase: ReadonlyArray<string> = []
 ): RecordFilter => {
   const strings = (key: string) => query[key] as ReadonlyArray<string> | undefined
   const equals = filters.flatMap((field) => {
     const values = strings(field)
-    return values === undefined ? [] : [{ field, values }]
+    return values === undefined ? [] : [ignoringCase.includes(field) ? { field, values, ignoreCase: true } : { field, values }]
   })
   const dates = toDateFilters(query)
   return {

@@ -4,7 +4,7 @@
  * scoped to the caller's app, with its references checked: a delete is
  * refused while other records reference the record, a write refused when it
  * references one that is gone, and an `externalReference` is one record's
- * per app and resource (integrity.ts).
+ * per app and resource (integrity.ts), never one of the resource's numbers.
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -103,6 +103,22 @@ export interface RecordHandlers<R extends Resource> {
   readonly replaceOrCreate: RecordHandlers<R>["replace"]
 }
 
+/**
+ * An `externalReference` that reads as one of the resource's own numbers
+ * (`T-000002`, in any case, for a ticket) is refused (422 naming the
+ * field): a lookup tries numbers before external references, so it would
+ * find the numbered record, not this one.
+ */
+const refuseNumberLike = (resource: Resource, payload: StoredRecord): Step<void> => {
+  const prefix = resource.storage.numberPrefix
+  const reference = payload.externalReference
+  if (prefix === undefined || typeof reference !== "string" || !new RegExp(`^${prefix}-[0-9]{6,}$`, "i").test(reference)) return Effect.void
+  return Effect.fail(EngineError.invalid(
+    `externalReference: ${reference} reads as a ${resource.name} number (${prefix}-000042, the app's own numbering): ` +
+      `a lookup by it finds the ${resource.name} so numbered; choose a reference of your own system`
+  ))
+}
+
 /** What an id an integrator chooses may be: URL-safe (RFC 3986 unreserved), as every path carries it unescaped. */
 const CHOSEN_ID = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,99}$/
 
@@ -166,6 +182,7 @@ export const recordHandlers = <R extends Resource>(resource: R, hooks: RecordHoo
   const create = Effect.fnUntraced(function*(context: OperationContext, payload: InputOf<R>, id: string | undefined) {
     const records = yield* RecordRepository
     yield* checkReferences(resource, context, payload)
+    yield* refuseNumberLike(resource, payload)
     yield* refuseTakenExternalReference(name, context.appId, payload, undefined)
     const prepared: StoredRecord = yield* prepare(context, payload, undefined)
     const options = { numberPrefix: resource.storage.numberPrefix, ...(id === undefined ? {} : { id }) }
@@ -177,6 +194,7 @@ export const recordHandlers = <R extends Resource>(resource: R, hooks: RecordHoo
     if (found === undefined) return yield* EngineError.notFound(name, id)
     const previous = typed(found)
     yield* checkReferences(resource, context, payload)
+    yield* refuseNumberLike(resource, payload)
     yield* refuseTakenExternalReference(name, context.appId, payload, id)
     const carried = keep(found, resource.computedKeys) as Partial<StoredFields<R>>
     const prepared: StoredRecord = yield* prepare(context, { ...carried, ...payload }, previous)
@@ -193,7 +211,7 @@ export const recordHandlers = <R extends Resource>(resource: R, hooks: RecordHoo
   return {
     list: Effect.fnUntraced(function*(context, { query }) {
       const records = yield* RecordRepository
-      const { records: page, total } = yield* records.page(name, context.appId, toRecordFilter(resource.filters, query))
+      const { records: page, total } = yield* records.page(name, context.appId, toRecordFilter(resource.filters, query, resource.caseInsensitiveFilters))
       return { items: page.map(typed), total }
     }),
     get: Effect.fnUntraced(function*(context, { params }) {
