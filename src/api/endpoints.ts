@@ -162,6 +162,42 @@ export const replace = <const Path extends `/${string}`, Record extends Schema.T
       "and the timestamps and the fields the engine sets are ignored."
   )
 
+/** The 201 of a replace that created its record says where it is: `Location`, as a create's answer does. */
+const withCreatedLocation = (operation: Json): Json => {
+  const created = (operation.responses as Record<string, Json> | undefined)?.["201"]
+  if (created !== undefined) {
+    created.description = "Created: the app had no record with this id"
+    created.headers = {
+      ...(created.headers as Json | undefined),
+      Location: { description: "The created record's path (`/v1/<resource>/{id}`)", schema: { type: "string" } }
+    }
+  }
+  return operation
+}
+
+/**
+ * `PUT <path>/{id}` that replaces the record, or creates it when the app has
+ * no record with that id (200 for a replace, 201 with `Location` for a
+ * create, both declared): for resources that nothing else creates.
+ */
+export const replaceOrCreate = <const Path extends `/${string}`, Record extends Schema.Top, Input extends Schema.Top>(
+  resource: Described<Path> & { readonly record: Record; readonly replaceInput: Input }
+) =>
+  HttpApiEndpoint.put("replace", `${resource.path}/:id` as `${Path}/:id`, {
+    params: IdParam,
+    payload: resource.replaceInput,
+    // The record as read either way: replaced (200), or created (201).
+    success: [recordOf(resource), recordOf(resource).pipe(HttpApiSchema.status(201))],
+    error: COMMON_ERRORS
+  }).annotate(OpenApi.Summary, `Replace or create a ${resource.title}`).annotate(
+    OpenApi.Description,
+    "Whole-record replacement of the record with this id, or its creation when the app has none with it: 200 with the record " +
+      "replaced, or 201 with the record created and its path in `Location`. A new id is yours to choose: 1 to 100 letters, digits, " +
+      "`-`, `_`, `.` or `~`, starting with a letter or digit (else a 422 naming `id`); another app's ids are not in the way. " +
+      "Every required field must be present, omitted optional fields are cleared; the record as read is accepted " +
+      "(read-modify-write): its `id` must be the path's (else a 400 naming `id`), and the timestamps are ignored."
+  ).annotate(OpenApi.Transform, withCreatedLocation)
+
 export const remove = <const Path extends `/${string}`, Record extends Schema.Top>(
   resource: Described<Path> & { readonly record: Record }
 ) =>

@@ -78,6 +78,9 @@ const CONVENTIONS = [
   "(`?createdAt=2026-11-22`, a whole UTC day) or a range (`?createdAt[from]=…&createdAt[to]=…`, inclusive), " +
   "and page with `limit` (1–1000, default 100) and `offset`.",
   "- **PUT replaces the whole record**: every required field must be present; omitted optional fields are cleared.",
+  "- **One representation per field**: a field whose value may be null (a reel's `machineId`) is in every record as read, " +
+  "null when it has no value, whichever write left it out; other optional fields are left out when they have none. " +
+  "Durations in seconds are to the millisecond.",
   "- **400** names the field or parameter at fault; an unknown field or parameter is a 400, never ignored.",
   "- **Engine errors pass through**: any other status (404, 409, 422, 501, 502, 504, …) has the body " +
   "`{code, message, type}` and the headers `x-error-source` and `x-error-source-request-id`. " +

@@ -17,6 +17,9 @@ import { type JsonSchema, Schema, SchemaAST, SchemaGetter, SchemaTransformation 
 import { Int32 } from "./Integers.ts"
 
 export const DATE_FIELDS = ["createdAt", "updatedAt"] as const
+
+/** The annotation of a field whose list filter ignores case (an e-mail address: `?email=Buyer@Acme.example`). */
+export const CASE_INSENSITIVE = "mfg/caseInsensitive"
 export type DateField = (typeof DATE_FIELDS)[number]
 
 /** A date (`2026-11-22`) or an RFC 3339 date-time (`2026-11-22T10:00:00Z`, seconds and offset included): JSON Schema's `date` and `date-time`. */
@@ -264,8 +267,20 @@ export const defineResource = <
   })
   /** Fields the engine sets: kept from the previous record when a PUT replaces the writable ones. */
   const computedKeys = Object.keys(spec.computed ?? {})
-  return { ...spec, storage: spec.storage ?? {}, computedKeys, input, replaceInput, record, listQuery } as const
+  const writable: Readonly<Record<string, { readonly ast: SchemaAST.AST }>> = { ...spec.fields, ...spec.completed }
+  const nullableKeys = Object.entries(writable).filter(([, schema]) => admitsNull(SchemaAST.toType(schema.ast))).map(([key]) => key)
+  const caseInsensitiveFilters = spec.filters.filter((field) => {
+    const schema = fieldSchemas[field]
+    return schema !== undefined && ignoresCase(SchemaAST.toType(schema.ast))
+  })
+  return { ...spec, storage: spec.storage ?? {}, computedKeys, nullableKeys, caseInsensitiveFilters, input, replaceInput, record, listQuery } as const
 }
+
+/** Whether a field's values are annotated to compare without case (CASE_INSENSITIVE), an optional one's included. */
+const ignoresCase = (ast: SchemaAST.AST): boolean => ast.annotations?.[CASE_INSENSITIVE] === true || (ast._tag === "Union" && ast.types.some(ignoresCase))
+
+/** Whether a schema's values include null (a member of its unions, at any depth). */
+const admitsNull = (ast: SchemaAST.AST): boolean => ast._tag === "Null" || (ast._tag === "Union" && ast.types.some(admitsNull))
 
 /** How the engine stores a resource beyond its fields. */
 export interface StorageOptions {
@@ -289,6 +304,14 @@ export interface Resource {
   readonly filters: ReadonlyArray<string>
   readonly storage: StorageOptions
   readonly computedKeys: ReadonlyArray<string>
+  /**
+   * Writable fields whose values include null (a reel's `machineId`): every
+   * record as read has them, null when they have no value, whichever write
+   * left them out (one representation per field).
+   */
+  readonly nullableKeys: ReadonlyArray<string>
+  /** Filters that match without regard to case (an e-mail address). */
+  readonly caseInsensitiveFilters: ReadonlyArray<string>
   /** Writable fields: the body of a create. */
   readonly input: Schema.Struct<Schema.Struct.Fields>
   /** The body of a whole-record replace: the writable fields and an optional `id`, or the record as read. */
@@ -300,7 +323,7 @@ export interface Resource {
 /** What a list query means to the engine, independent of HTTP. */
 export interface RecordFilter {
   readonly ids?: ReadonlyArray<string> | undefined
-  readonly equals: ReadonlyArray<{ readonly field: string; readonly values: ReadonlyArray<string> }>
+  readonly equals: ReadonlyArray<{ readonly field: string; readonly values: ReadonlyArray<string>; readonly ignoreCase?: boolean | undefined }>
   readonly dates: ReadonlyArray<{ readonly field: DateField; readonly from?: Date | undefined; readonly to?: Date | undefined }>
   readonly limit: number
   readonly offset: number
@@ -329,15 +352,16 @@ export const toDateFilters = (query: Readonly<Record<string, unknown>>): RecordF
     }]
   })
 
-/** Turns a decoded list query into the engine's filter. */
+/** Turns a decoded list query into the engine's filter; the filters named in `ignoringCase` match without regard to case. */
 export const toRecordFilter = (
   filters: ReadonlyArray<string>,
-  query: Readonly<Record<string, unknown>>
+  query: Readonly<Record<string, unknown>>,
+  ignoringCase: ReadonlyArray<string> = []
 ): RecordFilter => {
   const strings = (key: string) => query[key] as ReadonlyArray<string> | undefined
   const equals = filters.flatMap((field) => {
     const values = strings(field)
-    return values === undefined ? [] : [{ field, values }]
+    return values === undefined ? [] : [ignoringCase.includes(field) ? { field, values, ignoreCase: true } : { field, values }]
   })
   const dates = toDateFilters(query)
   return {

@@ -233,6 +233,6 @@ export const writeReferenceData = Effect.gen(function*() {
     SELECT r.resource, r.id, ${GLOBAL_APP}, r.data::jsonb, ${epoch}::timestamptz, ${epoch}::timestamptz
     FROM unnest(${rows.map((r) => r.resource)}::text[], ${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.data)}::text[])
       AS r(resource, id, data)
-    ON CONFLICT (resource, id) DO UPDATE SET data = EXCLUDED.data
+    ON CONFLICT (resource, id, app_id) DO UPDATE SET data = EXCLUDED.data
     WHERE engine_record.app_id = ${GLOBAL_APP} AND engine_record.data IS DISTINCT FROM EXCLUDED.data`
 })

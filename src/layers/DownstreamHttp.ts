@@ -31,6 +31,8 @@ import type { SqlClient } from "effect/sql"
 import { ENGINE_APP_HEADER, ENGINE_IDEMPOTENCY_HEADERS, ENGINE_PRECONDITION_HEADERS, EngineApi, EngineCaller } from "../api/EngineApi.ts"
 import type { CallScope } from "../api/EngineCall.ts"
 import {
+  asCreated,
+  createsOnReplace,
   isPaged,
   type OperationAnswer,
   type OperationEndpoint,
@@ -209,19 +211,23 @@ export const makeDownstreamHttp = Effect.fnUntraced(function*(options: Downstrea
   const byGroup = client as unknown as Readonly<Record<string, Readonly<Record<string, Method>>>>
   const timeoutMessage = `The engine did not answer within ${options.timeoutMs} ms`
 
-  const callOperation = (operation: OperationName, paged: boolean) => {
+  const callOperation = (operation: OperationName, paged: boolean, creates: boolean) => {
     const [group, name] = operation.split(".") as [string, string]
     const client = byGroup[group]![name]!
+    const withResponse = (input: object): Effect.Effect<readonly [unknown, HttpClientResponse.HttpClientResponse], unknown, EngineCaller> =>
+      Effect.map(client({ ...input, responseMode: "decoded-and-response" }), (answer) => answer as readonly [unknown, HttpClientResponse.HttpClientResponse])
     // A page's records are the body, its total the engine's X-Total-Count header.
     const method: Method = paged
       ? (input) =>
-        Effect.flatMap(client({ ...input, responseMode: "decoded-and-response" }), (answer) => {
-          const [items, response] = answer as readonly [unknown, HttpClientResponse.HttpClientResponse]
+        Effect.flatMap(withResponse(input), ([items, response]) => {
           const total = Number(response.headers[TOTAL_COUNT_HEADER])
           return Number.isSafeInteger(total) && total >= 0
             ? Effect.succeed({ items, total })
             : Effect.fail(new Error(`no valid ${TOTAL_COUNT_HEADER} header on a page of ${operation}`))
         })
+      : creates
+      // A replace that may create its record: the engine's 201 says it did.
+      ? (input) => Effect.map(withResponse(input), ([record, response]) => response.status === 201 ? asCreated(record as object) : record)
       : client
     return (input: object, scope: CallScope): Effect.Effect<unknown, DownstreamError> =>
       method(input).pipe(
@@ -257,7 +263,7 @@ export const makeDownstreamHttp = Effect.fnUntraced(function*(options: Downstrea
       const operation = operationOf(endpoint)
       let call = calls.get(operation)
       if (call === undefined) {
-        call = callOperation(operation, isPaged(endpoint))
+        call = callOperation(operation, isPaged(endpoint), createsOnReplace(endpoint))
         calls.set(operation, call)
       }
       const run = call

@@ -22,7 +22,7 @@ import { createHash, randomUUID, timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
 import { schemaErrorToBadRequest } from "../api/BadRequests.ts"
 import { ENGINE_APP_HEADER, ENGINE_IDEMPOTENCY_HEADERS, ENGINE_PRECONDITION_HEADERS, EngineApi, EngineAuth, EngineCaller } from "../api/EngineApi.ts"
-import { isPaged, type OperationEndpoint, type OperationInput, type Page, TOTAL_COUNT_HEADER } from "../api/Operations.ts"
+import { isPaged, type OperationEndpoint, type OperationInput, type Page, TOTAL_COUNT_HEADER, wasCreated } from "../api/Operations.ts"
 import { InvalidConfig } from "../domain/Errors.ts"
 import { Engine } from "../engine/Engine.ts"
 import type { EngineError } from "../engine/EngineError.ts"
@@ -121,6 +121,10 @@ const serveOperation =
       return yield* engine.run(endpoint, caller, input).pipe(
         Effect.flatMap((answer): Effect.Effect<unknown, never, HttpServerRequest.HttpServerRequest> => {
           if (answer === null) return Effect.succeed(HttpServerResponse.empty({ status: 204 }))
+          // A replace that created its record: the contract's 201, which the gateway reads back (DownstreamHttp.ts).
+          if (wasCreated(answer)) {
+            return Effect.as(HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setStatus(response, 201))), answer)
+          }
           if (!paged) return Effect.succeed(answer)
           // A page: its records are the body, as the public answer's, and its total a header the gateway reads back.
           const page = answer as Page<unknown>

@@ -1,7 +1,7 @@
 /** Field schemas the resource definitions share. */
 import { Schema } from "effect"
 import { Int32 } from "../Integers.ts"
-import { isDateOrDateTime } from "../Resource.ts"
+import { CASE_INSENSITIVE, isDateOrDateTime } from "../Resource.ts"
 
 export const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max))
 export const Name = Schema.NonEmptyString.check(Schema.isMaxLength(200))
@@ -35,7 +35,8 @@ export const Location = Schema.Struct({
   latitude: Schema.Finite.check(Schema.isBetween({ minimum: -90, maximum: 90 })),
   longitude: Schema.Finite.check(Schema.isBetween({ minimum: -180, maximum: 180 }))
 })
-export const Email = Schema.String.check(
+/** An e-mail address: stored as given, matched by list filters whatever its case (the mark is on the string, before its checks). */
+export const Email = Schema.String.annotate({ [CASE_INSENSITIVE]: true }).check(
   Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: "expected an e-mail address" }),
   Schema.isMaxLength(320)
-).annotate({ description: "An e-mail address", examples: ["buyer@example.com"] })
+).annotate({ description: "An e-mail address; list filters on it ignore case", examples: ["buyer@example.com"] })

@@ -191,7 +191,7 @@ export const ServiceJob = defineResource({
   computed: {
     state: ServiceJobState,
     timeline: Schema.Array(TimelineInterval),
-    totalTime: NonNegative.annotate({ description: "Seconds of the stopped intervals" })
+    totalTime: NonNegative.annotate({ description: "Seconds of the stopped intervals, to the millisecond", examples: [5400.021] })
   },
   filters: ["technologyId", "machineGroupId", "ticketId", "state"],
   storage: { references: { technologyId: "technology", machineGroupId: "machineGroup", machineId: "machine", ticketId: "ticket" } }

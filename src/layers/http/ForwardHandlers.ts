@@ -24,7 +24,7 @@ import { DownstreamError } from "../../domain/Errors.ts"
 import { traced } from "../../domain/Span.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Downstream } from "../../services/Downstream.ts"
-import { locationTable, MISSING_RECORD, type PageQuery, withLocation, withPageHeaders } from "./AnswerHeaders.ts"
+import { locationTable, MISSING_RECORD, type PageQuery, withCreated, withPageHeaders } from "./AnswerHeaders.ts"
 import { entityTag, makePreconditions, namesTag, notModified, preconditionFailed, unconditional, writtenId } from "./Conditional.ts"
 import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
 import { CurrentIdempotentCall, IdempotentCalls, type WithIdempotencyKey } from "./Idempotency.ts"
@@ -146,7 +146,7 @@ export const makeForward = (downstream: Downstream["Service"], idempotent: WithI
         request.query as PageQuery,
         (result as Page<unknown>).total
       )
-      : withLocation(yield* answer(result, scoped.requestId), locations.get(endpoint), result)
+      : withCreated(yield* answer(result, scoped.requestId), endpoint, locations.get(endpoint), result)
     const ifNoneMatch = endpoint.method === "GET" ? headers["if-none-match"] : undefined
     const tag = response.headers.etag
     return ifNoneMatch !== undefined && tag !== undefined && namesTag(ifNoneMatch, tag, "weak") ? notModified(tag) : response

@@ -11,6 +11,7 @@ import { modelFiles } from "./migrations/0012_model_files.ts"
 import { events } from "./migrations/0013_events.ts"
 import { webhookDeliveryLeases } from "./migrations/0014_webhook_delivery_leases.ts"
 import { meterRetention } from "./migrations/0017_meter_retention.ts"
+import { recordsPerApp } from "./migrations/0018_records_per_app.ts"
 
 /**
  * Migration 0008: record numbers counted per app and prefix, and an
@@ -20,8 +21,8 @@ import { meterRetention } from "./migrations/0017_meter_retention.ts"
  *   RecordRepository.insert takes the next one in the statement that stores
  *   the record. Records keep the numbers the shared sequence gave them, and
  *   each app's counter starts after its highest, so no number is given twice.
- *   The `engine_number` sequence stays: reel group ids (unique across apps,
- *   as they are the records' keys) still come from it.
+ *   The `engine_number` sequence stays: reel group ids came from it until
+ *   migration 0016 counted them per app too.
  * - Numbers, and external references, are unique per app and resource by
  *   partial unique indexes, which hold under concurrent writes whatever code
  *   path writes. Of records that already share an external reference, the
@@ -194,5 +195,6 @@ export const migrations = {
       )`
     yield* sql`CREATE INDEX engine_idempotency_expires ON engine_idempotency (expires_at)`
   }),
-  "0017_meter_retention": meterRetention
+  "0017_meter_retention": meterRetention,
+  "0018_records_per_app": recordsPerApp
 }
