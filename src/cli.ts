@@ -12,7 +12,7 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Console, Effect, Layer, Option, Result } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { serveFixtures } from "./cli/serveFixtures.ts"
-import { NotFound, ServiceUnavailable } from "./domain/Errors.ts"
+import { BadRequest, NotFound, ServiceUnavailable } from "./domain/Errors.ts"
 import { appRateLimitView, parseRateLimit, RateLimitText } from "./domain/RateLimit.ts"
 import { IsoDateParam, rangeEnd, rangeStart } from "./domain/Resource.ts"
 import { AppId, IpRangeText, SecretId } from "./domain/Secret.ts"
@@ -32,22 +32,31 @@ const endOf = (text: Option.Option<string>) => Option.getOrUndefined(Option.map(
 
 const appFlag = Flag.String("app").pipe(Flag.withDescription("The app id"), Flag.withSchema(AppId))
 
+const MISSING_IP = BadRequest.of(
+  "Missing required flag --ip: the client addresses the secret accepts (CIDR or address, repeatable); " +
+    "give --ip 0.0.0.0/0 to allow any address",
+  "MissingField",
+  [{ path: "--ip", message: "Missing required flag --ip; --ip 0.0.0.0/0 allows any address" }]
+)
+
 const secretCreate = Command.make(
   "create",
   {
     app: appFlag,
     ip: Flag.String("ip").pipe(
-      Flag.withDescription("Allowed client range (CIDR or address); repeatable; default 0.0.0.0/0"),
+      Flag.withDescription("Allowed client range (CIDR or address); required, repeatable; --ip 0.0.0.0/0 allows any address"),
       Flag.withSchema(IpRangeText),
       Flag.atLeast(0)
     ),
     name: Flag.String("name").pipe(Flag.withDescription("A label"), Flag.optional)
   },
   Effect.fn(function*({ app, ip, name }) {
+    // No default range: a secret usable from anywhere is a choice the operator states.
+    if (ip.length === 0) return yield* Effect.fail(MISSING_IP)
     const secrets = yield* SecretStore
     const created = yield* secrets.create({
       appId: app,
-      ipAddresses: ip.length > 0 ? [ip[0]!, ...ip.slice(1)] : ["0.0.0.0/0"],
+      ipAddresses: ip,
       ...(Option.isSome(name) ? { name: name.value } : {})
     })
     yield* printJson({
@@ -173,9 +182,11 @@ const cli = Command.make("cli").pipe(
   ])
 )
 
-/** An operator's mistake (unknown id) or an outage: one line on stderr, exit code 1. */
-const reportFailure = (error: NotFound | ServiceUnavailable) =>
-  Console.error(JSON.stringify({ error: { code: error.code, message: error.message, type: error.type } })).pipe(
+/** An operator's mistake (a missing flag, an unknown id) or an outage: one line on stderr, exit code 1. */
+const reportFailure = (error: BadRequest | NotFound | ServiceUnavailable) =>
+  Console.error(
+    JSON.stringify({ error: { code: error.code, message: error.message, type: error.type, ...("errors" in error ? { errors: error.errors } : {}) } })
+  ).pipe(
     Effect.andThen(Effect.sync(() => {
       process.exitCode = 1
     }))
@@ -191,7 +202,7 @@ const reportDataDirNotPrivate = (error: DataDirNotPrivate) =>
 
 cli.pipe(
   Command.run({ version: "1.0.0" }),
-  Effect.catchIf((error) => error instanceof NotFound || error instanceof ServiceUnavailable, reportFailure),
+  Effect.catchIf((error) => error instanceof BadRequest || error instanceof NotFound || error instanceof ServiceUnavailable, reportFailure),
   Effect.provide(NodeServices.layer),
   Effect.catchIf((error) => error instanceof DataDirNotPrivate, reportDataDirNotPrivate),
   NodeRuntime.runMain({ disableErrorReporting: false })

@@ -9,11 +9,25 @@ export interface WritePrecondition {
   readonly updatedAt: string
 }
 
+/**
+ * A write made with an `Idempotency-Key`: the engine commits its answer in the
+ * write's own transaction, under the app and key, so a retry after any crash
+ * finds the answer instead of writing again (src/engine/idempotency.ts).
+ */
+export interface IdempotentCall {
+  readonly key: string
+  /** What the request is (SHA-256 of its operation and decoded input): the same key with another request is refused. */
+  readonly fingerprint: string
+  /** Told when the engine answers the stored answer of an earlier call instead of running this one. */
+  readonly onReplay?: (() => void) | undefined
+}
+
 /** Whose call this is: every record belongs to one app; the request id names the call in the engine's errors and logs. */
 export interface CallScope {
   readonly appId: string
   readonly requestId: string
   readonly precondition?: WritePrecondition | undefined
+  readonly idempotency?: IdempotentCall | undefined
 }
 
 /** An operation's input where its endpoint is known only at run time: the parts its schemas decoded. */

@@ -51,6 +51,7 @@ import { EventGroup, WebhookDeliveryGroup, WebhookEndpointGroup } from "./groups
 import { withIdempotencyKey } from "./IdempotencyKey.ts"
 import { withMcpEndpoint } from "./mcp/openapi.ts"
 import { documentTransform } from "./openapi.ts"
+import { withResponseHeaders } from "./responseHeaders.ts"
 
 export const PublicContract = HttpApi.make("public-v1")
   .add(AppGroup, BlankGroup, CatalogueModelGroup, CatalogueGroup, ColourGroup, CurrencyGroup, CustomerGroup)
@@ -72,8 +73,8 @@ export class PublicApi extends PublicContract.middleware(IncomingSecretAuth)
       "Every call is authenticated with an Incoming Secret and metered.",
     // A commercial service: integrators use it under their service agreement.
     license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
-    servers: [{ url: "/", description: "This gateway (paths start with /v1)" }],
-    transform: (spec) => withIdempotencyKey(PublicContract)(withMcpEndpoint(documentTransform(spec)))
+    servers: [{ url: "/", description: "This gateway, production or local alike (paths start with /v1)" }],
+    transform: (spec) => withResponseHeaders(PublicContract)(withIdempotencyKey(PublicContract)(withMcpEndpoint(documentTransform(spec))))
   }))
   .annotate(HttpApi.AdditionalSchemas, [EngineErrorBody])
 {}

@@ -7,6 +7,7 @@
  */
 import { Result, Schema } from "effect"
 import { parseIpRange } from "./IpAllowList.ts"
+import { NonEmptyList } from "./NonEmptyList.ts"
 
 export const SECRET_ID_PATTERN = /^[0-9a-f]{24}$/
 export const SECRET_VALUE_PATTERN = /^([0-9a-f]{24})\.([A-Za-z0-9_-]{43})$/
@@ -28,9 +29,12 @@ export const IpRangeText = Schema.String.check(
   })
 ).annotate({ description: "An IPv4 or IPv6 range in CIDR notation, or a single address", examples: ["0.0.0.0/0"] })
 
+/** The most IP ranges one secret lists. */
+export const MAX_IP_RANGES = 100
+
 export const SecretCreateRequest = Schema.Struct({
   appId: AppId,
-  ipAddresses: Schema.NonEmptyArray(IpRangeText).annotate({
+  ipAddresses: NonEmptyList(IpRangeText, MAX_IP_RANGES).annotate({
     description: "Allowed client ranges; `0.0.0.0/0` allows any address"
   }),
   name: Schema.optional(Schema.String.check(Schema.isMaxLength(200)))

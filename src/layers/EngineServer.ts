@@ -21,8 +21,8 @@ import { HttpApiBuilder, HttpApiError } from "effect/http-api"
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
 import { schemaErrorToBadRequest } from "../api/BadRequests.ts"
-import { ENGINE_APP_HEADER, ENGINE_PRECONDITION_HEADERS, EngineApi, EngineAuth, EngineCaller } from "../api/EngineApi.ts"
-import { isPaged, type OperationEndpoint, type OperationInput, type Page, TOTAL_COUNT_HEADER } from "../api/Operations.ts"
+import { ENGINE_APP_HEADER, ENGINE_IDEMPOTENCY_HEADERS, ENGINE_PRECONDITION_HEADERS, EngineApi, EngineAuth, EngineCaller } from "../api/EngineApi.ts"
+import { isPaged, type OperationEndpoint, type OperationInput, type Page, TOTAL_COUNT_HEADER, wasCreated } from "../api/Operations.ts"
 import { InvalidConfig } from "../domain/Errors.ts"
 import { Engine } from "../engine/Engine.ts"
 import type { EngineError } from "../engine/EngineError.ts"
@@ -80,8 +80,15 @@ export const EngineAuthLive = (options: EngineRoutesOptions) => {
         const preconditionId = request.headers[ENGINE_PRECONDITION_HEADERS.id]
         const updatedAt = request.headers[ENGINE_PRECONDITION_HEADERS.updatedAt]
         const precondition = preconditionId !== undefined && updatedAt !== undefined ? { id: preconditionId, updatedAt } : undefined
+        const key = request.headers[ENGINE_IDEMPOTENCY_HEADERS.key]
+        const fingerprint = request.headers[ENGINE_IDEMPOTENCY_HEADERS.fingerprint]
+        // A stored answer again: the gateway marks its answer as replayed.
+        let replayed = false
+        const idempotency = key !== undefined && fingerprint !== undefined
+          ? { key, fingerprint, onReplay: () => (replayed = true) }
+          : undefined
         return yield* handler.pipe(
-          Effect.provideService(EngineCaller, { appId, requestId, precondition }),
+          Effect.provideService(EngineCaller, { appId, requestId, precondition, idempotency }),
           Effect.catchCause((cause) => {
             const error = Cause.findErrorOption(cause)
             if (Option.isSome(error) && HttpApiError.HttpApiSchemaError.is(error.value)) {
@@ -92,7 +99,10 @@ export const EngineAuthLive = (options: EngineRoutesOptions) => {
               Effect.as(failure(500, "The engine failed unexpectedly", "InternalError", requestId))
             )
           }),
-          Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", requestId))
+          Effect.map((response) => {
+            const answered = HttpServerResponse.setHeader(response, "x-request-id", requestId)
+            return replayed ? HttpServerResponse.setHeader(answered, ENGINE_IDEMPOTENCY_HEADERS.replayed, "true") : answered
+          })
         )
       })
     )
@@ -111,6 +121,10 @@ const serveOperation =
       return yield* engine.run(endpoint, caller, input).pipe(
         Effect.flatMap((answer): Effect.Effect<unknown, never, HttpServerRequest.HttpServerRequest> => {
           if (answer === null) return Effect.succeed(HttpServerResponse.empty({ status: 204 }))
+          // A replace that created its record: the contract's 201, which the gateway reads back (DownstreamHttp.ts).
+          if (wasCreated(answer)) {
+            return Effect.as(HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setStatus(response, 201))), answer)
+          }
           if (!paged) return Effect.succeed(answer)
           // A page: its records are the body, as the public answer's, and its total a header the gateway reads back.
           const page = answer as Page<unknown>

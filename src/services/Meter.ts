@@ -24,7 +24,7 @@ export class Meter extends Context.Service<Meter, {
    * or storage is down. A caller may do read-only work between the two.
    */
   readonly submit: (event: MeterEvent) => Effect.Effect<Effect.Effect<void, AuthenticationFailed | ServiceUnavailable>>
-  /** Adds the outcome of a recorded call (written in the background, drained at shutdown). */
-  readonly complete: (requestId: string, status: number, durationMs: number) => void
+  /** Adds the outcome of a recorded call, named by its request id and time (written in the background, drained at shutdown). */
+  readonly complete: (requestId: string, occurredAt: Date, status: number, durationMs: number) => void
   readonly usage: (filter: UsageFilter) => Effect.Effect<UsageTotals, ServiceUnavailable>
 }>()("mfg/services/Meter") {}

@@ -114,14 +114,15 @@ for (const backend of backends) {
           )
           assert.strictEqual(statuses[bar.id], "blocked")
           assert.strictEqual(Object.values(statuses).filter((status) => status === "ok").length, 1)
-          // A revision of the sent quote keeps the engine's statuses, whatever it sends.
-          const revised = ok(
-            yield* call("PUT", `/ticket-quote/${quote.id}`, {
-              ...quote,
-              lines: quote.lines.map((line: Record<string, unknown>) => ({ ...line, manufacturability: "ok" }))
-            }),
-            "revise"
-          )
+          // A revision of the sent quote keeps the engine's statuses: another sent is refused (422 naming it), never silently replaced.
+          const other = yield* call("PUT", `/ticket-quote/${quote.id}`, {
+            ...quote,
+            lines: quote.lines.map((line: Record<string, unknown>) => ({ ...line, manufacturability: "ok" }))
+          })
+          assert.deepStrictEqual([other.status, other.json().type], [422, "ValidationError"], other.text)
+          const blockedAt = quote.lines.findIndex((line: { ticketModelId: string }) => line.ticketModelId === bar.id)
+          assert.include(other.json().message, `lines.${blockedAt}.manufacturability: sent ok, the engine's blocked`)
+          const revised = ok(yield* call("PUT", `/ticket-quote/${quote.id}`, { ...quote, notes: "Bar: redesign pending" }), "revise")
           assert.deepStrictEqual(
             revised.lines.map((line: { manufacturability: string }) => line.manufacturability),
             quote.lines.map((line: { manufacturability: string }) => line.manufacturability)

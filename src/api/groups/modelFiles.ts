@@ -4,7 +4,8 @@ import { Multipart } from "effect/http"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { NotFound } from "../../domain/Errors.ts"
 import { ModelFileQuery, ModelFileRecord, MULTIPART_MAX_FIELD_BYTES, MULTIPART_MAX_PARTS, UPLOAD_MEDIA_TYPES } from "../../domain/resources/modelFileUpload.ts"
-import { COMMON_ERRORS, get, IdParam, recordOf, tag } from "../endpoints.ts"
+import { COMMON_ERRORS, get, IdParam, MissingRecord, recordOf, tag } from "../endpoints.ts"
+import { emptyOk } from "../openapi.ts"
 
 const ModelFile = { name: "modelFile", path: "/model-file", title: "model file", record: ModelFileRecord } as const
 
@@ -43,11 +44,12 @@ export const ModelFileGroup = HttpApiGroup.make("modelFile")
     get(ModelFile),
     HttpApiEndpoint.get("content", "/model-file/:id/content", {
       params: IdParam,
-      success: FileBytes,
-      error: [...COMMON_ERRORS, NotFound]
+      success: [FileBytes, MissingRecord],
+      error: COMMON_ERRORS
     }).annotate(OpenApi.Summary, "Read a model file's bytes").annotate(
       OpenApi.Description,
-      "The bytes as uploaded, with the content type of the file's format and its `Content-Length`. A missing id (or another app's) is a 404."
-    )
+      "The bytes as uploaded, with the content type of the file's format and its `Content-Length`. A missing id (or another app's) " +
+        "reads as 200 with an empty body, as every read: an empty `text/plain`, never the file's type."
+    ).annotate(OpenApi.Transform, emptyOk)
   )
   .annotateMerge(tag("Model file", "Model files uploaded to the service, for parts and catalogue models whose file has no public URL."))

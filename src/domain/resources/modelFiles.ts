@@ -4,6 +4,7 @@
  * (docs/geometry.md).
  */
 import { Schema } from "effect"
+import { Int32 } from "../Integers.ts"
 import { MODEL_UNITS } from "../ModelUnits.ts"
 import { NonNegative } from "./fields.ts"
 
@@ -39,16 +40,25 @@ export const MODEL_SOURCES = {
 } as const
 
 /**
+ * What else each source requires: a part from a model file says how it is
+ * made; a catalogue configuration says it itself.
+ */
+export const MODEL_SOURCE_REQUIRES: { readonly [K in keyof typeof MODEL_SOURCES]: ReadonlyArray<"technologyId" | "materialId"> } = {
+  modelEndpoint: ["technologyId", "materialId"],
+  catalogueModelConfigurationId: []
+}
+
+/**
  * The one-model-source rule in JSON Schema: one branch per source, each
- * requiring its field. A body with both matches two branches and one with
- * neither none, so either is refused, as the rule refuses it; a field sent as
- * `null` is not given (JSON decoding reads it as left out), so it satisfies
- * no branch.
+ * requiring its field (and what the source requires besides). A body with
+ * both matches two branches and one with neither none, so either is
+ * refused, as the rule refuses it; a field sent as `null` is not given (JSON
+ * decoding reads it as left out), so it satisfies no branch.
  */
 export const MODEL_SOURCE_ONE_OF = {
   oneOf: (Object.keys(MODEL_SOURCES) as ReadonlyArray<keyof typeof MODEL_SOURCES>).map((field) => ({
     title: MODEL_SOURCES[field],
-    required: [field],
+    required: [field, ...MODEL_SOURCE_REQUIRES[field]],
     properties: { [field]: { not: { type: "null" } } }
   }))
 }
@@ -57,7 +67,7 @@ export const Geometry = Schema.Struct({
   volume: NonNegative.annotate({ description: "mm³" }),
   surfaceArea: NonNegative.annotate({ description: "mm²" }),
   boundingBox: Schema.Struct({ x: NonNegative, y: NonNegative, z: NonNegative }).annotate({ description: "mm" }),
-  triangleCount: Schema.Int,
+  triangleCount: Int32,
   watertight: Schema.Boolean,
   // Absent on geometry analysed before units were read (millimetres then, or a 3MF's own unit).
   unit: Schema.optional(ModelUnit.annotate({
