@@ -130,7 +130,11 @@ describe("telemetry of two instances on one receiver", () => {
     expect(requestsOf(resourceA!["service.instance.id"]).length).toBeGreaterThan(0)
 
     // The headers of OTEL_EXPORTER_OTLP_HEADERS on every export, a signal's own over them; none from B, which set none.
-    const exportsOfA = receiver.exports.filter((each) => each.resources.some((r) => r["service.instance.id"] === resourceA!["service.instance.id"]))
+    // Traces and metrics are exported on their own schedules: wait for both of A's.
+    const exportsOfA = await until(
+      () => receiver.exports.filter((each) => each.resources.some((r) => r["service.instance.id"] === resourceA!["service.instance.id"])),
+      (all) => all.some((each) => each.path === "/v1/traces") && all.some((each) => each.path === "/v1/metrics")
+    )
     const tracesOfA = exportsOfA.filter((each) => each.path === "/v1/traces")
     const metricsOfA = exportsOfA.filter((each) => each.path === "/v1/metrics")
     expect(tracesOfA.length).toBeGreaterThan(0)
