@@ -48,12 +48,15 @@ const WHAT_IT_DOES = "Makes a retry safe: the first answer to a request with thi
   "Answers that mean \"try again\" (5xx, 429) are not stored: a retry with the same key runs. " +
   "1 to 255 visible ASCII characters, e.g. a UUID; an invalid key is a 400."
 
+/** The header's JSON Schema, as IDEMPOTENCY_KEY_PATTERN states it (wherever a key is taken: REST, MCP). */
+export const IDEMPOTENCY_KEY_SCHEMA = { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7E]+$" } as const
+
 const PARAMETER = {
   name: IDEMPOTENCY_KEY_HEADER,
   in: "header",
   required: false,
   description: WHAT_IT_DOES,
-  schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7E]+$" },
+  schema: IDEMPOTENCY_KEY_SCHEMA,
   example: "5f0c6f0e-9b1e-4c55-9d0f-2f4b8f1f6a3e"
 } as const
 

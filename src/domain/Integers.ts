@@ -23,3 +23,16 @@ export const Integer = Schema.Number.check(Schema.isInt({ toJsonSchema: () => ({
 
 /** A whole number within 32 bits; narrower bounds are checks after it. */
 export const Int32 = Integer.check(isInt32)
+
+/**
+ * A whole number a JSON number holds exactly (±(2^53 - 1)): `format: int64`
+ * and those bounds in JSON Schema, for a value the API takes whole from
+ * others (a JSON-RPC request id), not for a field of its own.
+ */
+export const SafeInteger = Integer.check(Schema.makeFilter(
+  (n: number) => Number.isSafeInteger(n) || "expected an integer of at most 53 bits",
+  { toJsonSchema: () => ({ format: "int64", minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER }) }
+))
+
+/** A count of things (triangles, working days): 0 to the largest 32-bit integer, both bounds stated. */
+export const Count = Int32.check(Schema.isBetween({ minimum: 0, maximum: INT32_MAX }))

@@ -109,15 +109,21 @@ export const DateRangeQuery = { ...dateQueryFields("createdAt"), ...dateQueryFie
 const READ_ONLY = "Read-only, set by the engine: the record as read may carry it back, and it is ignored."
 const VERIFIED = "Set by the engine: the record as read may carry it back, or leave it out; a value other than the engine's is a 422 naming it."
 
-/** A timestamp the engine sets, as every record carries it. */
-const timestamp = (description: string) =>
-  Schema.String.check(Schema.isMaxLength(40)).annotate({ format: "date-time", description, examples: ["2026-11-22T10:00:00.000Z"] })
+/**
+ * A point in time the engine sets (RFC 3339, UTC), as records carry it and
+ * a body may carry it back. The format is the string's own, so that the
+ * bound's check states `maxLength` beside `type` where every tool reads it.
+ */
+export const Timestamp = Schema.String.annotate({ format: "date-time" }).check(Schema.isMaxLength(40))
+  .annotate({ examples: ["2026-11-22T10:00:00.000Z"] })
 
 /** A record's id as the engine gives it (and as a body may carry it back). */
-const RecordId = Schema.String.check(Schema.isMaxLength(100))
-const TIMESTAMPS = {
-  createdAt: timestamp("When the engine created the record (UTC)"),
-  updatedAt: timestamp("When the engine last changed the record (UTC)")
+export const RecordId = Schema.String.check(Schema.isMaxLength(100))
+
+/** The timestamps every record carries. */
+export const TIMESTAMPS = {
+  createdAt: Timestamp.annotate({ description: "When the engine created the record (UTC)" }),
+  updatedAt: Timestamp.annotate({ description: "When the engine last changed the record (UTC)" })
 }
 
 /**

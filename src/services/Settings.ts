@@ -8,7 +8,7 @@ import { Duration, Result } from "effect"
 import { parseIpRange } from "../domain/IpAllowList.ts"
 import { MODEL_ANALYSIS_SETTINGS, MODEL_FETCH_SETTINGS } from "../domain/ModelSettings.ts"
 import { DEFAULT_RATE_LIMIT, parseRateLimit } from "../domain/RateLimit.ts"
-import { DEFAULT_MODEL_UPLOAD_MAX_BYTES } from "../domain/resources/modelFileUpload.ts"
+import { DEFAULT_MODEL_UPLOAD_MAX_BYTES, MODEL_UPLOAD_MAX_BYTES_CEILING } from "../domain/resources/modelFileUpload.ts"
 import {
   boolean,
   decimal,
@@ -160,7 +160,7 @@ export const SERVER_SETTINGS = {
       "the limit is read on, unkept, for the JSON-RPC id the 413 carries), and its connection is closed"
   }),
   modelUploadMaxBytes: setting("MODEL_UPLOAD_MAX_BYTES", {
-    ...integer({ min: 1, max: 1024 * 1024 * 1024, unit: "bytes" }),
+    ...integer({ min: 1, max: MODEL_UPLOAD_MAX_BYTES_CEILING, unit: "bytes" }),
     default: DEFAULT_MODEL_UPLOAD_MAX_BYTES,
     defaultText: "104857600 (100 MiB)",
     meaning: "largest model file `POST /v1/model-file` accepts (MAX_BODY_BYTES does not apply to it): a larger one is a 413 " +

@@ -61,6 +61,58 @@ const operationsOf = (document: Json) =>
     METHODS.flatMap((method) => (item[method] === undefined ? [] : [{ path, method, operation: item[method] as Json }]))
   )
 
+/** The sub-schemas of a schema node: what its keywords hold (an object's properties, a list's items, the alternatives). */
+const subSchemas = (node: Json): ReadonlyArray<unknown> => [
+  ...Object.values(node.properties ?? {}),
+  ...(Array.isArray(node.prefixItems) ? node.prefixItems : []),
+  ...["items", "additionalProperties", "contains", "propertyNames"].map((key) => node[key]),
+  ...["anyOf", "oneOf", "allOf"].flatMap((key) => (Array.isArray(node[key]) ? node[key] : []))
+]
+
+/** The types a schema node states (`type: "string"` or a list of types). */
+const typesOf = (node: Json): ReadonlyArray<string> => (Array.isArray(node.type) ? node.type : typeof node.type === "string" ? [node.type] : [])
+
+/**
+ * What a schema a client sends leaves unbounded, where each tool reads a
+ * bound: on the node of the type itself (Spectral, OWASP's api4 rules), not
+ * in an `allOf` beside it. A string needs `maxLength` (or a fixed set), a
+ * list `maxItems`, an integer its `format` and both bounds. References are
+ * followed, each once.
+ */
+const unboundedInputs = (schema: unknown, where: string, components: Json, seen: Set<string>): ReadonlyArray<string> => {
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return []
+  const node = schema as Json
+  if (typeof node.$ref === "string") {
+    if (seen.has(node.$ref)) return []
+    seen.add(node.$ref)
+    const name = node.$ref.split("/").at(-1)!
+    return unboundedInputs(components.schemas[name], `${where} (${name})`, components, seen)
+  }
+  const types = typesOf(node)
+  const fixed = node.enum !== undefined || node.const !== undefined
+  const problems = [
+    ...(types.includes("string") && node.maxLength === undefined && !fixed ? [`${where}: a string without maxLength`] : []),
+    ...(types.includes("array") && node.maxItems === undefined ? [`${where}: an array without maxItems`] : []),
+    ...(types.includes("integer") && (node.format === undefined ||
+        (node.minimum ?? node.exclusiveMinimum) === undefined || (node.maximum ?? node.exclusiveMaximum) === undefined)
+      ? [`${where}: an integer without its format, minimum and maximum`]
+      : [])
+  ]
+  const named = (key: string) => Object.entries((node[key] ?? {}) as Json).map(([name, value]) => [`${where}.${name}`, value] as const)
+  const inner = [
+    ...named("properties"),
+    ...subSchemas({ ...node, properties: undefined }).map((value) => [where, value] as const)
+  ]
+  return [...problems, ...inner.flatMap(([path, value]) => unboundedInputs(value, path, components, seen))]
+}
+
+/** Every schema node of a document (references not followed: each component is walked where it is defined). */
+const everySchemaNode = (value: unknown): ReadonlyArray<Json> => {
+  if (Array.isArray(value)) return value.flatMap(everySchemaNode)
+  if (typeof value !== "object" || value === null) return []
+  return [value as Json, ...Object.values(value).flatMap(everySchemaNode)]
+}
+
 /** Model files on `*.example` are placeholders: a part is created without fetching anything. */
 const placeholderFetcher = modelFetcherLayer({ allowPrivate: false, timeout: Duration.seconds(5), placeholderHosts: ["example"] })
 
@@ -211,6 +263,25 @@ for (const backend of backends.slice(0, 1)) {
         }
         assert.isDefined(operation.parameters.find((parameter: Json) => parameter.name === "Idempotency-Key"))
         assert.include(request, "completion/complete")
+      }))
+
+    it.effect("bounds every input: each string a client sends has maxLength, each list maxItems, each integer its format and bounds", () =>
+      Effect.gen(function*() {
+        const document = yield* fetchDocument
+        const problems = operationsOf(document).flatMap(({ path, method, operation }) => {
+          const where = `${method.toUpperCase()} ${path}`
+          const parameters = ((operation.parameters ?? []) as Array<Json>).map((parameter) =>
+            unboundedInputs(parameter.schema, `${where} ${parameter.in} ${parameter.name}`, document.components, new Set())
+          )
+          const bodies = Object.entries((operation.requestBody?.content ?? {}) as Json).map(([type, media]) =>
+            unboundedInputs((media as Json).schema, `${where} ${type}`, document.components, new Set())
+          )
+          return [...parameters, ...bodies].flat()
+        })
+        assert.deepStrictEqual([...new Set(problems)], [])
+        // Whatever its direction, an integer says how wide it is.
+        const integers = everySchemaNode(document).filter((node) => typesOf(node).includes("integer") && node.format === undefined)
+        assert.deepStrictEqual(integers, [])
       }))
 
     it.effect("documents the security scheme, the passthrough body and the empty 200", () =>

@@ -8,6 +8,8 @@
  */
 import { Schema } from "effect"
 import { McpProtocol } from "effect/ai"
+import { Int32, SafeInteger } from "../../domain/Integers.ts"
+import { IDEMPOTENCY_KEY_SCHEMA } from "../IdempotencyKey.ts"
 import { TOOL_SPECS } from "./tools.ts"
 
 type Json = Record<string, unknown>
@@ -18,7 +20,32 @@ export const MCP_PROTOCOLS = [McpProtocol.v2026_07_28, McpProtocol.v2025_11_25] 
 export const MCP_OPERATION_ID = "mcp.post"
 export const MCP_TAG = "MCP"
 
-const JsonRpcId = Schema.Union([Schema.String, Schema.Int]).annotate({ description: "The request id, echoed in the answer" })
+/** The longest string id a request may have: JSON-RPC sets no bound; a UUID is 36 characters. */
+export const MAX_REQUEST_ID_LENGTH = 200
+/** The longest method name a message may have (MCP's longest is 32 characters). */
+export const MAX_METHOD_LENGTH = 100
+/** The longest `Mcp-Name` header: a tool's or prompt's name, or a resource's URI (the endpoint's are short). */
+export const MAX_NAME_HEADER_LENGTH = 2000
+
+/**
+ * A JSON-RPC request id as the endpoint takes it (McpDirect.isRequestId): a
+ * string of at most MAX_REQUEST_ID_LENGTH characters, or an integer a JSON
+ * number holds exactly, so that it reads back as it was sent. Any other id
+ * is refused unrun (400, -32600).
+ */
+export const JsonRpcId = Schema.Union([Schema.String.check(Schema.isMaxLength(MAX_REQUEST_ID_LENGTH)), SafeInteger]).annotate({
+  description: `The request id, echoed in the answer: a string of at most ${MAX_REQUEST_ID_LENGTH} characters, or an integer`
+})
+
+/**
+ * A notification's method as the endpoint takes one (McpDirect.withoutIdAnswer):
+ * `notifications/…`, at most MAX_METHOD_LENGTH characters; any other message
+ * without an id is refused unrun (400, -32600).
+ */
+export const NotificationMethod = Schema.String.check(
+  Schema.isMaxLength(MAX_METHOD_LENGTH),
+  Schema.isPattern(/^notifications\//, { message: "expected notifications/…" })
+).annotate({ description: "e.g. notifications/initialized; answered 202 with no body" })
 const Meta = Schema.Record(Schema.String, Schema.Unknown).annotate({
   description: "Per-request metadata: in 2026-07-28, the protocol version and client capabilities; optionally a W3C `traceparent`"
 })
@@ -60,7 +87,7 @@ const OtherRequest = Schema.Struct({
 
 const Notification = Schema.Struct({
   jsonrpc: Schema.Literal("2.0"),
-  method: Schema.String.annotate({ description: "e.g. notifications/initialized; answered 202 with no body" }),
+  method: NotificationMethod,
   params: Schema.optional(Schema.Record(Schema.String, Schema.Unknown))
 }).annotate({ title: "MCP notification" })
 
@@ -82,7 +109,7 @@ export const McpAnswer = Schema.Union([
     jsonrpc: Schema.Literal("2.0"),
     id: Schema.optionalKey(JsonRpcId.annotate({ description: "The request's id; absent when it had none or could not be read" })),
     error: Schema.Struct({
-      code: Schema.Int.annotate({
+      code: Int32.annotate({
         description: "-32700 not JSON, -32600 not a JSON-RPC request (or no id, or a refused body: 413, 415, 406, a foreign Origin), " +
           "-32020 a header missing or differing from the body, -32022 unsupported protocol version, -32601 unknown method, " +
           "-32602 invalid params, 429 the app's rate limit spent (the HTTP status as an application-defined code)"
@@ -100,13 +127,16 @@ const jsonSchema = (schema: Schema.Top, schemas: Json): unknown => {
   return JSON.parse(JSON.stringify(document.schema).replaceAll("#/$defs/", "#/components/schemas/"))
 }
 
-const header = (name: string, description: string, values?: ReadonlyArray<string>) => ({
-  name,
-  in: "header",
-  required: false,
-  description,
-  schema: values === undefined ? { type: "string" } : { type: "string", enum: values }
-})
+const header = (name: string, description: string, schema: Json) => ({ name, in: "header", required: false, description, schema })
+
+/**
+ * The longest each header the endpoint reads may be, as the document states
+ * it: a longer one is refused unrun (McpAuth; 400, -32600).
+ */
+export const MCP_HEADER_LIMITS = {
+  "Mcp-Method": MAX_METHOD_LENGTH,
+  "Mcp-Name": MAX_NAME_HEADER_LENGTH
+} as const
 
 /**
  * The path item of POST /v1/mcp; `schemas` receives the definitions it
@@ -126,16 +156,21 @@ export const mcpPathItem = (schemas: Json, security: ReadonlyArray<Json>, unauth
         "a request with an `Origin` outside `MCP_ALLOWED_ORIGINS` answers 403. See docs/mcp.md.",
       security,
       parameters: [
-        header("MCP-Protocol-Version", "The protocol revision (required in 2026-07-28)", versions),
-        header("Mcp-Method", "2026-07-28: the body's `method` (a mismatch is -32020)"),
+        header("MCP-Protocol-Version", "The protocol revision (required in 2026-07-28)", { type: "string", enum: versions }),
+        header("Mcp-Method", "2026-07-28: the body's `method` (a mismatch is -32020)", {
+          type: "string",
+          maxLength: MCP_HEADER_LIMITS["Mcp-Method"]
+        }),
         header(
           "Mcp-Name",
-          "2026-07-28: the tool's name (tools/call), the resource's URI (resources/read) or the prompt's name (prompts/get); a mismatch is -32020"
+          "2026-07-28: the tool's name (tools/call), the resource's URI (resources/read) or the prompt's name (prompts/get); a mismatch is -32020",
+          { type: "string", maxLength: MCP_HEADER_LIMITS["Mcp-Name"] }
         ),
         header(
           "Idempotency-Key",
           "tools/call of create_ticket, create_part, create_ticket_quote or send_ticket_to_production: the call runs once per app and " +
-            "key, its result answered again to a retry (`_meta[\"io.mfg/idempotentReplayed\"]`), as on REST"
+            "key, its result answered again to a retry (`_meta[\"io.mfg/idempotentReplayed\"]`), as on REST",
+          IDEMPOTENCY_KEY_SCHEMA
         )
       ],
       requestBody: {

@@ -5,12 +5,18 @@
  * or `POST /ticket-model/from-catalogue`).
  */
 import { Schema } from "effect"
-import { defineResource } from "../Resource.ts"
-import { Name, Ref, Text } from "./fields.ts"
+import { defineResource, RecordId } from "../Resource.ts"
+import { List, MAX_SERVICES, Name, Ref, Refs, Text } from "./fields.ts"
 import { fileNameRule } from "./modelFileName.ts"
 import { Geometry, ModelEndpoint } from "./modelFiles.ts"
 
-export const ProductionParameterIds = Schema.Record(Schema.String, Schema.String).annotate({
+/** The most production parameter fields a technology has, with room to spare. */
+const MAX_PARAMETER_FIELDS = 100
+
+/** A production parameter field's `name` (a Name, at most 200 characters) → the id of one of its values. */
+export const ProductionParameterIds = Schema.Record(Text(200), RecordId).check(
+  Schema.isMaxProperties(MAX_PARAMETER_FIELDS)
+).annotate({
   description: "Production parameter field `name` → the id of one of that field's `values`, for the production parameter fields of the " +
     "technology; a field left out takes its default value",
   examples: [{ layerHeight: "fdm-lh-0.2", infill: "fdm-infill-30" }]
@@ -31,7 +37,7 @@ export const CatalogueProject = defineResource({
 
 export const CatalogueConfiguration = Schema.Struct({
   id: Schema.optional(
-    Schema.String.annotate({
+    Ref("catalogue model configuration").annotate({
       description:
         "Set by the engine when absent (kept on a replace); unique among the app's catalogue configurations; the `catalogueModelConfigurationId` of a part"
     })
@@ -42,7 +48,7 @@ export const CatalogueConfiguration = Schema.Struct({
   colourId: Schema.optional(Ref("colour")),
   productionParameterIds: Schema.optional(ProductionParameterIds),
   serviceIds: Schema.optional(
-    Schema.Array(Ref("post-processing service")).annotate({
+    Refs("post-processing service", MAX_SERVICES).annotate({
       description: "Post-processing services of the parts made from the configuration, each one that applies to its technology",
       examples: [["sanding"]]
     })
@@ -53,6 +59,9 @@ export const CatalogueConfiguration = Schema.Struct({
     "from it takes all of these (a field left out of `productionParameterIds` its default value)"
 })
 
+/** The most configurations one catalogue model has: the ways it is offered. */
+export const MAX_CONFIGURATIONS = 100
+
 export const CatalogueModel = defineResource({
   name: "catalogueModel",
   path: "/catalogue-model",
@@ -61,7 +70,7 @@ export const CatalogueModel = defineResource({
     catalogueId: Ref("catalogue project"),
     name: Name,
     modelEndpoint: ModelEndpoint,
-    configurations: Schema.Array(CatalogueConfiguration)
+    configurations: List(CatalogueConfiguration, MAX_CONFIGURATIONS)
   },
   computed: {
     geometry: Schema.NullOr(Geometry).annotate({

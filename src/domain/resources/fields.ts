@@ -7,6 +7,18 @@ export const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max)
 export const Name = Schema.NonEmptyString.check(Schema.isMaxLength(200))
 /** The id of another record (the engine checks it exists for the app). */
 export const Ref = (what: string) => Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100)).annotate({ description: `The id of a ${what}` })
+/** A list of at most `max` items: a longer one is a 400 naming the list. */
+export const List = <Item extends Schema.Top>(item: Item, max: number) => Schema.Array(item).check(Schema.isMaxLength(max))
+/** The most ids one list of a body holds (the parts of a job, the reels of a machine): far more than a client sends at once. */
+export const MAX_IDS = 1000
+/** Ids of other records, at most `max` (MAX_IDS unless the kind has a smaller natural bound). */
+export const Refs = (what: string, max: number = MAX_IDS) => List(Ref(what), max)
+/** The most post-processing services one part (or catalogue configuration) has. */
+export const MAX_SERVICES = 100
+/** The number the engine gives a record (`T-000042`): one of the identifiers a lookup finds. */
+export const RecordNumber = Text(100)
+/** A text the engine writes (a finding's message, why an endpoint was disabled): as long as a note at most. */
+export const EngineText = Text(4000)
 export const NonNegative = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
 export const Positive = Schema.Finite.check(Schema.isGreaterThan(0))
 /** The most pieces of one part or item: far above any order quoted here, so a larger number is a slip, refused at once. */

@@ -6,7 +6,7 @@
  */
 import { Schema } from "effect"
 import { Int32 } from "../Integers.ts"
-import { ModelUnit } from "./modelFiles.ts"
+import { MAX_FILE_NAME_LENGTH, ModelUnit } from "./modelFiles.ts"
 
 /** The media types an upload may have; `application/octet-stream` needs a file name saying the format. */
 export const MODEL_MEDIA_TYPES = {
@@ -18,6 +18,8 @@ export const OCTET_STREAM = "application/octet-stream"
 export const UPLOAD_MEDIA_TYPES = [...Object.values(MODEL_MEDIA_TYPES), OCTET_STREAM] as const
 
 export const DEFAULT_MODEL_UPLOAD_MAX_BYTES = 100 * 1024 * 1024
+/** The most MODEL_UPLOAD_MAX_BYTES may be set to: no upload is ever larger, whatever the configuration. */
+export const MODEL_UPLOAD_MAX_BYTES_CEILING = 1024 * 1024 * 1024
 
 /** A multipart upload: the file and a few small fields at most (anything else is refused by the parser). */
 export const MULTIPART_MAX_PARTS = 8
@@ -25,7 +27,7 @@ export const MULTIPART_MAX_FIELD_BYTES = 4096
 
 /** A model file name: no path, ending in a model format's extension. */
 export const ModelFileName = Schema.String.check(
-  Schema.isMaxLength(255),
+  Schema.isMaxLength(MAX_FILE_NAME_LENGTH),
   Schema.isPattern(/^[^/\\]+\.(stl|3mf|obj)$/iu, { message: "a file name ending in .stl, .3mf or .obj" })
 ).annotate({ description: "The model file's name, ending in .stl, .3mf or .obj", examples: ["bracket.stl"] })
 

@@ -4,7 +4,7 @@
  * (docs/geometry.md).
  */
 import { Schema } from "effect"
-import { Int32 } from "../Integers.ts"
+import { Count } from "../Integers.ts"
 import { MODEL_UNITS } from "../ModelUnits.ts"
 import { NonNegative } from "./fields.ts"
 
@@ -15,14 +15,21 @@ export const ModelUnit = Schema.Literals(MODEL_UNITS).annotate({
   examples: ["in"]
 })
 
+/** The longest model file name (most file systems' limit). */
+export const MAX_FILE_NAME_LENGTH = 255
+
+/** The longest model file URL the engine downloads from. */
+export const MAX_URL_LENGTH = 4000
+
 export const ModelEndpoint = Schema.Struct({
   url: Schema.String.check(
     Schema.isPattern(/^https?:\/\/\S+$/u, { message: "an http(s) URL the engine can download" }),
-    Schema.isMaxLength(4000)
+    Schema.isMaxLength(MAX_URL_LENGTH)
   ).annotate({ description: "An http(s) URL the engine can download", examples: ["https://files.example.com/models/bracket.stl"] }),
   fileName: Schema.optional(
     Schema.String.check(
-      Schema.isPattern(/^[^/\\]+\.(stl|STL|3mf|3MF|obj|OBJ)$/u, { message: "a file name ending in .stl, .3mf or .obj" })
+      Schema.isPattern(/^[^/\\]+\.(stl|STL|3mf|3MF|obj|OBJ)$/u, { message: "a file name ending in .stl, .3mf or .obj" }),
+      Schema.isMaxLength(MAX_FILE_NAME_LENGTH)
     ).annotate({ description: "Required when the URL does not end in the file name", examples: ["bracket.stl"] })
   ),
   unit: Schema.optional(ModelUnit)
@@ -67,7 +74,7 @@ export const Geometry = Schema.Struct({
   volume: NonNegative.annotate({ description: "mm³" }),
   surfaceArea: NonNegative.annotate({ description: "mm²" }),
   boundingBox: Schema.Struct({ x: NonNegative, y: NonNegative, z: NonNegative }).annotate({ description: "mm" }),
-  triangleCount: Int32,
+  triangleCount: Count,
   watertight: Schema.Boolean,
   // Absent on geometry analysed before units were read (millimetres then, or a 3MF's own unit).
   unit: Schema.optional(ModelUnit.annotate({

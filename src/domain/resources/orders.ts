@@ -4,13 +4,29 @@
  * items; model versions keep each model file a part has had.
  */
 import { Schema, SchemaIssue } from "effect"
-import { Int32 } from "../Integers.ts"
+import { Count, Int32 } from "../Integers.ts"
 import { NonEmptyList } from "../NonEmptyList.ts"
-import { acceptingTheRecord, defineResource } from "../Resource.ts"
+import { acceptingTheRecord, defineResource, RecordId } from "../Resource.ts"
 import { ProductionParameterIds } from "./catalogue.ts"
-import { IsoDateTime, MAX_QUANTITY, Money, Name, NonNegative, Positive, Quantity, Ref, Text } from "./fields.ts"
+import {
+  EngineText,
+  IsoDateTime,
+  List,
+  MAX_IDS,
+  MAX_QUANTITY,
+  MAX_SERVICES,
+  Money,
+  Name,
+  NonNegative,
+  Positive,
+  Quantity,
+  RecordNumber,
+  Ref,
+  Refs,
+  Text
+} from "./fields.ts"
 import { fileNameRule } from "./modelFileName.ts"
-import { Geometry, MODEL_SOURCE_ONE_OF, MODEL_SOURCE_REQUIRES, ModelEndpoint } from "./modelFiles.ts"
+import { Geometry, MAX_URL_LENGTH, MODEL_SOURCE_ONE_OF, MODEL_SOURCE_REQUIRES, ModelEndpoint } from "./modelFiles.ts"
 
 export const Project = defineResource({
   name: "project",
@@ -24,7 +40,7 @@ export const Project = defineResource({
     currencyId: Schema.optional(Ref("currency"))
   },
   computed: {
-    number: Schema.String.annotate({ description: "The order number, numbered per app and kind: the app's first project is P-000001; kept on a replace" })
+    number: RecordNumber.annotate({ description: "The order number, numbered per app and kind: the app's first project is P-000001; kept on a replace" })
   },
   filters: ["customerId", "externalReference", "name"],
   storage: { numberPrefix: "P", references: { customerId: "customer", currencyId: "currency" } }
@@ -55,7 +71,7 @@ export const Ticket = defineResource({
     }))
   },
   computed: {
-    number: Schema.String.annotate({ description: "The ticket number, numbered per app and kind: the app's first ticket is T-000001; kept on a replace" }),
+    number: RecordNumber.annotate({ description: "The ticket number, numbered per app and kind: the app's first ticket is T-000001; kept on a replace" }),
     state: TicketState
   },
   filters: ["projectId", "externalReference"],
@@ -78,7 +94,7 @@ export const Item = defineResource({
 })
 
 export const ServiceTimes = Schema.Struct({
-  serviceId: Schema.String,
+  serviceId: RecordId,
   cycleTime: NonNegative,
   programmingTime: NonNegative,
   setupTime: NonNegative
@@ -88,13 +104,18 @@ export const ProductionTimes = Schema.Struct({
   cycleTime: NonNegative.annotate({ description: "Seconds" }),
   programmingTime: NonNegative.annotate({ description: "Seconds" }),
   setupTime: NonNegative.annotate({ description: "Seconds" }),
-  services: Schema.Array(ServiceTimes)
+  services: List(ServiceTimes, MAX_SERVICES)
 }).annotate({ description: "Times of the last price calculation, in seconds" })
 
 export const ManufacturabilityStatus = Schema.Literals(["ok", "warning", "blocked"]).annotate({
   description: "ok: nothing found; warning: it can be made, but look (support, thin walls, an open mesh …); blocked: it cannot be made as it is " +
     "(no machine of its technology holds it, walls thinner than the technology makes). docs/geometry.md, \"Manufacturability\""
 })
+
+/** The most points a finding locates (the engine samples a few). */
+const MAX_FINDING_POINTS = 5
+/** The most checks one verdict holds: every check of a technology once, and room for more kinds. */
+const MAX_CHECKS = 50
 
 const PartPoint = Schema.Struct({ x: Schema.Finite, y: Schema.Finite, z: Schema.Finite })
 
@@ -103,11 +124,13 @@ export const FindingLocation = Schema.Struct({
   boundingBox: Schema.Struct({ min: PartPoint, max: PartPoint }).annotate({
     description: "The box of everything the finding concerns (edges, faces, sampled points, bodies; the whole part for build-volume)"
   }),
-  points: Schema.Array(PartPoint).annotate({ description: "A few points of it (at most 5): the thinnest walls first, the largest overhangs first" })
+  points: List(PartPoint, MAX_FINDING_POINTS).annotate({
+    description: `A few points of it (at most ${MAX_FINDING_POINTS}): the thinnest walls first, the largest overhangs first`
+  })
 }).annotate({ description: "Where the finding is, in the part's coordinates: millimetres, in the model file's axes" })
 
 export const ManufacturabilityCheck = Schema.Struct({
-  id: Schema.String.annotate({
+  id: Text(100).annotate({
     description: "The check: mesh-open-edges, mesh-non-manifold-edges, mesh-inconsistent-normals, mesh-degenerate-triangles, mesh-shells, " +
       "build-volume, wall-thickness, overhang (FDM, SLA), enclosed-cavities (SLS, MJF), cnc-undercuts, cnc-stock-size (CNC milling)",
     examples: ["build-volume"]
@@ -115,13 +138,13 @@ export const ManufacturabilityCheck = Schema.Struct({
   status: ManufacturabilityStatus,
   value: Schema.NullOr(Schema.Finite).annotate({ description: "What was measured, in `unit`; null when it could not be measured" }),
   limit: Schema.NullOr(Schema.Finite).annotate({ description: "The technology's limit the value is held to, in `unit`; null when none applies" }),
-  unit: Schema.String.annotate({ examples: ["mm", "mm²", "edges"] }),
-  message: Schema.String,
-  machineIds: Schema.optional(Schema.Array(Schema.String).annotate({ description: "build-volume: the app's machines of the technology the part fits" })),
+  unit: Text(40).annotate({ examples: ["mm", "mm²", "edges"] }),
+  message: EngineText,
+  machineIds: Schema.optional(Refs("machine").annotate({ description: "build-volume: the app's machines of the technology the part fits" })),
   location: Schema.optional(FindingLocation.annotate({
     description: "A check that warns or blocks: where, in the part's coordinates (mm). Absent on a model measured before findings were located"
   })),
-  suggestion: Schema.optional(Schema.String.annotate({
+  suggestion: Schema.optional(EngineText.annotate({
     description: "A check that warns or blocks: what to change, in one sentence",
     examples: ["Thicken the wall to 0.8 mm at least."]
   }))
@@ -129,7 +152,7 @@ export const ManufacturabilityCheck = Schema.Struct({
 
 export const Manufacturability = Schema.Struct({
   status: ManufacturabilityStatus.annotate({ description: "The worst of the checks' statuses" }),
-  checks: Schema.Array(ManufacturabilityCheck)
+  checks: List(ManufacturabilityCheck, MAX_CHECKS)
 }).annotate({
   description: "Design-for-manufacturing checks of the part's model for its technology, from the geometry (measured once with it) and the app's " +
     "machines as of the part's last write; null until the model is analysed. A blocked part is not quoted unless the quote request says `override`"
@@ -168,7 +191,7 @@ export const TicketModel = defineResource({
         "priced with. From a catalogue configuration: the configuration's; a value sent must be it"
     })),
     serviceIds: Schema.optional(
-      Schema.Array(Ref("post-processing service")).annotate({
+      Refs("post-processing service", MAX_SERVICES).annotate({
         description: "Post-processing services for the part, each one that applies to its technology. From a catalogue configuration: " +
           "the configuration's; a list sent must hold the same services",
         examples: [["sanding"]]
@@ -177,7 +200,8 @@ export const TicketModel = defineResource({
   },
   completed: { technologyId: PartTechnologyId, materialId: PartMaterialId },
   computed: {
-    fileName: Schema.NullOr(Schema.String),
+    // The model endpoint's `fileName`, else the last segment of its url.
+    fileName: Schema.NullOr(Text(MAX_URL_LENGTH)),
     geometry: Schema.NullOr(Geometry).annotate({ description: "From the model file; null until analysed" }),
     // Absent on a part stored before manufacturability was judged: it gets its verdict when written or quoted again.
     manufacturability: Schema.optional(Schema.NullOr(Manufacturability)),
@@ -228,7 +252,7 @@ export const QuantityLadder = Schema.Array(Quantity).check(
 )
 
 /** Working days until something is made (docs/pricing.md, "Lead times"). */
-export const LeadTimeDays = Int32.check(Schema.isGreaterThanOrEqualTo(0))
+export const LeadTimeDays = Count
 
 export const QuoteOption = Schema.Struct({
   quantity: Quantity.annotate({ description: "A quantity the buyer may choose for the line's part" }),
@@ -255,8 +279,8 @@ export const QuantityOptionsRequest = Schema.Struct({
 
 export const QuoteLine = Schema.Struct({
   description: Text(500),
-  ticketModelId: Schema.optional(Schema.String.annotate({ description: "The part (of the quote's ticket) this line prices" })),
-  itemId: Schema.optional(Schema.String.annotate({ description: "The item (of the quote's ticket) this line prices" })),
+  ticketModelId: Schema.optional(Ref("part").annotate({ description: "The part (of the quote's ticket) this line prices" })),
+  itemId: Schema.optional(Ref("item").annotate({ description: "The item (of the quote's ticket) this line prices" })),
   quantity: Quantity.annotate({
     description: "The part's or item's quantity. A replacement of the quote cannot change it, except on a line with `options` when it " +
       "accepts the quote: one of the options' quantities chooses that option (the part takes the quantity)"
@@ -274,7 +298,8 @@ export const QuoteLine = Schema.Struct({
       "read or as the replacement makes it (422 naming `lines.<i>.total`)"
   }),
   options: Schema.optional(
-    Schema.Array(QuoteOption).annotate({
+    // The quantities asked for, and the part's own when it was not among them.
+    List(QuoteOption, MAX_QUANTITY_LADDER + 1).annotate({
       description: "Set by the engine on a part's line quoted at several quantities (`quantityOptions` of the quote request), in ascending " +
         "quantity, the line's own quantity among them; the buyer chooses one by accepting the quote with the line's `quantity` set to it. " +
         "A value sent must be the line's as read or as the replacement makes it (422 naming `lines.<i>.options`)"
@@ -284,6 +309,9 @@ export const QuoteLine = Schema.Struct({
 
 /** A line as a replacement of the quote sends it: its total may be left out (the engine sets it). */
 const QuoteLineSent = QuoteLine.mapFields((fields) => ({ ...fields, total: Schema.optional(fields.total) }))
+
+/** The most lines a quote has (one per part and item of its ticket): far more than any ticket quoted here holds. */
+export const MAX_QUOTE_LINES = 10_000
 
 export const TicketQuote = defineResource({
   name: "ticketQuote",
@@ -296,17 +324,17 @@ export const TicketQuote = defineResource({
     validUntil: IsoDateTime.annotate({
       description: "The quote can be accepted until this instant (an ISO 8601 date-time); a sent quote read after it is expired"
     }),
-    lines: Schema.Array(QuoteLineSent),
+    lines: List(QuoteLineSent, MAX_QUOTE_LINES),
     notes: Schema.optional(Notes)
   },
-  completed: { lines: Schema.Array(QuoteLine) },
+  completed: { lines: List(QuoteLine, MAX_QUOTE_LINES) },
   computed: {
-    number: Schema.String.annotate({ description: "The quote number, numbered per app and kind: the app's first quote is Q-000001; kept on a replace" }),
+    number: RecordNumber.annotate({ description: "The quote number, numbered per app and kind: the app's first quote is Q-000001; kept on a replace" }),
     exchangeRate: Positive.annotate({
       description: "Units of the quote's currency per 1 EUR (the base currency) used to convert its prices; 1 for EUR"
     }),
     total: Money.annotate({ description: "Set by the engine: the sum of the line totals, exactly" }),
-    pdfUrl: Schema.String.annotate({
+    pdfUrl: Text(2000).annotate({
       description: "Where the quote reads as a PDF (A4, the same bytes for the same quote): the quote's own path, relative to the " +
         "API's origin like a created record's `Location`, read with `Accept: application/pdf`"
     })
@@ -332,7 +360,7 @@ export const QuoteRequest = Schema.Struct({
   ),
   notes: Schema.optional(Notes),
   quantityOptions: Schema.optional(
-    Schema.Array(QuantityOptionsRequest).annotate({
+    List(QuantityOptionsRequest, MAX_IDS).annotate({
       description: "Parts whose lines offer several quantities for the buyer to choose one when accepting the quote; each line still " +
         "prices the part's own quantity, and the quote's total is that of the lines as they are. 422 naming " +
         "`quantityOptions.<i>.ticketModelId` for a part not on the ticket or named twice"
@@ -420,17 +448,17 @@ export const SimilarityRequest = Schema.Struct({
 export const SimilarPart = Schema.Struct({ ticketModelId: Schema.String, score: Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 })) })
 
 export const MachiningStrategy = Schema.Struct({
-  ticketModelId: Schema.String,
-  serviceId: Schema.String,
+  ticketModelId: RecordId,
+  serviceId: RecordId,
   strategy: Schema.Literals(["roughing", "finishing", "roughing_and_finishing", "adaptive"]),
-  toolIds: Schema.Array(Schema.String),
+  toolIds: Refs("tool", 100),
   stepover: Schema.optional(Schema.Finite.check(Schema.isBetween({ minimum: 0.01, maximum: 1 }))),
   notes: Schema.optional(Text(2000))
 })
 /** The body of `PUT /ticket-model/{id}/machining-strategy/{serviceId}`; the strategy as read is accepted, its ids ignored (the path's hold). */
 export const MachiningStrategyInput = acceptingTheRecord(
   MachiningStrategy.mapFields(({ ticketModelId: _t, serviceId: _s, ...rest }) => rest),
-  { ticketModelId: Schema.String, serviceId: Schema.String }
+  { ticketModelId: RecordId, serviceId: RecordId }
 )
 
-export const PostProcessingRequest = Schema.Struct({ serviceIds: Schema.Array(Ref("post-processing service")) })
+export const PostProcessingRequest = Schema.Struct({ serviceIds: Refs("post-processing service", MAX_SERVICES) })

@@ -6,13 +6,14 @@
  * The rules between them are in docs/workflows-production.md.
  */
 import { Schema, SchemaGetter } from "effect"
-import { Int32 } from "../Integers.ts"
+import { Int32, INT32_MAX } from "../Integers.ts"
 import { NonEmptyList } from "../NonEmptyList.ts"
-import { acceptingTheRecord, DateRangeQuery, defineResource, FilterText, repeatable } from "../Resource.ts"
-import { Dimensions, IsoDateTime, Location, Money, Name, NonNegative, Quantity, Ref, Text } from "./fields.ts"
+import { acceptingTheRecord, DateRangeQuery, defineResource, FilterText, repeatable, Timestamp, TIMESTAMPS } from "../Resource.ts"
+import { Dimensions, IsoDateTime, List, Location, MAX_QUANTITY, Money, Name, NonNegative, Quantity, Ref, Refs, Text } from "./fields.ts"
 
 /** A time of day, `HH:MM` on the 24-hour clock; `24:00` is the end of the day. */
 const TimeOfDay = Schema.String.check(
+  Schema.isMaxLength(5),
   Schema.isPattern(/^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$/, { message: "expected a time of day, HH:MM (00:00 to 24:00)" })
 )
 
@@ -23,6 +24,7 @@ export const minutesOfDay = (time: string) => Number(time.slice(0, 2)) * 60 + Nu
 export const WorkingHours = Schema.Struct({
   days: Schema.Array(Int32.check(Schema.isBetween({ minimum: 1, maximum: 7 }))).check(
     Schema.isMinLength(1),
+    Schema.isMaxLength(7),
     Schema.isUnique({ message: "expected distinct days" })
   ).annotate({ description: "The weekdays they work, ISO numbers: 1 Monday … 7 Sunday", examples: [[1, 2, 3, 4, 5]] }),
   from: TimeOfDay.annotate({ description: "When their day starts, HH:MM", examples: ["08:00"] }),
@@ -61,7 +63,7 @@ export const Machine = defineResource({
     hourlyRate: Schema.optional(Money),
     buildVolume: Schema.optional(Dimensions)
   },
-  computed: { reelIds: Schema.Array(Schema.String).annotate({ description: "Reels the machine holds (PUT /machine/{id}/reels)" }) },
+  computed: { reelIds: Refs("reel").annotate({ description: "Reels the machine holds (PUT /machine/{id}/reels)" }) },
   filters: ["technologyId", "machineGroupId", "name"],
   storage: { references: { technologyId: "technology", machineGroupId: "machineGroup" } }
 })
@@ -77,10 +79,10 @@ export const MachineByDistance = Machine.record.mapFields((fields) => ({
   distanceKm: NonNegative.annotate({ description: "Great-circle distance from the given point" })
 }))
 
-export const MachineReelsRequest = Schema.Struct({ reelIds: Schema.Array(Ref("reel")) })
+export const MachineReelsRequest = Schema.Struct({ reelIds: Refs("reel") })
 
 /** A reel group's id is a number, the same in POST, GET and the body of PUT /reel-group. */
-export const ReelGroupId = Int32.check(Schema.isGreaterThanOrEqualTo(1))
+export const ReelGroupId = Int32.check(Schema.isBetween({ minimum: 1, maximum: INT32_MAX }))
 
 const reelGroupFields = {
   materialId: Ref("material"),
@@ -109,8 +111,8 @@ export const ReelGroupUpdate = Schema.Struct({
   name: Schema.optional(ReelGroupInput.fields.name),
   inventoryProductName: Schema.optional(Name.annotate({ description: "The group's name as read: accepted for `name`" })),
   ...reelGroupFields,
-  createdAt: Schema.optional(Schema.String.annotate({ description: "Read-only: accepted in a PUT body (as read) and ignored." })),
-  updatedAt: Schema.optional(Schema.String.annotate({ description: "Read-only: accepted in a PUT body (as read) and ignored." }))
+  createdAt: Schema.optional(Timestamp.annotate({ description: "Read-only: accepted in a PUT body (as read) and ignored." })),
+  updatedAt: Schema.optional(Timestamp.annotate({ description: "Read-only: accepted in a PUT body (as read) and ignored." }))
 }).check(Schema.makeFilter((body) => {
   if (body.name === undefined && body.inventoryProductName === undefined) {
     return { path: ["name"], issue: "Missing required value: send `name` (or `inventoryProductName`, as read)" }
@@ -159,10 +161,7 @@ export const Reel = defineResource({
   storage: { references: { machineId: "machine" } }
 })
 /** `PUT /reel`: the whole reel, its id in the body. */
-export const ReelUpdate = acceptingTheRecord(Schema.Struct({ id: Ref("reel"), ...Reel.fields }), {
-  createdAt: Schema.String,
-  updatedAt: Schema.String
-}).annotate({ title: "Reel replacement" })
+export const ReelUpdate = acceptingTheRecord(Schema.Struct({ id: Ref("reel"), ...Reel.fields }), TIMESTAMPS).annotate({ title: "Reel replacement" })
 /** `POST /inventory-product-location/{id}/reel`: new reels in a reel group. */
 export const NewReelsRequest = Schema.Struct({
   reels: NonEmptyList(Schema.Struct({ remainingWeight: NonNegative, lotNumber: Schema.optional(Text(100)) }), 100)
@@ -171,7 +170,10 @@ export const NewReelsRequest = Schema.Struct({
 export const ServiceJobState = Schema.Literals(["queued", "running", "paused", "done", "merged"]).annotate({
   description: "queued → running ⇄ paused → done (when every PPS record is done); merged: folded into another job"
 })
-export const TimelineInterval = Schema.Struct({ startedAt: Schema.String, stoppedAt: Schema.NullOr(Schema.String) })
+export const TimelineInterval = Schema.Struct({ startedAt: Timestamp, stoppedAt: Schema.NullOr(Timestamp) })
+
+/** The most intervals a body carries back in a job's timeline (one per start): a job started that often is not one job. */
+const MAX_TIMELINE_INTERVALS = 10_000
 
 export const ServiceJob = defineResource({
   name: "serviceJob",
@@ -183,19 +185,22 @@ export const ServiceJob = defineResource({
     machineGroupId: Schema.optional(Schema.NullOr(Ref("machine group"))),
     machineId: Schema.optional(Schema.NullOr(Ref("machine"))),
     ticketId: Schema.optional(Ref("ticket")),
-    ticketModelIds: Schema.Array(Ref("part")).annotate({
+    ticketModelIds: Refs("part").annotate({
       description: "The parts the job makes, of its technology; a part is in at most one open (queued, running, paused) job"
     }),
     dueDate: Schema.optional(IsoDateTime)
   },
   computed: {
     state: ServiceJobState,
-    timeline: Schema.Array(TimelineInterval),
+    timeline: List(TimelineInterval, MAX_TIMELINE_INTERVALS),
     totalTime: NonNegative.annotate({ description: "Seconds of the stopped intervals, to the millisecond", examples: [5400.021] })
   },
   filters: ["technologyId", "machineGroupId", "ticketId", "state"],
   storage: { references: { technologyId: "technology", machineGroupId: "machineGroup", machineId: "machine", ticketId: "ticket" } }
 })
+
+/** Pieces made or scrapped of a record: 0 up to the most pieces of one part. */
+const Pieces = Int32.check(Schema.isBetween({ minimum: 0, maximum: MAX_QUANTITY }))
 
 export const PpsState = Schema.Literals(["planned", "in_production", "done", "scrapped"]).annotate({
   description: "done needs `producedQuantity` equal to `quantity` and is final"
@@ -212,8 +217,8 @@ export const Pps = defineResource({
     ticketModelId: Ref("part"),
     quantity: Quantity.annotate({ description: "The planned quantity: the part's, when the record was made" }),
     state: PpsState,
-    producedQuantity: Int32.check(Schema.isGreaterThanOrEqualTo(0)),
-    scrappedQuantity: Int32.check(Schema.isGreaterThanOrEqualTo(0))
+    producedQuantity: Pieces,
+    scrappedQuantity: Pieces
   },
   filters: ["serviceJobId", "ticketModelId", "state"],
   storage: { references: { serviceJobId: "serviceJob", ticketModelId: "ticketModel" } }
@@ -239,10 +244,10 @@ export const ServiceJobProductionQuery = Schema.Struct({
 /** `PUT /service-job/{id}/production/{ppsId}`: a PPS record's progress. */
 export const PpsProgress = Schema.Struct({
   state: PpsState,
-  producedQuantity: Int32.check(Schema.isGreaterThanOrEqualTo(0)).annotate({
+  producedQuantity: Pieces.annotate({
     description: "Good pieces made: at most the record's quantity, and equal to it for `done`"
   }),
-  scrappedQuantity: Int32.check(Schema.isGreaterThanOrEqualTo(0)).annotate({ description: "Pieces scrapped on the way (besides the good ones)" })
+  scrappedQuantity: Pieces.annotate({ description: "Pieces scrapped on the way (besides the good ones)" })
 })
 
 export const MergeRequest = Schema.Struct({

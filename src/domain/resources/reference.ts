@@ -8,7 +8,7 @@ import { Schema } from "effect"
 import { Int32 } from "../Integers.ts"
 import { NonEmptyList } from "../NonEmptyList.ts"
 import { defineResource } from "../Resource.ts"
-import { Dimensions, Email, Money, Name, NonNegative, Positive, Ref, Text } from "./fields.ts"
+import { Dimensions, Email, List, Money, Name, NonNegative, Positive, Ref, Refs, Text } from "./fields.ts"
 
 export const Technology = defineResource({
   name: "technology",
@@ -121,9 +121,11 @@ export const QuotationFormRegion = defineResource({
   fields: {
     quotationFormId: Ref("quotation form"),
     name: Name,
-    countries: Schema.Array(
-      Schema.String.check(Schema.isPattern(/^[A-Z]{2}$/, { message: "an ISO 3166-1 alpha-2 code" }))
-        .annotate({ description: "ISO 3166-1 alpha-2 code", examples: ["DE"] })
+    countries: List(
+      Schema.String.check(Schema.isMaxLength(2), Schema.isPattern(/^[A-Z]{2}$/, { message: "an ISO 3166-1 alpha-2 code" }))
+        .annotate({ description: "ISO 3166-1 alpha-2 code", examples: ["DE"] }),
+      // Every code ISO 3166-1 assigns (249), with room for new ones.
+      300
     ),
     currencyId: Schema.optional(Ref("currency")),
     priceFactor: Schema.optional(Positive.annotate({ description: "Multiplies prices quoted in the region (default 1)" }))
@@ -151,7 +153,7 @@ export const Material = defineResource({
     materialSeriesId: Schema.optional(Ref("material series")),
     density: Schema.optional(Positive.annotate({ description: "g/cm³; defaults per technology" })),
     pricePerKg: Schema.optional(Money.annotate({ description: "Defaults per technology" })),
-    colourIds: Schema.optional(Schema.Array(Ref("colour")))
+    colourIds: Schema.optional(Refs("colour"))
   },
   filters: ["technologyId", "materialSeriesId", "name"],
   storage: { references: { technologyId: "technology", materialSeriesId: "materialSeries" } }

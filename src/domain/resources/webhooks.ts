@@ -8,7 +8,7 @@ import { EVENT_TYPES, EventTypeSchema } from "../events/types.ts"
 import { Int32 } from "../Integers.ts"
 import { NonEmptyList } from "../NonEmptyList.ts"
 import { DateRangeQuery, defineResource, PageLimit, PageOffset, repeatable } from "../Resource.ts"
-import { Ref, Text } from "./fields.ts"
+import { EngineText, Ref, Text } from "./fields.ts"
 
 const WebhookUrl = Schema.String.check(
   Schema.isPattern(/^https?:\/\/\S+$/u, { message: "an http(s) URL" }),
@@ -36,7 +36,7 @@ export const WebhookEndpoint = defineResource({
   },
   computed: {
     disabledReason: Schema.optional(
-      Schema.NullOr(Schema.String).annotate({
+      Schema.NullOr(EngineText).annotate({
         description: "Why the service disabled the endpoint, while it is disabled; null once enabled again"
       })
     )

@@ -18,7 +18,8 @@
  * types (406), a message without an id (a notification: 202; a request:
  * 400, -32600, unrun) or with an id that is none (a fraction: 400, -32600),
  * `subscriptions/listen` (nothing is pushed: 404, -32601) and a malformed
- * 2026-07-28 `_meta` (400, -32602) are answered here (McpDirect), a plain
+ * 2026-07-28 `_meta` (400, -32602) and a header longer than the OpenAPI
+ * document allows (400, -32600) are answered here (McpDirect), a plain
  * 2026-07-28 tools/call is answered directly (McpDirect), a 2025-11-25
  * request and any `initialize` are served without a session (McpLegacy),
  * and the rest by McpServer, whose answers are aligned with the
@@ -36,7 +37,7 @@
 import { Effect, Option } from "effect"
 import { Headers, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { CurrentCaller } from "../../api/Authorization.ts"
-import { MCP_PROTOCOLS } from "../../api/mcp/openapi.ts"
+import { MCP_HEADER_LIMITS, MCP_PROTOCOLS } from "../../api/mcp/openapi.ts"
 import { READ_ONLY_TOOLS, TOOL_NAMES } from "../../api/mcp/tools.ts"
 import type { TooManyRequests } from "../../domain/Errors.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
@@ -211,6 +212,21 @@ const notAcceptable = (message: unknown, accept: string | undefined) =>
     message: `Not Acceptable: Accept must list application/json and text/event-stream (it is ${accept ?? "missing"})`
   }, 406)
 
+/**
+ * A header longer than the OpenAPI document allows (MCP_HEADER_LIMITS): 400
+ * with -32600 and the request's id, unrun; no value that long names a method,
+ * tool, resource or prompt of the endpoint.
+ */
+const overlongHeader = (headers: Headers.Headers, message: unknown) => {
+  for (const [name, limit] of Object.entries(MCP_HEADER_LIMITS)) {
+    const value = headers[name.toLowerCase()]
+    if (value !== undefined && value.length > limit) {
+      return rpcError(idOf(message), { code: -32600, message: `Invalid Request: the ${name} header is longer than ${limit} characters` }, 400)
+    }
+  }
+  return undefined
+}
+
 /** What `Accept` takes, as McpServer reads it: its media types, a range with `q=0` (or an invalid q) left out. */
 const acceptedTypes = (accept: string | undefined): ReadonlyArray<string> =>
   accept === undefined ? [] : accept.split(",").flatMap((part) => {
@@ -337,6 +353,8 @@ export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller | McpCall
       const contentType = request.headers["content-type"]
       if (mediaTypes(contentType)[0] !== "application/json") return Effect.succeed(unsupportedMediaType(message, contentType))
       if (!acceptsBoth(request.headers["accept"])) return Effect.succeed(notAcceptable(message, request.headers["accept"]))
+      const overlong = overlongHeader(request.headers, message)
+      if (overlong !== undefined) return Effect.succeed(overlong)
       const version = request.headers["mcp-protocol-version"]
       // A version not served is McpServer's to refuse (400, -32022), with an id or without.
       const withoutId = version === undefined || SERVED_VERSIONS.has(version) ? withoutIdAnswer(message) ?? invalidIdAnswer(message) : undefined

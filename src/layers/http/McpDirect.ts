@@ -19,10 +19,11 @@
  * capability the endpoint does not advertise is -32601. And the
  * capabilities the endpoint advertises (`servedCapabilities`).
  */
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { McpProtocol, type McpSchema } from "effect/ai"
 import type { HttpServerRequest } from "effect/http"
 import { HttpServerResponse } from "effect/http"
+import { JsonRpcId, MAX_METHOD_LENGTH, MAX_REQUEST_ID_LENGTH, NotificationMethod } from "../../api/mcp/openapi.ts"
 
 /** What McpServer says of itself in every result's `_meta` (McpRoute configures it with the same values). */
 export const SERVER_INFO = {
@@ -49,9 +50,12 @@ const isObject = (value: unknown): value is Json =>
 /**
  * A JSON-RPC request id as MCP has it: a string or a number (never null),
  * and a number without a fractional part (JSON-RPC 2.0: "Numbers SHOULD NOT
- * contain fractional parts"), so that an id reads back as it was sent.
+ * contain fractional parts"), so that an id reads back as it was sent; a
+ * string of bounded length (JsonRpcId, as the OpenAPI document states it).
  */
-export const isRequestId = (id: unknown): id is string | number => typeof id === "string" || Number.isSafeInteger(id)
+export const isRequestId: (id: unknown) => id is string | number = Schema.is(JsonRpcId)
+
+const isNotificationMethod = Schema.is(NotificationMethod)
 
 /** A JSON-RPC request as MCP has it: version 2.0, an id and a method. */
 export interface RpcRequest {
@@ -167,7 +171,8 @@ const NOTIFICATION_ACCEPTED = HttpServerResponse.empty({ status: 202 })
  */
 const REQUEST_WITHOUT_ID = rpcError(undefined, {
   code: -32600,
-  message: "Invalid Request: a request needs an id (a string or a number); only notifications/* are sent without one"
+  message: `Invalid Request: a request needs an id (a string or a number); only notifications/* (at most ${MAX_METHOD_LENGTH} characters) ` +
+    "are sent without one"
 }, 400)
 
 /**
@@ -176,14 +181,14 @@ const REQUEST_WITHOUT_ID = rpcError(undefined, {
  */
 export const withoutIdAnswer = (message: unknown): HttpServerResponse.HttpServerResponse | undefined => {
   if (!isObject(message) || "id" in message) return undefined
-  const notification = message.jsonrpc === "2.0" && typeof message.method === "string" && message.method.startsWith("notifications/")
+  const notification = message.jsonrpc === "2.0" && isNotificationMethod(message.method)
   return notification ? NOTIFICATION_ACCEPTED : REQUEST_WITHOUT_ID
 }
 
 /** A message whose `id` is there but no request id (null, a fraction, an object): refused unrun, with no id. */
 const INVALID_ID = rpcError(undefined, {
   code: -32600,
-  message: "Invalid Request: the id must be a string or an integer"
+  message: `Invalid Request: the id must be a string of at most ${MAX_REQUEST_ID_LENGTH} characters or an integer`
 }, 400)
 
 /** The answer to a JSON-RPC message whose `id` is not a request id (undefined when it has none or a valid one). */

@@ -18,8 +18,9 @@
  * returns the same bytes (the router hands handlers this same request).
  */
 import { JSONParser } from "@streamparser/json"
-import { ByteSize, Context, Effect, Stream } from "effect"
+import { ByteSize, Context, Effect, Schema, Stream } from "effect"
 import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { JsonRpcId } from "../../api/mcp/openapi.ts"
 import { BadRequest, PayloadTooLarge } from "../../domain/Errors.ts"
 import { errorResponse } from "./ErrorResponses.ts"
 
@@ -73,9 +74,10 @@ type Refusal = { readonly status: 400 | 413; readonly type: string; readonly mes
 
 const isMcp = (url: string) => url === MCP_PATH || url.startsWith(`${MCP_PATH}?`)
 
-/** A JSON-RPC request id (a string or an integer), or undefined. */
-const requestIdOf = (value: unknown): string | number | undefined =>
-  typeof value === "string" || Number.isSafeInteger(value) ? value as string | number : undefined
+const isRequestId = Schema.is(JsonRpcId)
+
+/** A JSON-RPC request id (a string or an integer, as the endpoint takes one), or undefined. */
+const requestIdOf = (value: unknown): string | number | undefined => isRequestId(value) ? value : undefined
 
 /** The refusal, in the shape of the surface that refuses it (`id`: the MCP request's, when it could be read). */
 const refusalResponse = (request: HttpServerRequest.HttpServerRequest, refusal: Refusal, id?: string | number) => {
