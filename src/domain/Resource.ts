@@ -22,6 +22,9 @@ export const DATE_FIELDS = ["createdAt", "updatedAt"] as const
 export const CASE_INSENSITIVE = "mfg/caseInsensitive"
 export type DateField = (typeof DATE_FIELDS)[number]
 
+/** The longest ISO 8601 date-time: nanoseconds and an offset. */
+export const MAX_DATE_LENGTH = 40
+
 /** A date (`2026-11-22`) or an RFC 3339 date-time (`2026-11-22T10:00:00Z`, seconds and offset included): JSON Schema's `date` and `date-time`. */
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2}))?$/
 
@@ -41,8 +44,7 @@ export const ISO_DATE_SAMPLES = {
  */
 const isoDate = (description: string) =>
   Schema.String.annotate({ description, examples: ["2026-11-22", "2026-11-22T10:00:00Z"] }).check(
-    // The longest ISO 8601 date-time: nanoseconds and an offset.
-    Schema.isMaxLength(40),
+    Schema.isMaxLength(MAX_DATE_LENGTH),
     isDateOrDateTime()
   )
 
@@ -74,7 +76,8 @@ export const MAX_FILTER_VALUE_LENGTH = 200
 export const repeatable = (value: Schema.Codec<string, string>) =>
   Schema.Union([value, Schema.Array(value).check(Schema.isMaxLength(MAX_FILTER_VALUES))]).pipe(
     Schema.decodeTo(
-      Schema.Array(Schema.toType(value)),
+      // The decoded list keeps the bound, for those that take it decoded (an MCP list tool's arguments).
+      Schema.Array(Schema.toType(value)).check(Schema.isMaxLength(MAX_FILTER_VALUES)),
       SchemaTransformation.transform<ReadonlyArray<string>, string | ReadonlyArray<string>>({
         decode: (values) => typeof values === "string" ? [values] : values,
         encode: (values) => values
@@ -90,9 +93,9 @@ export const MAX_PAGE_SIZE = 1000
 
 /** The paging parameters: integers (the query string's text decodes to them), documented as such in the OpenAPI document. */
 export const PageLimit = Int32.check(Schema.isBetween({ minimum: 1, maximum: MAX_PAGE_SIZE }))
-  .annotate({ description: `Page size: how many records to answer, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE})` })
+  .annotate({ description: `Page size (default ${DEFAULT_PAGE_SIZE})` })
 export const PageOffset = Int32.check(Schema.isGreaterThanOrEqualTo(0))
-  .annotate({ description: "How many matching records to skip, in the list's order (default 0)" })
+  .annotate({ description: "Records to skip (default 0)" })
 
 const dateQueryFields = <const F extends string>(field: F) =>
   ({
@@ -107,14 +110,14 @@ const dateQueryFields = <const F extends string>(field: F) =>
 export const DateRangeQuery = { ...dateQueryFields("createdAt"), ...dateQueryFields("updatedAt") }
 
 const READ_ONLY = "Read-only, set by the engine: the record as read may carry it back, and it is ignored."
-const VERIFIED = "Set by the engine: the record as read may carry it back, or leave it out; a value other than the engine's is a 422 naming it."
+const VERIFIED = "Set by the engine: omit it or send it as read (else a 422 naming it)"
 
 /**
  * A point in time the engine sets (RFC 3339, UTC), as records carry it and
  * a body may carry it back. The format is the string's own, so that the
  * bound's check states `maxLength` beside `type` where every tool reads it.
  */
-export const Timestamp = Schema.String.annotate({ format: "date-time" }).check(Schema.isMaxLength(40))
+export const Timestamp = Schema.String.annotate({ format: "date-time" }).check(Schema.isMaxLength(MAX_DATE_LENGTH))
   .annotate({ examples: ["2026-11-22T10:00:00.000Z"] })
 
 /** A record's id as the engine gives it (and as a body may carry it back). */

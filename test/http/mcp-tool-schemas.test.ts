@@ -112,6 +112,15 @@ const valueOf = (property: Json): Json => {
   return members?.some((member) => member.type === "null") === true ? members.find((member) => member.type !== "null")! : property
 }
 
+/** A schema with its `$ref` to the tool's own `$defs` followed: the definition's keywords, and its own beside them. */
+const resolved = (root: Json, schema: Json): Json => {
+  const ref = schema.$ref as string | undefined
+  if (ref === undefined) return schema
+  assert.match(ref, /^#\/\$defs\//, "a tool's schema refers to its own definitions only")
+  const { $ref: _, ...own } = schema
+  return { ...root.$defs[ref.slice("#/$defs/".length)], ...own }
+}
+
 /** The formats a string schema states, directly or as alternatives. */
 const formatsOf = (schema: Json): Array<string> => [
   ...(typeof schema.format === "string" ? [schema.format] : []),
@@ -212,14 +221,21 @@ for (const backend of backends) {
       Effect.gen(function*() {
         const { mcp, toolNamed, tools } = yield* setup
         const input = (name: string) => toolNamed(name).inputSchema as Json
-        const property = (name: string, key: string) => valueOf(input(name).properties[key])
+        const argument = (name: string, key: string) => resolved(input(name), input(name).properties[key])
+        const property = (name: string, key: string) => valueOf(argument(name, key))
 
         for (const name of ["list_ticket_quotes", "list_parts"]) {
           for (const key of ["createdAt", "createdAt[from]", "createdAt[to]", "updatedAt", "updatedAt[from]", "updatedAt[to]"]) {
             assert.includeMembers(formatsOf(property(name, key)), ["date-time", "date"], `${name} ${key}`)
-            assert.isString(descriptionOf(input(name).properties[key]), `${name} ${key}`)
+            assert.isString(descriptionOf(argument(name, key)), `${name} ${key}`)
+            assert.strictEqual(property(name, key).maxLength, 40, `${name} ${key}`)
           }
+          // A filter takes as many values as on REST.
+          assert.strictEqual(property(name, "ids").maxItems, 100, name)
         }
+        // An optional enum takes null among its values; a read-only field of the record as read says so.
+        assert.deepStrictEqual(property("create_part", "modelEndpoint").properties.unit.enum, ["mm", "cm", "m", "in", "ft", "um", null])
+        assert.deepStrictEqual(input("update_part").properties.geometry, { readOnly: true })
         // A date a client writes: an RFC 3339 date-time, or a date (00:00 UTC), as the tool accepts it.
         for (const [name, key] of [["create_ticket", "dueDate"], ["update_ticket_quote", "validUntil"]] as const) {
           assert.sameMembers(formatsOf(property(name, key)), ["date-time", "date"], `${name} ${key}`)
@@ -335,6 +351,11 @@ for (const backend of backends) {
           ["list_parts", "a date filter", { "createdAt[from]": "2026-11-22", "createdAt[to]": "2026-11-22T10:00:00Z" }, true],
           ["list_parts", "a date filter in words", { createdAt: "yesterday" }, false],
           ["list_parts", "a far offset", { offset: 2_000_000_000 }, true],
+          ["list_parts", "the most ids a filter takes", { ids: Array.from({ length: 100 }, (_, index) => `p${index}`) }, true],
+          ["list_parts", "more ids than a filter takes", { ids: Array.from({ length: 101 }, (_, index) => `p${index}`) }, false],
+          ["create_part", "a null unit", part({ modelEndpoint: { ...endpoint, unit: null } }), true],
+          ["create_part", "an unknown unit", part({ modelEndpoint: { ...endpoint, unit: "yd" } }), false],
+          ["create_part", "one service more than a part takes", part({ serviceIds: Array.from({ length: 101 }, () => "sanding") }), false],
           ["list_parts", "an offset past 32 bits", { offset: 10_000_000_000 }, false],
           ["update_part", "an ifMatch that is no etag", { ...part(), id: "p", ifMatch: "" }, false]
         ]
@@ -405,6 +426,22 @@ for (const backend of backends) {
           return response.text()
         })
         assert.isBelow(Buffer.byteLength(listed), 40_000, "the tools/list answer, in bytes")
+        // And as a 2025-11-25 client reads it (no output schema of a list, which that revision cannot carry).
+        const legacy = yield* Effect.promise(async () => {
+          const response = await fetch(`${client.baseUrl}/v1/mcp`, {
+            method: "POST",
+            headers: {
+              authorization: `Bearer ${secret}`,
+              "content-type": "application/json",
+              accept: "application/json, text/event-stream",
+              "mcp-protocol-version": "2025-11-25"
+            },
+            body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} })
+          })
+          return response.text()
+        })
+        assert.include(legacy, "\"update_part\"")
+        assert.isBelow(Buffer.byteLength(legacy), 40_000, "the 2025-11-25 tools/list answer, in bytes")
         // No bound a field does not mean: an integer without one has none (not ±2^53 - 1).
         assert.notMatch(listed, /9007199254740991/)
 

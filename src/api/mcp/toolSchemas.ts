@@ -7,14 +7,19 @@
  *
  * - an optional value written `anyOf [X, {type: null}]` is X with `type:
  *   [X's type, "null"]`, where every keyword of X applies to its own type
- *   only (no enum, const or composition, which would refuse the null); a
- *   field's one check (`allOf [X]`) is X's keywords on the field;
+ *   only (no const or composition, which would refuse the null), and an
+ *   enum takes `null` among its values; a field's one check (`allOf [X]`) is
+ *   X's keywords on the field;
  * - an output schema states the record's structure (every field, its type,
  *   format, enum, whether it is required), not what the input schemas and
  *   descriptions of the same list say of its values (descriptions, examples,
- *   lengths, patterns, bounds): a client still checks that
- *   `structuredContent` has every field, of its type, and the agent reads
- *   what a field means in the input schemas and the tool descriptions.
+ *   lengths, patterns, bounds, the sizes of lists and maps): a client still
+ *   checks that `structuredContent` has every field, of its type, and the
+ *   agent reads what a field means in the input schemas and the tool
+ *   descriptions;
+ * - what repeats within one schema is said once in its own `$defs` (tools.ts:
+ *   a named schema an answer holds more than once, a list's date filters),
+ *   and a read-only field of a record as read is `readOnly: true`.
  */
 
 type Json = Readonly<Record<string, unknown>>
@@ -39,16 +44,26 @@ const formatsOnly = (value: unknown) => Array.isArray(value) && value.every((mem
 /** Whether `value`'s keywords apply to its own type only, so that a null beside it passes them. */
 const ofItsTypeOnly = (value: Json) => BEYOND_TYPE.every((keyword) => !(keyword in value) || (keyword === "anyOf" && formatsOnly(value.anyOf)))
 
-/** `anyOf [X, {type: null}]` (a null named twice counting once) as X with `type: [X's type, "null"]`, where that says the same. */
+/** Whether `value` is a set of values of its type (an `enum`) and nothing beyond its type else: a null joins the set. */
+const enumOnly = ({ enum: values, ...rest }: Json) => Array.isArray(values) && ofItsTypeOnly(rest)
+
+/**
+ * `anyOf [X, {type: null}]` (a null named twice counting once) as X with
+ * `type: [X's type, "null"]`, where that says the same: X's keywords apply
+ * to its own type only, or X is an `enum`, which takes `null` as one more
+ * of its values.
+ */
 const nullableType = (node: Json): Json => {
   const all = node.anyOf
   if (!Array.isArray(all)) return node
   const members = [...all.filter((member) => !isNullType(member)), ...(all.some(isNullType) ? [{ type: "null" }] : [])]
   if (members.length !== 2) return node
   const value = isNullType(members[1]) ? members[0] : undefined
-  if (!isJson(value) || typeof value.type !== "string" || !ofItsTypeOnly(value)) return node
+  if (!isJson(value) || typeof value.type !== "string") return node
   const { anyOf: _, ...outer } = node
-  return { ...value, ...outer, type: [value.type, "null"] }
+  if (ofItsTypeOnly(value)) return { ...value, ...outer, type: [value.type, "null"] }
+  if (enumOnly(value)) return { ...value, ...outer, type: [value.type, "null"], enum: [...(value.enum as Array<unknown>), null] }
+  return node
 }
 
 /** Keywords that describe and do not constrain: where a field's check has its own, the check's (annotated later) win. */
@@ -93,7 +108,7 @@ export const inputStructure = (schema: Json): Json => {
   return compactNullables(trim(schema, 0) as Json)
 }
 
-/** What an output schema leaves to the input schemas and descriptions of the same list: annotations, and the bounds of values. */
+/** What an output schema leaves to the input schemas and descriptions of the same list: annotations, and the bounds of values and sizes. */
 const SAID_ELSEWHERE = new Set([
   "title",
   "description",
@@ -105,7 +120,13 @@ const SAID_ELSEWHERE = new Set([
   "maximum",
   "exclusiveMinimum",
   "exclusiveMaximum",
-  "multipleOf"
+  "multipleOf",
+  "minItems",
+  "maxItems",
+  "uniqueItems",
+  "minProperties",
+  "maxProperties",
+  "propertyNames"
 ])
 
 const structureOf = (node: Json): Json => {

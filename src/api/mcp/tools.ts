@@ -19,11 +19,11 @@
  * arguments come back as a tool error (`isError: true`) naming every field at
  * fault, as the MCP specification asks, and not as a JSON-RPC protocol error.
  */
-import { Effect, Schema, SchemaIssue } from "effect"
+import { Effect, Schema, SchemaIssue, type SchemaRepresentation } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { type HttpApiEndpoint, HttpApiSchema } from "effect/http-api"
 import { BadRequest, type DownstreamError, FieldProblem } from "../../domain/Errors.ts"
-import { DATE_FIELDS } from "../../domain/Resource.ts"
+import { DATE_FIELDS, MAX_DATE_LENGTH } from "../../domain/Resource.ts"
 import { CurrentCaller } from "../Authorization.ts"
 import { badRequestOf } from "../BadRequests.ts"
 import { TicketGroup, TicketModelGroup, TicketQuoteGroup } from "../groups/orders.ts"
@@ -109,38 +109,41 @@ const partRead = ticketModel("get").endpoint
 
 /** Where an agent finds a ticket's id. */
 const TICKET_ID = "the `id` of a `create_ticket` or `lookup_ticket` result"
-const LIST_TEXT = "Each filter takes one or more values (an array) and filters combine with AND; `createdAt` and `updatedAt` take a date " +
-  "(the whole UTC day) or a date-time, or a range with `[from]` and `[to]`. Oldest first; `limit` (default 100, at most 1000) and `offset` page."
-const RECORD_AS_READ = "as a list or create result answers it, changed where it should change (its read-only fields are accepted and ignored)"
+const LIST_TEXT = "Filters (arrays of values) combine with AND; oldest first, paged by `limit` and `offset`."
+const RECORD_AS_READ = "as a list or create result answers it, with your changes (read-only fields are ignored)"
 
 /**
- * A list's date filter as the tools state it: what its check accepts (a date or a date-time, or null for none), in few
- * words, as LIST_TEXT says the rest in the tool's description.
+ * A list's date filters as the tools state them, said once in the tool's `$defs`: what the check accepts (a date or
+ * a date-time of at most MAX_DATE_LENGTH characters, or null for none) and what each of the six selects, by its name.
  */
-const dateFilter = (description: string) => ({
-  anyOf: [{ type: "string", anyOf: [{ format: "date" }, { format: "date-time" }], description }, { type: "null" }]
-})
-const DATE_FILTERS: Readonly<Record<string, unknown>> = Object.fromEntries(DATE_FIELDS.flatMap((field) => {
-  const what = field === "createdAt" ? "Created" : "Last changed"
-  return [
-    [field, dateFilter(`${what} on this date (a UTC day) or at this date-time`)],
-    [`${field}[from]`, dateFilter(`${what} at or after this date or date-time`)],
-    [`${field}[to]`, dateFilter(`${what} at or before this date-time, or by the end of this date`)]
-  ]
-}))
+const DATE_FILTER = "DateFilter"
+const DATE_FILTER_SCHEMA = {
+  type: ["string", "null"],
+  maxLength: MAX_DATE_LENGTH,
+  anyOf: [{ format: "date" }, { format: "date-time" }],
+  description: "A date (a whole UTC day) or date-time: `createdAt`, `updatedAt` on or at it, `[from]` at or after, `[to]` at or " +
+    "before it (a date: by its end)"
+}
+const DATE_FILTERS: Readonly<Record<string, unknown>> = Object.fromEntries(
+  DATE_FIELDS.flatMap((field) => [field, `${field}[from]`, `${field}[to]`]).map((name) => [name, { $ref: `#/$defs/${DATE_FILTER}` }])
+)
 
 /** The argument of a conditional tool naming the version of the record it changes. */
 export const IF_MATCH = "ifMatch"
 
-/** A read-only field of a record as read, in an update tool's input: any value, dropped. */
-const READ_ONLY_ARGUMENT = { description: "Read-only (the engine sets it): ignored" }
+/**
+ * A read-only field of a record as read, in an update tool's input: any
+ * value, dropped. JSON Schema's `readOnly` says exactly that ("managed by the
+ * owning authority ... attempts to modify it are expected to be ignored"), in
+ * fewer bytes than a description repeated on each such field.
+ */
+const READ_ONLY_ARGUMENT = { readOnly: true }
 
 const IF_MATCH_ARGUMENT = {
   type: "string",
   minLength: 1,
   maxLength: 1000,
-  description: "The record's `etag` as read (a result's `_meta[\"io.mfg/etag\"]`; a list's `_meta[\"io.mfg/etags\"][<id>]`): if it " +
-    "changed since, nothing changes and the call fails with code 412"
+  description: "The record's etag as read (`_meta[\"io.mfg/etag\"]`, a list's `io.mfg/etags`): if it changed since, code 412 and no change"
 }
 
 /** What an `If-Match` header holds: `*`, or entity tags separated by commas (RFC 9110). */
@@ -169,18 +172,17 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
     recordRead: quoteRead,
     arguments: {
       ids: "Only the quotes with these `id`s",
-      ticketId: `Only the quotes of these tickets: ticket ids, each ${TICKET_ID}`,
+      ticketId: `Only the quotes of these tickets (each ${TICKET_ID})`,
       state: "Only the quotes in one of these states"
     }
   },
   {
     name: "create_ticket_quote",
     title: "Create and send a ticket quote",
-    description: "Prices the ticket's parts and items into a new quote in state `sent` (valid `validDays`, default 30) and moves the " +
-      "ticket to `quoted`. The ticket must be `draft` or `quoted`, with parts or items, every part priced. The ticket's open quote, " +
-      "if any, becomes `superseded` (final). Currency: `currencyId`, else the project's, else EUR. `quantityOptions` " +
-      "(`[{ticketModelId, quantities: [1, 10, 100]}]`) offers a part's line at several quantities: the line's `options` give each " +
-      "quantity's unit price, total and lead time, the part's own quantity included, for the buyer to choose one on acceptance.",
+    description: "Prices the ticket's parts and items into a new quote in state `sent` and moves the ticket to `quoted`. The ticket " +
+      "must be `draft` or `quoted`, with parts or items, every part priced. The ticket's open quote, if any, becomes `superseded` " +
+      "(final). Currency: `currencyId`, else the project's, else EUR. `quantityOptions` " +
+      "(`[{ticketModelId, quantities: [1, 10, 100]}]`) offers a part at several quantities (its line's `options`).",
     rest: "POST /v1/ticket/{ticketId}/quote",
     ...ticket("quote"),
     readOnly: false,
@@ -194,15 +196,12 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
   {
     name: "update_ticket_quote",
     title: "Replace a ticket quote",
-    description: `Replaces a \`sent\` quote with the arguments: pass the quote ${RECORD_AS_READ}. Omitted optional fields (\`notes\`) ` +
-      "are cleared. `state` `accepted` records the customer's acceptance (the newest sent quote, still valid; the ticket becomes " +
-      "`accepted`), `rejected` the refusal; both are final. To accept, send the quote as read with `state` changed and its etag: " +
+    description: `Replaces a \`sent\` quote: pass it ${RECORD_AS_READ}. Omitted optional fields (\`notes\`) are cleared. ` +
+      "`state` `accepted` records the customer's acceptance (the newest sent quote, still valid; the ticket becomes `accepted`), " +
+      "`rejected` the refusal; both are final. To accept, send it as read with `state` changed and its etag: " +
       "`{...quote, \"state\": \"accepted\", \"ifMatch\": <its _meta etag>}`; the engine's fields (`number`, `total`, " +
       "`exchangeRate`, `pdfUrl`, timestamps, a line's `total`) may be left out, any sent must be as read. While `sent`, a line's " +
-      "`description` and `unitPrice` " +
-      "may change; lines cannot be added, removed or re-pointed, `ticketId` and `currencyId` cannot change. A line with `options` " +
-      "is accepted at the quantity the buyer chose: set its `quantity` to one of its options' quantities (the line takes that " +
-      "option's price, the part that quantity).",
+      "`description` and `unitPrice` may change; lines cannot be added, removed or re-pointed.",
     rest: "PUT /v1/ticket-quote/{id}",
     ...ticketQuote("replace"),
     readOnly: false,
@@ -235,7 +234,7 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
   {
     name: "create_ticket",
     title: "Create a ticket",
-    description: "Creates a ticket in state `draft` in a project (order) of a customer. Answers the ticket with its `id` and number " +
+    description: "Creates a ticket in state `draft` in a customer's project (order). Answers the ticket with its `id` and number " +
       "(T-000042): its parts are added with `create_part`, then `create_ticket_quote` quotes it.",
     rest: "POST /v1/ticket",
     ...ticket("create"),
@@ -249,8 +248,8 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
     name: "send_ticket_to_production",
     title: "Send a ticket to production",
     description: "Sends an `accepted` ticket (its quote accepted with `update_ticket_quote`) to production: its parts become service " +
-      "jobs, one per technology (and machine group), each with a production record per part. The ticket moves to `in_production` " +
-      "and can no longer change or be cancelled. Answers the jobs.",
+      "jobs, one per technology (and machine group), with a production record per part. The ticket moves to `in_production`, " +
+      "no longer to change or be cancelled. Answers the jobs.",
     rest: "PUT /v1/ticket/{id}/send-to-production",
     ...ticket("sendToProduction"),
     readOnly: false,
@@ -274,7 +273,7 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
     recordRead: partRead,
     arguments: {
       ids: "Only the parts with these `id`s",
-      ticketId: `Only the parts of these tickets: ticket ids, each ${TICKET_ID}`,
+      ticketId: `Only the parts of these tickets (each ${TICKET_ID})`,
       technologyId: "Only the parts of these technologies: technology ids from the `mfg://technology` resource",
       materialId: "Only the parts of these materials: material ids from the `mfg://material{?technologyId}` resource"
     }
@@ -282,11 +281,10 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
   {
     name: "create_part",
     title: "Create a part",
-    description: "Adds a part (ticket model) to a `draft` or `quoted` ticket from one model source: a model file URL " +
-      "(`modelEndpoint`, downloaded and analysed) with the technology, a material of it and optionally colour, production " +
-      "parameters and services; or a catalogue configuration (`catalogueModelConfigurationId`), which brings all of them (any " +
-      "given must agree). Answers the part, analysed and priced. On a `quoted` ticket the open quote becomes `superseded` and " +
-      "the ticket returns to `draft`.",
+    description: "Adds a part (ticket model) to a `draft` or `quoted` ticket from one model source: a model file URL with the " +
+      "technology, a material and optionally colour, production parameters and services; or a catalogue configuration, which " +
+      "brings them all (any given must agree). Answers the part, analysed and priced. On a `quoted` ticket the open quote " +
+      "becomes `superseded` and the ticket `draft` again.",
     rest: "POST /v1/ticket-model",
     ...ticketModel("create"),
     readOnly: false,
@@ -300,9 +298,9 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
   {
     name: "update_part",
     title: "Replace a part",
-    description: `Replaces a part with the arguments: pass the part ${RECORD_AS_READ}. Omitted optional fields are cleared. A new ` +
-      "`modelEndpoint` is downloaded and analysed; the part is priced again. Only while its ticket is `draft` or `quoted` (a " +
-      "`quoted` ticket's open quote becomes `superseded` and the ticket returns to `draft`).",
+    description: `Replaces a part: pass it ${RECORD_AS_READ}. Omitted optional fields are cleared; a new \`modelEndpoint\` is ` +
+      "downloaded and analysed, and the part priced again. Only while its ticket is `draft` or `quoted` (a `quoted` ticket's open " +
+      "quote becomes `superseded`, the ticket `draft` again).",
     rest: "PUT /v1/ticket-model/{id}",
     ...ticketModel("replace"),
     readOnly: false,
@@ -314,7 +312,7 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
     conditional: true,
     arguments: {
       id: "The part to replace: the `id` of a `create_part` or `list_parts` result",
-      ticketId: `The ticket the part is in, as read (a \`draft\` or \`quoted\` one to move it): ${TICKET_ID}`
+      ticketId: `The part's ticket, as read (another \`draft\` or \`quoted\` one moves it): ${TICKET_ID}`
     }
   }
 ]
@@ -327,19 +325,16 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
 const ARGUMENT_SOURCES: Readonly<Record<string, string>> = {
   ticketId: `The ticket: ${TICKET_ID}`,
   projectId: "A project (order) `id` from `mfg://project{?customerId}` (the customers are in `mfg://customer`)",
-  technologyId: "The technology that makes the part: a technology `id` from `mfg://technology`",
-  materialId: "A material of the part's technology: a material `id` from `mfg://material{?technologyId}`",
-  colourId: "One of the material's `colours` (`mfg://material{?technologyId}`); any colour of `mfg://colour` when it lists none",
-  modelEndpoint: "One model source (or else `catalogueModelConfigurationId`): a public http(s) URL of an STL, 3MF or OBJ file, which " +
-    "the engine downloads and analyses",
-  catalogueModelConfigurationId: "The other model source (instead of `modelEndpoint`): the `id` of one of the `configurations` of a " +
-    "model in `mfg://catalogue-model`",
-  productionParameterIds: "A field's `name` → the `id` of one of its `values`, for the technology's fields in " +
-    "`mfg://production-parameter-field{?technologyId}`; a field left out takes its default value",
-  serviceIds: "Post-processing service `id`s from `mfg://post-processing-service` whose `technologyIds` include the part's technology",
+  technologyId: "The part's technology: an `id` from `mfg://technology`",
+  materialId: "A material of the technology: an `id` from `mfg://material{?technologyId}`",
+  colourId: "One of the material's `colours` (`mfg://material{?technologyId}`), else any of `mfg://colour`",
+  modelEndpoint: "One model source (else `catalogueModelConfigurationId`): a public http(s) URL of an STL, 3MF or OBJ file to analyse",
+  catalogueModelConfigurationId: "The other model source: the `id` of a `configurations` entry of a model in `mfg://catalogue-model`",
+  productionParameterIds: "Field `name` → the `id` of one of its `values` (`mfg://production-parameter-field{?technologyId}`); a " +
+    "field left out takes its default",
+  serviceIds: "Service `id`s from `mfg://post-processing-service` for the part's technology (in its `technologyIds`)",
   currencyId: "The quote's currency: a currency `id` from `mfg://currency`",
-  ticketModelId: "A part of the ticket (the `id` of a `create_part` or `list_parts` result); on a quote's line, the part it prices, " +
-    "as the quote reads it: keep it",
+  ticketModelId: "A part of the ticket (the `id` of a `create_part` or `list_parts` result); on a quote's line, keep it as read",
   itemId: "The ticket item this line prices, as the quote reads it: keep it"
 }
 
@@ -394,15 +389,28 @@ const writableFirst = (json: JsonSchemaObject, decoded: JsonSchemaObject): Reado
   return [...entries.filter(([key]) => writable.has(key)), ...entries.filter(([key]) => !writable.has(key))]
 }
 
-/** Keywords that describe a schema without constraining it: a rule carries the body's own title and description. */
+/**
+ * Keywords that describe a schema without constraining it: a rule carries the body's own title and description,
+ * and its branches' titles name what the properties' descriptions say (the model source's).
+ */
 const ANNOTATION_KEYWORDS = new Set(["title", "description", "examples", "$comment"])
+
+/** A rule's constraints only: its annotations left out at any depth (a `properties` map's keys are names, kept). */
+const constraintsOf = (value: unknown, isProperties = false): unknown => {
+  if (Array.isArray(value)) return value.map((item) => constraintsOf(item))
+  if (!isJson(value)) return value
+  return Object.fromEntries(
+    Object.entries(value).filter(([key]) => isProperties || !ANNOTATION_KEYWORDS.has(key)).map((
+      [key, inner]
+    ) => [key, constraintsOf(inner, !isProperties && key === "properties")])
+  )
+}
 
 /** Rules as the input schema states them: a single `oneOf` at the top (where clients look for a choice), any other in `allOf`. */
 const placeRules = (rules: ReadonlyArray<unknown>): Record<string, unknown> => {
   const constraints = rules.flatMap((rule) => {
-    if (!isJson(rule)) return []
-    const kept = Object.entries(rule).filter(([key]) => !ANNOTATION_KEYWORDS.has(key))
-    return kept.length === 0 ? [] : [Object.fromEntries(kept)]
+    const kept = constraintsOf(rule)
+    return isJson(kept) && Object.keys(kept).length > 0 ? [kept] : []
   })
   const distinct = [...new Map(constraints.map((rule) => [JSON.stringify(rule), rule])).values()]
   const choices = distinct.filter((rule) => Object.keys(rule).length === 1 && Array.isArray(rule.oneOf))
@@ -459,6 +467,40 @@ const withSources = (schema: unknown): unknown => {
 /** The argument that is in no part of the tool's input, as the schema's own "unexpected key" issue. */
 const unknownArgument = (key: string): SchemaIssue.Issue => new SchemaIssue.Pointer([key], new SchemaIssue.UnexpectedKey(Schema.Unknown.ast))
 
+/**
+ * Only a named schema (an `identifier`) that occurs more than once is a
+ * reference: said once in the tool's own `$defs` (a located finding's three
+ * points), anything else inline where it is used.
+ */
+const sharedOnly: SchemaRepresentation.ReferencePolicy = ({ identifier, occurrences }) => occurrences > 1 ? identifier : undefined
+
+/** An answer's JSON Schema, self-contained: its shared parts in its own `$defs`. */
+const outputSchemaOf = (success: Schema.Top): Json => {
+  const document = Schema.toJsonSchemaDocument(success, { referencePolicy: sharedOnly })
+  const definitions = document.definitions as Json
+  return { ...(document.schema as Json), ...(Object.keys(definitions).length > 0 ? { $defs: definitions } : {}) }
+}
+
+/** The `$defs` names a schema refers to (`#/$defs/<name>`), those they refer to included. */
+const referencedDefinitions = (schema: unknown, definitions: Json): ReadonlySet<string> => {
+  const names = new Set<string>()
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(visit)
+    if (!isJson(value)) return
+    const ref = value.$ref
+    if (typeof ref === "string" && ref.startsWith("#/$defs/")) {
+      const name = decodeURIComponent(ref.slice("#/$defs/".length))
+      if (!names.has(name)) {
+        names.add(name)
+        visit(definitions[name])
+      }
+    }
+    Object.values(value).forEach(visit)
+  }
+  visit(schema)
+  return names
+}
+
 /** Everything a tool needs, derived from its endpoint once. */
 export const deriveTool = (spec: McpToolSpec) => {
   const parts: Array<InputPart> = []
@@ -485,7 +527,9 @@ export const deriveTool = (spec: McpToolSpec) => {
       if (key in properties) throw new Error(`MCP tool ${spec.name}: argument "${key}" is both in the path, query or body`)
       // What the record as read adds to the writable fields (timestamps, geometry, prices): taken, whatever it holds, and dropped.
       const readOnly = part === "payload" && decoded.properties !== undefined && !(key in decoded.properties)
-      properties[key] = readOnly ? READ_ONLY_ARGUMENT : part === "query" && key in DATE_FILTERS ? DATE_FILTERS[key] : value
+      const isDateFilter = part === "query" && key in DATE_FILTERS
+      properties[key] = readOnly ? READ_ONLY_ARGUMENT : isDateFilter ? DATE_FILTERS[key] : value
+      if (isDateFilter) defs[DATE_FILTER] = DATE_FILTER_SCHEMA
       if (readOnly) ignored.add(key)
       own.add(key)
     }
@@ -501,6 +545,9 @@ export const deriveTool = (spec: McpToolSpec) => {
     })
   }
   if (spec.conditional === true) properties[IF_MATCH] = IF_MATCH_ARGUMENT
+  // The definitions the arguments use: a read-only field's (taken whatever it holds) are not said.
+  const used = referencedDefinitions({ properties, rules }, defs)
+  const usedDefs = Object.fromEntries(Object.entries(defs).filter(([name]) => used.has(name)))
   const argumentText = spec.arguments ?? {}
   const inputSchema = inputStructure({
     type: "object",
@@ -513,7 +560,7 @@ export const deriveTool = (spec: McpToolSpec) => {
     ...(required.length > 0 ? { required } : {}),
     ...placeRules(rules),
     additionalProperties: false,
-    ...(Object.keys(defs).length > 0 ? { $defs: withSources(defs) } : {})
+    ...(Object.keys(usedDefs).length > 0 ? { $defs: withSources(usedDefs) } : {})
   })
   for (const name of Object.keys(argumentText)) {
     if (!(name in properties)) throw new Error(`MCP tool ${spec.name}: no argument "${name}" to describe`)
@@ -523,8 +570,7 @@ export const deriveTool = (spec: McpToolSpec) => {
   if (body === undefined) throw new Error(`MCP tool ${spec.name}: ${spec.operation} has no response body`)
   const success: Schema.Top = spec.nullable === true ? Schema.NullOr(body) : body
   const decodeAnswer = Schema.decodeUnknownEffect(jsonCodec(success))
-  // Inline (no `$defs`): the output is one record or a list of them.
-  const outputSchema = outputStructure(Schema.toJsonSchemaDocument(success, { referencePolicy: () => undefined }).schema as Record<string, unknown>)
+  const outputSchema = outputStructure(outputSchemaOf(success))
 
   /**
    * The tool's arguments, split and decoded into the engine request the REST

@@ -1,7 +1,7 @@
 /** Field schemas the resource definitions share. */
 import { Schema } from "effect"
 import { Int32 } from "../Integers.ts"
-import { CASE_INSENSITIVE, isDateOrDateTime } from "../Resource.ts"
+import { CASE_INSENSITIVE, isDateOrDateTime, MAX_DATE_LENGTH } from "../Resource.ts"
 
 export const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max))
 export const Name = Schema.NonEmptyString.check(Schema.isMaxLength(200))
@@ -37,8 +37,7 @@ export const IsoDateTime = Schema.String.annotate({
   description: "An ISO 8601 date-time with its offset, e.g. 2026-12-01T17:00:00Z (a date alone, 2026-12-01, is 00:00 UTC)",
   examples: ["2026-12-01T17:00:00Z"]
 }).check(
-  // The longest ISO 8601 date-time: nanoseconds and an offset.
-  Schema.isMaxLength(40),
+  Schema.isMaxLength(MAX_DATE_LENGTH),
   isDateOrDateTime()
 )
 /** Millimetres along x, y and z. */

@@ -10,8 +10,8 @@ import { NonNegative } from "./fields.ts"
 
 /** The unit a model file's coordinates are in (src/domain/ModelUnits.ts). */
 export const ModelUnit = Schema.Literals(MODEL_UNITS).annotate({
-  description: "The unit the model file's coordinates are in, for formats without units (STL, OBJ): mm (the default), cm, m, in, ft or um. " +
-    "A 3MF states its own unit, which wins: a unit given here that contradicts it is a 422 `ModelUnitConflict`",
+  description: "The unit of an STL's or OBJ's coordinates (default mm); a 3MF's own wins: one contradicting it is a 422 " +
+    "`ModelUnitConflict`",
   examples: ["in"]
 })
 
@@ -30,7 +30,7 @@ export const ModelEndpoint = Schema.Struct({
     Schema.String.check(
       Schema.isPattern(/^[^/\\]+\.(stl|STL|3mf|3MF|obj|OBJ)$/u, { message: "a file name ending in .stl, .3mf or .obj" }),
       Schema.isMaxLength(MAX_FILE_NAME_LENGTH)
-    ).annotate({ description: "Required when the URL does not end in the file name", examples: ["bracket.stl"] })
+    ).annotate({ description: "Required when the URL does not end in it", examples: ["bracket.stl"] })
   ),
   unit: Schema.optional(ModelUnit)
 }).annotate({ description: "Where the engine downloads the model file (STL, 3MF or OBJ): a public http(s) URL; the unit it is in when not millimetres" })

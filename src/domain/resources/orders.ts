@@ -8,23 +8,7 @@ import { Count, Int32 } from "../Integers.ts"
 import { NonEmptyList } from "../NonEmptyList.ts"
 import { acceptingTheRecord, defineResource, RecordId } from "../Resource.ts"
 import { ProductionParameterIds } from "./catalogue.ts"
-import {
-  EngineText,
-  IsoDateTime,
-  List,
-  MAX_IDS,
-  MAX_QUANTITY,
-  MAX_SERVICES,
-  Money,
-  Name,
-  NonNegative,
-  Positive,
-  Quantity,
-  RecordNumber,
-  Ref,
-  Refs,
-  Text
-} from "./fields.ts"
+import { EngineText, IsoDateTime, List, MAX_IDS, MAX_SERVICES, Money, Name, NonNegative, Positive, Quantity, RecordNumber, Ref, Refs, Text } from "./fields.ts"
 import { fileNameRule } from "./modelFileName.ts"
 import { Geometry, MAX_URL_LENGTH, MODEL_SOURCE_ONE_OF, MODEL_SOURCE_REQUIRES, ModelEndpoint } from "./modelFiles.ts"
 
@@ -61,13 +45,13 @@ export const Ticket = defineResource({
     name: Name.annotate({ description: "What the ticket is for", examples: ["Prototype run"] }),
     externalReference: Schema.optional(
       Text(200).annotate({
-        description: "The integrator's own identifier for the ticket: unique among the app's tickets; a lookup finds the ticket by it",
+        description: "The integrator's own identifier: unique among the app's tickets; a lookup finds the ticket by it",
         examples: ["ERP-4711"]
       })
     ),
     description: Schema.optional(Text(2000).annotate({ examples: ["Ten brackets for the gearbox prototype"] })),
     dueDate: Schema.optional(IsoDateTime.annotate({
-      description: "When the customer needs the parts: an ISO 8601 date-time (a date alone is 00:00 UTC); service jobs carry it into production"
+      description: "When the customer needs the parts (a date alone is 00:00 UTC); service jobs carry it into production"
     }))
   },
   computed: {
@@ -117,7 +101,8 @@ const MAX_FINDING_POINTS = 5
 /** The most checks one verdict holds: every check of a technology once, and room for more kinds. */
 const MAX_CHECKS = 50
 
-const PartPoint = Schema.Struct({ x: Schema.Finite, y: Schema.Finite, z: Schema.Finite })
+/** A point in the part's coordinates (mm): one schema, referenced where a finding is located (`identifier`). */
+const PartPoint = Schema.Struct({ x: Schema.Finite, y: Schema.Finite, z: Schema.Finite }).annotate({ identifier: "PartPoint" })
 
 /** Where a finding is: docs/geometry.md, "Located findings". */
 export const FindingLocation = Schema.Struct({
@@ -184,7 +169,7 @@ export const TicketModel = defineResource({
         examples: ["black"]
       })
     ),
-    quantity: Quantity.annotate({ description: `How many pieces: a whole number from 1 to ${MAX_QUANTITY}` }),
+    quantity: Quantity.annotate({ description: "How many pieces" }),
     productionParameterIds: Schema.optional(ProductionParameterIds.annotate({
       description: "Production parameter field `name` → the id of one of that field's `values`, for the production parameter fields of the " +
         "technology; a field left out takes its default value. As read: every field of the technology, with the value the part is " +
@@ -235,8 +220,8 @@ export const TicketModel = defineResource({
  * `withdrawn` (its ticket cancelled) or `expired` (read after `validUntil`).
  */
 export const QuoteState = Schema.Literals(["sent", "accepted", "rejected", "superseded", "expired", "withdrawn"]).annotate({
-  description: "sent → accepted | rejected (by a replacement of the quote); sent → superseded (a newer quote of the ticket, or its parts or items changed), " +
-    "withdrawn (the ticket cancelled), expired (after validUntil, as read). Every state but sent is final."
+  description: "sent → accepted | rejected (by a replacement), superseded (a newer quote, or the ticket's parts or items changed), " +
+    "withdrawn (the ticket cancelled), expired (past validUntil, as read). Every state but sent is final."
 })
 
 const Notes = Text(4000).annotate({ description: "Free-text notes on the quote", examples: ["Valid with drawing rev B"] })
@@ -257,13 +242,13 @@ export const LeadTimeDays = Count
 export const QuoteOption = Schema.Struct({
   quantity: Quantity.annotate({ description: "A quantity the buyer may choose for the line's part" }),
   unitPrice: Money.annotate({
-    description: "In the quote's currency, in its minor unit: the part's EUR unit price at this quantity (its price breaks) at the quote's " +
-      "exchange rate; at the line's own quantity, always the line's unitPrice"
+    description: "In the quote's currency and minor unit: the part's unit price at this quantity (its price breaks); at the line's " +
+      "own quantity, the line's unitPrice"
   }),
   total: Money.annotate({ description: "quantity × unitPrice, exactly" }),
   leadTimeDays: Schema.NullOr(LeadTimeDays).annotate({
-    description: "Working days until made at this quantity, as the part's price breaks say when the quote is made; null when the app has no " +
-      "machine of the part's technology",
+    description: "Working days until made at this quantity (the part's price breaks when quoted); null when the app has no machine " +
+      "of its technology",
     examples: [9]
   })
 }).annotate({ description: "One quantity a quote line offers, with its price and lead time" })
@@ -272,7 +257,7 @@ export const QuoteOption = Schema.Struct({
 export const QuantityOptionsRequest = Schema.Struct({
   ticketModelId: Ref("part").annotate({ description: "A part of the quoted ticket (once in `quantityOptions`)" }),
   quantities: QuantityLadder.annotate({
-    description: `The quantities to offer: 1 to ${MAX_QUANTITY_LADDER} distinct part quantities; the part's own quantity is added when missing`,
+    description: `1 to ${MAX_QUANTITY_LADDER} distinct quantities to offer; the part's own is added when missing`,
     examples: [[1, 10, 100]]
   })
 })
@@ -282,27 +267,27 @@ export const QuoteLine = Schema.Struct({
   ticketModelId: Schema.optional(Ref("part").annotate({ description: "The part (of the quote's ticket) this line prices" })),
   itemId: Schema.optional(Ref("item").annotate({ description: "The item (of the quote's ticket) this line prices" })),
   quantity: Quantity.annotate({
-    description: "The part's or item's quantity. A replacement of the quote cannot change it, except on a line with `options` when it " +
-      "accepts the quote: one of the options' quantities chooses that option (the part takes the quantity)"
+    description: "The part's or item's quantity, kept by a replacement, but accepting the quote may set it to one of the line's " +
+      "`options` (the part's too)"
   }),
   manufacturability: Schema.optional(ManufacturabilityStatus.annotate({
-    description: "Set by the engine on a part's line: the part's manufacturability status when the quote was made; a value sent must be " +
-      "the line's (422 naming `lines.<i>.manufacturability`)"
+    description: "Set by the engine on a part's line: its manufacturability status when quoted. Omit it or send it as read " +
+      "(422 naming `lines.<i>.manufacturability`)"
   })),
   unitPrice: Money.annotate({
-    description: "In the quote's currency, in its minor unit (0.01 for EUR): the part's or item's EUR unit price at the quote's exchange rate; " +
-      "a replacement of the quote may override it while the quote is sent"
+    description: "In the quote's currency and minor unit (0.01 for EUR), at the quote's exchange rate; a replacement may change it " +
+      "while the quote is sent"
   }),
   total: Money.annotate({
-    description: "Set by the engine: quantity × unitPrice, exactly. A replacement may leave it out; a value sent must be the line's as " +
-      "read or as the replacement makes it (422 naming `lines.<i>.total`)"
+    description: "Set by the engine: quantity × unitPrice, exactly. Omit it, or send it as read or as the replacement makes it " +
+      "(422 naming `lines.<i>.total`)"
   }),
   options: Schema.optional(
     // The quantities asked for, and the part's own when it was not among them.
     List(QuoteOption, MAX_QUANTITY_LADDER + 1).annotate({
-      description: "Set by the engine on a part's line quoted at several quantities (`quantityOptions` of the quote request), in ascending " +
-        "quantity, the line's own quantity among them; the buyer chooses one by accepting the quote with the line's `quantity` set to it. " +
-        "A value sent must be the line's as read or as the replacement makes it (422 naming `lines.<i>.options`)"
+      description: "Set by the engine when the quote request asked for several quantities (`quantityOptions`), the line's own among " +
+        "them; accept one by setting the line's `quantity` to it. Omit it, or send it as read or as the replacement makes it " +
+        "(422 naming `lines.<i>.options`)"
     })
   )
 })
@@ -322,7 +307,7 @@ export const TicketQuote = defineResource({
     currencyId: Ref("currency").annotate({ description: "The id of the quote's currency; it cannot change", examples: ["EUR"] }),
     state: QuoteState,
     validUntil: IsoDateTime.annotate({
-      description: "The quote can be accepted until this instant (an ISO 8601 date-time); a sent quote read after it is expired"
+      description: "The quote can be accepted until this instant; a sent quote read after it is expired"
     }),
     lines: List(QuoteLineSent, MAX_QUOTE_LINES),
     notes: Schema.optional(Notes)
@@ -361,14 +346,13 @@ export const QuoteRequest = Schema.Struct({
   notes: Schema.optional(Notes),
   quantityOptions: Schema.optional(
     List(QuantityOptionsRequest, MAX_IDS).annotate({
-      description: "Parts whose lines offer several quantities for the buyer to choose one when accepting the quote; each line still " +
-        "prices the part's own quantity, and the quote's total is that of the lines as they are. 422 naming " +
-        "`quantityOptions.<i>.ticketModelId` for a part not on the ticket or named twice"
+      description: "Parts whose lines also offer other quantities for the buyer to choose on acceptance (the line and total still " +
+        "price the part's own); a part not on the ticket or named twice is a 422 naming it"
     })
   ),
   override: Schema.optional(Schema.Boolean.annotate({
-    description: "true quotes the ticket even when a part's manufacturability is blocked (its line says so); without it such a ticket is a 409 " +
-      "naming the part and the check",
+    description: "true quotes even a ticket with a blocked part (its line says so); else such a ticket is a 409 naming the part and " +
+      "the check",
     examples: [true]
   }))
 })
