@@ -10,6 +10,7 @@ import { appRateLimits } from "./migrations/0011_app_rate_limits.ts"
 import { modelFiles } from "./migrations/0012_model_files.ts"
 import { events } from "./migrations/0013_events.ts"
 import { webhookDeliveryLeases } from "./migrations/0014_webhook_delivery_leases.ts"
+import { secretGrants } from "./migrations/0016_secret_grants.ts"
 
 /**
  * Migration 0008: record numbers counted per app and prefix, and an
@@ -177,5 +178,6 @@ export const migrations = {
   "0015_meter_outcome_room_for_all": Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`ALTER TABLE meter_event SET (fillfactor = 50)`
-  })
+  }),
+  "0016_secret_grants": secretGrants
 }
