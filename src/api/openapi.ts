@@ -92,7 +92,7 @@ const CONVENTIONS = [
   "- **Browsers (CORS)**: pages of the origins the operator lists in `CORS_ORIGINS` may call: a preflight answers 204 before " +
   "authentication, and every answer (errors included) carries `Access-Control-Allow-Origin` and exposes `x-request-id`, " +
   "`x-error-source`, `x-error-source-request-id`, `ETag`, `Link`, `X-Total-Count`, `RateLimit`, `RateLimit-Policy`, " +
-  "`Retry-After`, `Idempotent-Replayed` and `Location`. Other origins get no CORS header."
+  "`Retry-After`, `Idempotent-Replayed`, `Location` and `X-Mode`. Other origins get no CORS header."
 ].join("\n")
 
 const ERROR_SOURCE_HEADERS: Json = {

@@ -16,7 +16,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { type HttpApiEndpoint, HttpApiSchema } from "effect/http-api"
-import { CurrentCaller } from "../../api/Authorization.ts"
+import { callScopeOf, CurrentCaller } from "../../api/Authorization.ts"
 import type { CallScope, DecodedInput } from "../../api/EngineCall.ts"
 import { isPaged, type OperationEndpoint, type OperationInput, operationOf, type Page } from "../../api/Operations.ts"
 import { PublicApi } from "../../api/PublicApi.ts"
@@ -24,6 +24,7 @@ import { DownstreamError } from "../../domain/Errors.ts"
 import { traced } from "../../domain/Span.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Downstream } from "../../services/Downstream.ts"
+import { Meter } from "../../services/Meter.ts"
 import { locationTable, type PageQuery, withLocation, withPageHeaders } from "./AnswerHeaders.ts"
 import { currentReads, entityTag, namesTag, notModified, preconditionFailed, unconditional, writtenId } from "./Conditional.ts"
 import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
@@ -31,6 +32,7 @@ import { IdempotentCalls, type WithIdempotencyKey } from "./Idempotency.ts"
 import { mismatchedId, unstorableInput } from "./InputChecks.ts"
 import { isModelFileEndpoint, makeModelFileHandler, modelUploadMaxBytes } from "./ModelFileHandlers.ts"
 import { isQuoteRead, makeQuoteReadHandler } from "./QuotePdfHandler.ts"
+import { isRequestLogEndpoint, makeRequestLogHandler } from "./RequestLogHandler.ts"
 import { undeclaredInput } from "./UndeclaredInput.ts"
 
 /** The spec's answer for a missing id: 200 with an empty body, and so no content-type (there is no JSON to parse). */
@@ -133,9 +135,7 @@ export const makeForward = (downstream: Downstream["Service"], idempotent: WithI
     if (refused !== undefined) return errorResponse(refused)
     const headers = request.request.headers
     const ifMatch = endpoint.method === "PUT" || endpoint.method === "DELETE" ? headers["if-match"] : undefined
-    const scoped = ifMatch === undefined
-      ? { appId: caller.appId, requestId: caller.requestId }
-      : yield* conditionalScope(request, ifMatch, { appId: caller.appId, requestId: caller.requestId })
+    const scoped = ifMatch === undefined ? callScopeOf(caller) : yield* conditionalScope(request, ifMatch, callScopeOf(caller))
     if (HttpServerResponse.isHttpServerResponse(scoped)) return scoped
     const input = { params: request.params, query: request.query, payload: request.payload }
     const result = yield* callOf(endpoint, input, scoped)
@@ -163,7 +163,8 @@ export const makeForward = (downstream: Downstream["Service"], idempotent: WithI
  * (PublicHandlers) and the direct record read (RecordReadDirect) take this
  * one instance, so the two paths cannot answer differently. Model files
  * (ModelFileHandlers.ts) and the quote's read, which also answers a PDF
- * (QuotePdfHandler.ts), have handlers of their own inside it.
+ * (QuotePdfHandler.ts), have handlers of their own inside it, and so has the
+ * request log, which the gateway answers from its meter (RequestLogHandler.ts).
  */
 export class PublicOperationHandler extends Context.Service<
   PublicOperationHandler,
@@ -176,8 +177,11 @@ export class PublicOperationHandler extends Context.Service<
       const forward = makeForward(downstream, yield* IdempotentCalls)
       const modelFiles = makeModelFileHandler(downstream, modelUploadMaxBytes(yield* AppConfig))
       const quoteRead = yield* makeQuoteReadHandler(downstream, forward)
+      const requestLog = makeRequestLogHandler(yield* Meter)
       return (request: ForwardedRequest) =>
-        isModelFileEndpoint(request.endpoint)
+        isRequestLogEndpoint(request.endpoint)
+          ? requestLog(request)
+          : isModelFileEndpoint(request.endpoint)
           ? Effect.flatMap(CurrentCaller, (caller) => modelFiles(request, caller))
           : isQuoteRead(request.endpoint)
           ? quoteRead(request)

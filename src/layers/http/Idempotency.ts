@@ -159,7 +159,7 @@ export const makeIdempotency = (
 
   const keyed = Effect.fnUntraced(function*<R>(request: KeyedRequest, key: string, respond: Effect.Effect<Response, never, R>) {
     const caller = yield* CurrentCaller
-    const claim: IdempotencyClaim = { appId: caller.appId, key, fingerprint: fingerprintOf(request), owner: caller.requestId }
+    const claim: IdempotencyClaim = { appId: caller.dataSpace, key, fingerprint: fingerprintOf(request), owner: caller.requestId }
     // Claimed and started in one step: an interrupt in between would leave the key held until its lease is over.
     const started: Started = yield* Effect.uninterruptible(Effect.flatMap(store.claim(claim), (outcome) =>
       outcome._tag === "Claimed"

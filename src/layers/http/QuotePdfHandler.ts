@@ -20,7 +20,7 @@ import { Effect } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { createHash } from "node:crypto"
-import { CurrentCaller } from "../../api/Authorization.ts"
+import { callScopeOf, CurrentCaller } from "../../api/Authorization.ts"
 import type { CallScope } from "../../api/EngineCall.ts"
 import { operationOf } from "../../api/Operations.ts"
 import { PublicContract } from "../../api/PublicApi.ts"
@@ -195,7 +195,7 @@ export const makeQuoteReadHandler = Effect.fnUntraced(function*(downstream: Down
           if (undeclared !== undefined) return errorResponse(undeclared)
           const unstorable = unstorableInput({ params: request.params })
           if (unstorable !== undefined) return errorResponse(unstorable)
-          return yield* pdf(request, { appId: caller.appId, requestId: caller.requestId })
+          return yield* pdf(request, callScopeOf(caller))
         }).pipe(Effect.catch((error: DownstreamError) => Effect.succeed(downstreamResponse(error))))
         : json(request),
       varies
