@@ -15,17 +15,18 @@
  */
 import { Cause, Context, Effect, ErrorReporter, Layer, Result, Schema } from "effect"
 import { McpSchema, Tool } from "effect/ai"
-import { CurrentCaller } from "../../api/Authorization.ts"
+import { callScopeOf, CurrentCaller } from "../../api/Authorization.ts"
 import { EVENTS_META } from "../../api/mcp/resources.ts"
 import { type DerivedTool, downstreamFailure, McpTools, type ToolFailure } from "../../api/mcp/tools.ts"
 import { endpointNamed, isPaged, type OperationInput, type Page } from "../../api/Operations.ts"
-import type { DownstreamError } from "../../domain/Errors.ts"
+import { type DownstreamError, InsufficientScope } from "../../domain/Errors.ts"
 import { MAX_PAGE_SIZE } from "../../domain/Resource.ts"
 import { traced } from "../../domain/Span.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { Instruments, type TelemetryInstruments } from "../telemetry/Instruments.ts"
 import { CurrentRequestFacts } from "../telemetry/RequestTelemetry.ts"
 import { unstorableInput } from "./InputChecks.ts"
+import { TOOL_SCOPES } from "./McpScopes.ts"
 
 /** A tool's handler: decode the arguments, invoke the REST operation, check the answer. */
 export type ToolHandler = (args: unknown) => Effect.Effect<unknown, ToolFailure, CurrentCaller>
@@ -106,7 +107,7 @@ const eventsWrittenBy = (downstream: Downstream["Service"], eventList: NonNullab
   const listEvents = downstream.call(eventList)
   return Effect.gen(function*() {
     const caller = yield* CurrentCaller
-    const scope = { appId: caller.appId, requestId: caller.requestId }
+    const scope = callScopeOf(caller)
     const events: Array<NamedEvent> = []
     while (true) {
       const query = { requestId: caller.requestId, limit: MAX_PAGE_SIZE, offset: events.length }
@@ -150,7 +151,13 @@ export class McpToolCalls extends Context.Service<McpToolCalls, {
         const paged = isPaged(endpoint)
         const notFound = Effect.fail<ToolFailure>({ code: 404, message: "No such record", type: "NotFound" })
         // A generator defined once per tool, not per call (IncomingSecretGuard.ts says why).
+        const required = TOOL_SCOPES.get(derived.spec.name)!
+        const refused = InsufficientScope.of(required.operation, required.scope)
         const handler: ToolHandler = Effect.fnUntraced(function*(args) {
+          // Outside the secret's scopes: the REST 403, whatever the arguments (McpScopes.ts).
+          if (!(yield* CurrentCaller).grants.scopes.has(required.scope)) {
+            return yield* Effect.fail<ToolFailure>({ code: refused.code, message: refused.message, type: refused.type })
+          }
           const request = yield* derived.decodeArguments(args)
           // What storage cannot hold is an invalid argument naming the field, as over REST.
           const unstorable = unstorableInput(request)
@@ -159,7 +166,7 @@ export class McpToolCalls extends Context.Service<McpToolCalls, {
             return yield* Effect.fail(errors === undefined ? { code, message, type } : { code, message, type, errors })
           }
           const caller = yield* CurrentCaller
-          const scope = { appId: caller.appId, requestId: caller.requestId }
+          const scope = callScopeOf(caller)
           // The arguments were decoded by the endpoint's own schemas: they are its input.
           const answer: unknown = yield* call(request as OperationInput<typeof endpoint>, scope).pipe(
             Effect.tapError(noteFailure),
