@@ -297,6 +297,29 @@ for (const backend of backends) {
           assert.strictEqual(refusal.type, "InsufficientScope")
           assert.match(refusal.message, new RegExp(`^This secret may not call ${outside} \\(\\w+\\.\\w+\\): it needs the scope "\\w+"$`))
         }
+        // Through McpServer (a 2025-11-25 client) alike: the list, and the tool error with the 403 body.
+        const reader = yield* app.secret({ scopes: ["read"] })
+        const legacy = (method: string, params: Record<string, unknown>) =>
+          Effect.map(
+            app.client.call("POST", "/v1/mcp", {
+              secret: reader,
+              body: { jsonrpc: "2.0", id: 1, method, params },
+              headers: { accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" }
+            }),
+            (reply: Reply) => {
+              const text = reply.text.trim()
+              const data = text.startsWith("data:") || text.startsWith("event:")
+                ? text.split("\n").filter((line) => line.startsWith("data:")).map((line) => line.slice(5).trim()).at(-1)!
+                : text
+              return JSON.parse(data)
+            }
+          )
+        const legacyList = (yield* legacy("tools/list", {})).result
+        assert.sameMembers(legacyList.tools.map((tool: { name: string }) => tool.name), [...TOOLS_OF.read])
+        const legacyCall = (yield* legacy("tools/call", { name: "create_ticket", arguments: {} })).result
+        assert.isTrue(legacyCall.isError)
+        assert.deepStrictEqual(JSON.parse(legacyCall.content[0].text), insufficient("create_ticket (ticket.create)", "write"))
+
         // A tool of its scope runs.
         const writer = yield* app.secret({ scopes: ["write"] })
         const [project] = ok(yield* app.call(app.full, "GET", "/project?externalReference=demo-acme-retrofit"), "project")
@@ -310,7 +333,6 @@ for (const backend of backends) {
           message: "This secret may not call customer.list (mfg://customer): it needs the scope \"read\"",
           data: insufficient("customer.list (mfg://customer)", "read")
         })
-        const reader = yield* app.secret({ scopes: ["read"] })
         const read = (yield* rpc(reader, "resources/read", { uri: "mfg://customer" })).message
         assert.strictEqual(JSON.parse(read.result.contents[0].text).total, 3)
       }))
