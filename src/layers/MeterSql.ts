@@ -248,12 +248,16 @@ export const MeterSql = Layer.effect(
       // "The open question answered: plans kept from when a table was small").
       // Each element typed: the driver infers an untyped array's type from its elements, and a
       // duration that happens to be a whole number (int4 beside float8) would fail the whole batch.
+      // The error types go along only when the batch has one (a batch of successes, the usual one, sends none).
+      const typed = batch.some((o) => o.errorType !== "")
+      const errorTypes = typed ? sql`, ${batch.map((o) => PgTypes.text(o.errorType))}::text[]` : sql``
       return sql`
         WITH completed AS (
-          UPDATE meter_event m SET status = o.status, duration_ms = o.duration_ms, error_type = NULLIF(o.error_type, '')
+          UPDATE meter_event m SET status = o.status, duration_ms = o.duration_ms
+            ${typed ? sql`, error_type = NULLIF(o.error_type, '')` : sql``}
           FROM unnest(${batch.map((o) => PgTypes.text(o.requestId))}::text[], ${batch.map((o) => PgTypes.int4(o.status))}::int[],
-                      ${batch.map((o) => PgTypes.float8(o.durationMs))}::float8[], ${batch.map((o) => PgTypes.text(o.errorType))}::text[])
-            AS o(request_id, status, duration_ms, error_type)
+                      ${batch.map((o) => PgTypes.float8(o.durationMs))}::float8[]${errorTypes})
+            AS o(request_id, status, duration_ms${typed ? sql`, error_type` : sql``})
           WHERE m.request_id = o.request_id
           RETURNING m.secret_id, m.occurred_at
         )
