@@ -103,12 +103,12 @@ export const ResourceRegistrations = Layer.effectDiscard(Effect.gen(function*() 
     )
 
   const readerOf = (spec: McpResourceSpec) => {
-    const list = downstream.call(spec.endpoint as unknown as NonNullable<ReturnType<typeof endpointNamed>>)
     /** A page of the resource's list, from its engine operation or the meter. */
-    const pageOf = (uri: string, query: Readonly<Record<string, unknown>>): Effect.Effect<unknown, McpSchema.InternalError, CurrentCaller> =>
-      spec.servedBy === "meter"
-        ? requestLogPageFor(uri, query as RequestLogQuery)
-        : run(spec.operation, uri, (scope) => list({ query } as OperationInput<typeof list>, scope))
+    const pageOf = ((): (uri: string, query: Readonly<Record<string, unknown>>) => Effect.Effect<unknown, McpSchema.InternalError, CurrentCaller> => {
+      if (spec.servedBy === "meter") return (uri, query) => requestLogPageFor(uri, query as RequestLogQuery)
+      const list = downstream.call(spec.endpoint as unknown as NonNullable<ReturnType<typeof endpointNamed>>)
+      return (uri, query) => run(spec.operation, uri, (scope) => list({ query } as OperationInput<typeof list>, scope))
+    })()
     const parameters: ReadonlySet<string> = new Set([...spec.filters, ...PAGING_PARAMETERS])
     const accepted = [...parameters].map((name) => `"${name}"`).join(", ")
     // The REST list's own query Schema, as the HttpApi decodes a query string (a repeated parameter is an array).
