@@ -141,6 +141,10 @@ for (const backend of backends) {
         const bad = yield* call("GET", "/v1/request-log?status=forbidden")
         assert.strictEqual(bad.status, 400)
         assert.include(bad.json().message, "status")
+        // A value storage cannot hold: the 400 naming the filter, not a storage failure.
+        const nul = yield* call("GET", "/v1/request-log?secretId=abc&secretId=%00")
+        assert.strictEqual(nul.status, 400, nul.text)
+        assert.include(nul.json().message, "\"secretId\"")
         const unknown = yield* call("GET", "/v1/request-log?path=/v1/customer")
         assert.strictEqual(unknown.status, 400)
         assert.include(unknown.json().message, "path")
@@ -193,6 +197,9 @@ for (const backend of backends) {
         const invalid = (yield* mcp("resources/read", { uri: "mfg://request-log?status=x" }, "mfg://request-log?status=x")).message
         assert.strictEqual(invalid.error.code, -32602)
         assert.include(invalid.error.message, "status")
+        const nul = (yield* mcp("resources/read", { uri: "mfg://request-log?secretId=%00" }, "mfg://request-log?secretId=%00")).message
+        assert.strictEqual(nul.error.code, -32602)
+        assert.include(nul.error.message, "secretId")
       }))
   })
 }

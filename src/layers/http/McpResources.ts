@@ -31,6 +31,7 @@ import { traced } from "../../domain/Span.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { Meter } from "../../services/Meter.ts"
 import { Instruments } from "../telemetry/Instruments.ts"
+import { unstorableInput } from "./InputChecks.ts"
 import { noteDownstreamFailure } from "./McpToolCalls.ts"
 import { requestLogPage } from "./RequestLogHandler.ts"
 
@@ -96,15 +97,24 @@ export const ResourceRegistrations = Layer.effectDiscard(Effect.gen(function*() 
   })
 
   /** A page of the caller's request log: a storage outage as the read's internal error, as an engine's. */
-  const requestLogPageFor = (uri: string, query: RequestLogQuery) =>
-    Effect.mapError(
+  const requestLogPageFor = (uri: string, query: RequestLogQuery) => {
+    // A filter value storage cannot hold (a NUL) is invalid params naming it, as the REST 400 names it.
+    const unstorable = unstorableInput({ query })
+    if (unstorable !== undefined) {
+      return Effect.fail(new McpSchema.InvalidParams({ message: unstorable.message, data: { uri, errors: unstorable.errors ?? [] } }))
+    }
+    return Effect.mapError(
       requestLogPage(meter, query),
       (error) => new McpSchema.InternalError({ message: error.message, data: { uri, code: error.code, type: error.type } })
     )
+  }
 
   const readerOf = (spec: McpResourceSpec) => {
     /** A page of the resource's list, from its engine operation or the meter. */
-    const pageOf = ((): (uri: string, query: Readonly<Record<string, unknown>>) => Effect.Effect<unknown, McpSchema.InternalError, CurrentCaller> => {
+    const pageOf = ((): (
+      uri: string,
+      query: Readonly<Record<string, unknown>>
+    ) => Effect.Effect<unknown, McpSchema.InvalidParams | McpSchema.InternalError, CurrentCaller> => {
       if (spec.servedBy === "meter") return (uri, query) => requestLogPageFor(uri, query as RequestLogQuery)
       const list = downstream.call(spec.endpoint as unknown as NonNullable<ReturnType<typeof endpointNamed>>)
       return (uri, query) => run(spec.operation, uri, (scope) => list({ query } as OperationInput<typeof list>, scope))

@@ -14,6 +14,7 @@ import { RequestLogEntry, type RequestLogQuery } from "../../domain/RequestLog.t
 import type { Meter } from "../../services/Meter.ts"
 import { withPageHeaders } from "./AnswerHeaders.ts"
 import { errorResponse } from "./ErrorResponses.ts"
+import { unstorableInput } from "./InputChecks.ts"
 import { undeclaredInput } from "./UndeclaredInput.ts"
 
 export const REQUEST_LOG_OPERATION = "requestLog.list"
@@ -38,6 +39,9 @@ export const makeRequestLogHandler = (meter: Meter["Service"]) => (request: Forw
   Effect.gen(function*() {
     const undeclared = yield* undeclaredInput(request.endpoint, request.request)
     if (undeclared !== undefined) return errorResponse(undeclared)
+    // A filter value storage cannot hold (a NUL) is the 400 naming it, as on every list.
+    const unstorable = unstorableInput({ query: request.query })
+    if (unstorable !== undefined) return errorResponse(unstorable)
     const query = request.query as RequestLogQuery
     const page = yield* requestLogPage(meter, query)
     // The entries are the meter's rows as the schema has them: one that does not encode is a defect.
