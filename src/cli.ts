@@ -13,7 +13,7 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Console, Effect, Layer, Option, Result, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { serveFixtures } from "./cli/serveFixtures.ts"
-import { DownstreamError, NotFound, ServiceUnavailable } from "./domain/Errors.ts"
+import { BadRequest, DownstreamError, NotFound, ServiceUnavailable } from "./domain/Errors.ts"
 import { dataSpaceOf, MaxAcceptTotal, Mode, MODES, Scope, SCOPES } from "./domain/Grants.ts"
 import { appRateLimitView, parseRateLimit, RateLimitText } from "./domain/RateLimit.ts"
 import { IsoDateParam, rangeEnd, rangeStart } from "./domain/Resource.ts"
@@ -50,12 +50,19 @@ const limitOf = (limit: typeof LimitText.Type): number | null => limit === "none
 /** Scopes as given: none given means every scope (create) or unchanged (update). */
 const scopesOf = (scopes: ReadonlyArray<Scope>) => scopes.length > 0 ? { scopes: [scopes[0]!, ...scopes.slice(1)] as const } : {}
 
+const MISSING_IP = BadRequest.of(
+  "Missing required flag --ip: the client addresses the secret accepts (CIDR or address, repeatable); " +
+    "give --ip 0.0.0.0/0 to allow any address",
+  "MissingField",
+  [{ path: "--ip", message: "Missing required flag --ip; --ip 0.0.0.0/0 allows any address" }]
+)
+
 const secretCreate = Command.make(
   "create",
   {
     app: appFlag,
     ip: Flag.String("ip").pipe(
-      Flag.withDescription("Allowed client range (CIDR or address); repeatable; default 0.0.0.0/0"),
+      Flag.withDescription("Allowed client range (CIDR or address); required, repeatable; --ip 0.0.0.0/0 allows any address"),
       Flag.withSchema(IpRangeText),
       Flag.atLeast(0)
     ),
@@ -65,10 +72,12 @@ const secretCreate = Command.make(
     maxAcceptTotal: limitFlag.pipe(Flag.optional)
   },
   Effect.fn(function*({ app, ip, maxAcceptTotal, mode, name, scope }) {
+    // No default range: a secret usable from anywhere is a choice the operator states.
+    if (ip.length === 0) return yield* Effect.fail(MISSING_IP)
     const secrets = yield* SecretStore
     const created = yield* secrets.create({
       appId: app,
-      ipAddresses: ip.length > 0 ? [ip[0]!, ...ip.slice(1)] : ["0.0.0.0/0"],
+      ipAddresses: ip,
       ...(Option.isSome(name) ? { name: name.value } : {}),
       ...scopesOf(scope),
       mode,
@@ -237,9 +246,11 @@ const cli = Command.make("cli").pipe(
   ])
 )
 
-/** An operator's mistake (unknown id), an outage or the engine's refusal: one line on stderr, exit code 1. */
-const reportFailure = (error: NotFound | ServiceUnavailable | DownstreamError) =>
-  Console.error(JSON.stringify({ error: { code: error.code, message: error.message, type: error.type } })).pipe(
+/** An operator's mistake (a missing flag, an unknown id), an outage or the engine's refusal: one line on stderr, exit code 1. */
+const reportFailure = (error: BadRequest | NotFound | ServiceUnavailable | DownstreamError) =>
+  Console.error(
+    JSON.stringify({ error: { code: error.code, message: error.message, type: error.type, ...("errors" in error ? { errors: error.errors } : {}) } })
+  ).pipe(
     Effect.andThen(Effect.sync(() => {
       process.exitCode = 1
     }))
@@ -256,7 +267,7 @@ const reportDataDirNotPrivate = (error: DataDirNotPrivate) =>
 cli.pipe(
   Command.run({ version: "1.0.0" }),
   Effect.catchIf(
-    (error) => error instanceof NotFound || error instanceof ServiceUnavailable || error instanceof DownstreamError,
+    (error) => error instanceof BadRequest || error instanceof NotFound || error instanceof ServiceUnavailable || error instanceof DownstreamError,
     reportFailure
   ),
   Effect.provide(NodeServices.layer),

@@ -36,12 +36,29 @@ const problemsOf = (issue: SchemaIssue.Issue, path: ReadonlyArray<string> = []):
       return issue.issues.length === 1 ? problemsOf(issue.issues[0]!, path) : formatted(issue, path)
     case "Composite":
       return issue.issues.flatMap((inner) => problemsOf(inner, path))
+    case "Filter":
+      // A rule across fields that finds a field missing (a part's material with a model file) says so as a required field does.
+      return onlyMissingKeys(issue.issue) ? problemsOf(issue.issue, path) : formatted(issue, path)
     case "MissingKey":
       return [{ kind: "missing", path, message: "Missing required value" }]
     case "UnexpectedKey":
       return [{ kind: "unknown", path, message: "Unknown: not accepted here" }]
     default:
       return formatted(issue, path)
+  }
+}
+
+/** Whether every leaf of an issue is a required key absent. */
+const onlyMissingKeys = (issue: SchemaIssue.Issue): boolean => {
+  switch (issue._tag) {
+    case "MissingKey":
+      return true
+    case "Pointer":
+      return onlyMissingKeys(issue.issue)
+    case "Composite":
+      return issue.issues.every(onlyMissingKeys)
+    default:
+      return false
   }
 }
 

@@ -8,12 +8,13 @@
  * request the gateway sends is one the engine decodes, and an operation the
  * contract does not name has no route (404).
  *
- * Beyond the contract the engine's protocol has three headers: the bearer
+ * Beyond the contract the engine's protocol has a few headers: the bearer
  * `ENGINE_TOKEN`, the app the call is for (believed from the token's holder
- * only; a test-mode caller's test data space) and the gateway's request id;
- * and, when the caller's secret restricts it, what the secret allows where
- * the engine decides it (its scopes and spend limit). An operation's "no
- * such record" is a 204, which the gateway answers as the spec's empty 200.
+ * only; a test-mode caller's test data space), the gateway's request id, a
+ * write's precondition (If-Match) and its Idempotency-Key; and, when the
+ * caller's secret restricts it, what the secret allows where the engine
+ * decides it (its scopes and spend limit). An operation's "no such record" is
+ * a 204, which the gateway answers as the spec's empty 200.
  */
 import { Context } from "effect"
 import { HttpApi, HttpApiMiddleware } from "effect/http-api"
@@ -49,6 +50,13 @@ export const ENGINE_GRANTS_HEADERS = { scopes: "x-engine-scopes", maxAcceptTotal
 
 /** A write's precondition (If-Match) on the engine's wire: the record and the version it must still be at. */
 export const ENGINE_PRECONDITION_HEADERS = { id: "x-engine-if-match-id", updatedAt: "x-engine-if-match-updated-at" } as const
+
+/** A write's Idempotency-Key on the engine's wire (IdempotentCall), and the answer's mark that it is a stored one. */
+export const ENGINE_IDEMPOTENCY_HEADERS = {
+  key: "x-engine-idempotency-key",
+  fingerprint: "x-engine-idempotency-fingerprint",
+  replayed: "x-engine-idempotent-replayed"
+} as const
 
 export class EngineApi extends HttpApi.make("engine").addHttpApi(PublicContract).prefix(ENGINE_PATH_PREFIX).middleware(EngineAuth) {}
 

@@ -20,6 +20,19 @@ export interface WritePrecondition {
 export type CallGrants = Pick<Grants, "scopes" | "maxAcceptTotal">
 
 /**
+ * A write made with an `Idempotency-Key`: the engine commits its answer in the
+ * write's own transaction, under the app and key, so a retry after any crash
+ * finds the answer instead of writing again (src/engine/idempotency.ts).
+ */
+export interface IdempotentCall {
+  readonly key: string
+  /** What the request is (SHA-256 of its operation and decoded input): the same key with another request is refused. */
+  readonly fingerprint: string
+  /** Told when the engine answers the stored answer of an earlier call instead of running this one. */
+  readonly onReplay?: (() => void) | undefined
+}
+
+/**
  * Whose call this is: every record belongs to one app (for a test-mode secret,
  * the app's test data space: src/domain/Grants.ts, `dataSpaceOf`); the request
  * id names the call in the engine's errors and logs.
@@ -29,6 +42,7 @@ export interface CallScope {
   readonly requestId: string
   readonly precondition?: WritePrecondition | undefined
   readonly grants?: CallGrants | undefined
+  readonly idempotency?: IdempotentCall | undefined
 }
 
 /** An operation's input where its endpoint is known only at run time: the parts its schemas decoded. */

@@ -87,6 +87,34 @@ export type OperationAnswer<Endpoint> = Endpoint extends HttpApiEndpoint.Constra
   : Page<PagedItem<Endpoint>>
   : never
 
+/** The HTTP status a success schema is declared with (HttpApiSchema.status), if any. */
+const declaredStatus = (schema: { readonly ast: SchemaAST.AST }): unknown => {
+  const ast = schema.ast as SchemaAST.AST & { readonly context?: { readonly annotations?: { readonly httpApiStatus?: unknown } } }
+  return ast.annotations?.httpApiStatus ?? ast.context?.annotations?.httpApiStatus
+}
+
+/**
+ * Whether an endpoint is a replace that creates the record when its id is
+ * new (`PUT /material-series/{id}`): a PUT whose contract declares a 201.
+ */
+export const createsOnReplace = (endpoint: HttpApiEndpoint.Constraint): boolean => {
+  const top = endpoint as HttpApiEndpoint.Top
+  return top.method === "PUT" && [...top.success].some((schema) => declaredStatus(schema) === 201)
+}
+
+const CREATED = Symbol.for("mfg/operations/created")
+
+/**
+ * The answer of a replace that created its record: the record, marked so
+ * that the gateway answers 201 with its `Location` (the engine over HTTP
+ * answers 201, and the gateway marks what it decodes). The mark is no field:
+ * encoding leaves it out.
+ */
+export const asCreated = <A extends object>(record: A): A => Object.defineProperty({ ...record }, CREATED, { value: true, enumerable: false })
+
+/** Whether an answer is of a replace that created its record (asCreated). */
+export const wasCreated = (answer: unknown): boolean => typeof answer === "object" && answer !== null && CREATED in answer
+
 /** The header that carries a page's total: the public answer's, and the engine's to the gateway over HTTP. */
 export const TOTAL_COUNT_HEADER = "x-total-count"
 

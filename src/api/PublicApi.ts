@@ -54,6 +54,7 @@ import { EventGroup, WebhookDeliveryGroup, WebhookEndpointGroup } from "./groups
 import { withIdempotencyKey } from "./IdempotencyKey.ts"
 import { withMcpEndpoint } from "./mcp/openapi.ts"
 import { documentTransform } from "./openapi.ts"
+import { withResponseHeaders } from "./responseHeaders.ts"
 import { withRequiredScopes } from "./Scopes.ts"
 
 export const PublicContract = HttpApi.make("public-v1")
@@ -68,7 +69,10 @@ export const PublicContract = HttpApi.make("public-v1")
   .annotate(HttpApi.QueryParseOptions, { onExcessProperty: "error", errors: "all" })
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
 
-export class PublicApi extends withRequiredScopes(PublicContract.add(RequestLogGroup.prefix("/v1"))).middleware(IncomingSecretAuth)
+/** What the gateway serves under /v1: the engine's contract and the gateway's own request log. */
+const Served = PublicContract.add(RequestLogGroup.prefix("/v1"))
+
+export class PublicApi extends withRequiredScopes(Served).middleware(IncomingSecretAuth)
   .annotateMerge(OpenApi.annotations({
     title: "Manufacturing engine public API",
     version: "1.0.0",
@@ -76,8 +80,8 @@ export class PublicApi extends withRequiredScopes(PublicContract.add(RequestLogG
       "Every call is authenticated with an Incoming Secret and metered.",
     // A commercial service: integrators use it under their service agreement.
     license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
-    servers: [{ url: "/", description: "This gateway (paths start with /v1)" }],
-    transform: (spec) => withIdempotencyKey(PublicContract)(withMcpEndpoint(documentTransform(spec)))
+    servers: [{ url: "/", description: "This gateway, production or local alike (paths start with /v1)" }],
+    transform: (spec) => withResponseHeaders(Served)(withIdempotencyKey(Served)(withMcpEndpoint(documentTransform(spec))))
   }))
   .annotate(HttpApi.AdditionalSchemas, [EngineErrorBody])
 {}

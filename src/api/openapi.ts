@@ -21,7 +21,7 @@
  *   the read (`/item/{partItemId}`, as the spec writes GET).
  */
 import { DEFAULT_PAGE_SIZE } from "../domain/Resource.ts"
-import { MODEL_SOURCES } from "../domain/resources/modelFiles.ts"
+import { MODEL_SOURCE_REQUIRES, MODEL_SOURCES } from "../domain/resources/modelFiles.ts"
 import { NOT_AUTHORIZED_BODY, NOT_AUTHORIZED_HEADERS } from "./Authorization.ts"
 import { withWebhooks } from "./webhooksDocument.ts"
 
@@ -83,13 +83,18 @@ const CONVENTIONS = [
   "(`?createdAt=2026-11-22`, a whole UTC day) or a range (`?createdAt[from]=…&createdAt[to]=…`, inclusive), " +
   "and page with `limit` (1–1000, default 100) and `offset`.",
   "- **PUT replaces the whole record**: every required field must be present; omitted optional fields are cleared.",
+  "- **One representation per field**: a field whose value may be null (a reel's `machineId`) is in every record as read, " +
+  "null when it has no value, whichever write left it out; other optional fields are left out when they have none. " +
+  "Durations in seconds are to the millisecond.",
   "- **400** names the field or parameter at fault; an unknown field or parameter is a 400, never ignored.",
   "- **Engine errors pass through**: any other status (404, 409, 422, 501, 502, 504, …) has the body " +
   "`{code, message, type}` and the headers `x-error-source` and `x-error-source-request-id`. " +
   "502 means the engine answered something unusable, 504 that it did not answer in time.",
   "- **413**: the body is larger than the service accepts (1 MiB unless the operator set `MAX_BODY_BYTES`); " +
   "it is refused before it is read whole, and the connection is closed.",
-  "- **503**: storage is unreachable; nothing was changed or metered, retry later.",
+  "- **503**: `StorageUnavailable`: storage is unreachable; nothing was changed, retry later. `StorageOutcomeUnknown` " +
+  "(from the engine): the connection to storage was lost while a change was being made or committed, which may or may not " +
+  "have been kept: retry with the same `Idempotency-Key` to get its answer.",
   "- **Methods**: a known path with a method it does not take answers **405** with `Allow` and " +
   "`{code: 405, message, type: \"MethodNotAllowed\"}` (before authentication, not metered); a path no operation has is a 404. " +
   "**HEAD** answers wherever GET does: the GET's status and headers, no body, authenticated and metered as the GET. " +
@@ -348,11 +353,12 @@ const withModelSourceChoice = (schema: Json): void => {
   }
   schema.oneOf = MODEL_SOURCE_FIELDS.map((field) => ({
     title: MODEL_SOURCES[field],
-    required: [field],
+    required: [field, ...MODEL_SOURCE_REQUIRES[field].filter((other) => other in properties)],
     properties: { [field]: nonNull(properties[field]) }
   }))
   const rule = "The model source: exactly one of `modelEndpoint` and `catalogueModelConfigurationId` " +
-    "(a body with both, or neither, is a 400; a part as read has exactly one)."
+    "(a body with both, or neither, is a 400; a part as read has exactly one). With `modelEndpoint`, `technologyId` and `materialId` " +
+    "are required; a catalogue configuration supplies them, with the colour, production parameters and services."
   schema.description = typeof schema.description === "string" ? `${schema.description} ${rule}` : rule
 }
 

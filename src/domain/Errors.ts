@@ -4,6 +4,7 @@
  */
 import { Schema } from "effect"
 import { insufficientScopeMessage, type Scope } from "./Grants.ts"
+import { Int32 } from "./Integers.ts"
 
 const errorBody = <Code extends number>(code: Code) => ({
   code: Schema.Literal(code),
@@ -18,20 +19,42 @@ export const FieldProblem = Schema.Struct({
 }).annotate({ identifier: "FieldProblem" })
 export type FieldProblem = typeof FieldProblem.Type
 
+/** The most problems a 400 lists: enough to fix a request in one round trip, and a bounded answer to any body. */
+export const MAX_LISTED_PROBLEMS = 50
+
 /**
  * A request that does not satisfy its schema. `message` names the first field
  * or parameter at fault; `errors` lists every one (unknown, missing, invalid),
- * so that a client fixes them all in one round trip.
+ * so that a client fixes them all in one round trip: the first 50, and
+ * `moreErrors` counts the rest.
  */
 export class BadRequest extends Schema.Error<BadRequest>("BadRequest")({
   ...errorBody(400),
-  errors: Schema.optional(Schema.Array(FieldProblem).annotate({ description: "Every field or parameter at fault" }))
+  errors: Schema.optional(
+    Schema.Array(FieldProblem).check(Schema.isMaxLength(MAX_LISTED_PROBLEMS)).annotate({
+      description: `Every field or parameter at fault, the first ${MAX_LISTED_PROBLEMS} of them`
+    })
+  ),
+  moreErrors: Schema.optional(
+    Int32.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
+      description: `How many more fields or parameters are at fault than \`errors\` lists (absent when it lists every one)`
+    })
+  )
 }, {
   httpApiStatus: 400,
-  description: "The request is invalid; `message` names the first field or parameter at fault, `errors` lists every one."
+  description: "The request is invalid; `message` names the first field or parameter at fault, `errors` lists every one " +
+    `(at most ${MAX_LISTED_PROBLEMS}; \`moreErrors\` counts the rest).`
 }) {
   static of(message: string, type = "ValidationError", errors?: ReadonlyArray<FieldProblem>) {
-    return new BadRequest(errors === undefined ? { code: 400, message, type } : { code: 400, message, type, errors })
+    if (errors === undefined) return new BadRequest({ code: 400, message, type })
+    if (errors.length <= MAX_LISTED_PROBLEMS) return new BadRequest({ code: 400, message, type, errors })
+    return new BadRequest({
+      code: 400,
+      message,
+      type,
+      errors: errors.slice(0, MAX_LISTED_PROBLEMS),
+      moreErrors: errors.length - MAX_LISTED_PROBLEMS
+    })
   }
 }
 
@@ -114,7 +137,7 @@ export class NotAuthorized extends Schema.Error<NotAuthorized>("NotAuthorized")(
  * body of the passthrough responses in the OpenAPI document).
  */
 export const EngineErrorBody = Schema.Struct({
-  code: Schema.Int.annotate({ description: "The HTTP status of the response" }),
+  code: Int32.annotate({ description: "The HTTP status of the response" }),
   message: Schema.String.annotate({ description: "What went wrong, for a person" }),
   type: Schema.String.annotate({ description: "A stable name of the kind of error, for a program" })
 }).annotate({
@@ -131,8 +154,8 @@ export const EngineErrorBody = Schema.Struct({
  * `x-error-source-request-id` headers.
  */
 export class DownstreamError extends Schema.Error<DownstreamError>("DownstreamError")({
-  status: Schema.Int,
-  code: Schema.Int,
+  status: Int32,
+  code: Int32,
   message: Schema.String,
   type: Schema.String,
   source: Schema.String,

@@ -13,12 +13,17 @@
  * are accepted and dropped on decoding, so the engine only ever sees the
  * writable fields.
  */
-import { type JsonSchema, Schema, SchemaAST, SchemaGetter } from "effect"
+import { type JsonSchema, Schema, SchemaAST, SchemaGetter, SchemaTransformation } from "effect"
+import { Int32 } from "./Integers.ts"
 
 export const DATE_FIELDS = ["createdAt", "updatedAt"] as const
+
+/** The annotation of a field whose list filter ignores case (an e-mail address: `?email=Buyer@Acme.example`). */
+export const CASE_INSENSITIVE = "mfg/caseInsensitive"
 export type DateField = (typeof DATE_FIELDS)[number]
 
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/
+/** A date (`2026-11-22`) or an RFC 3339 date-time (`2026-11-22T10:00:00Z`, seconds and offset included): JSON Schema's `date` and `date-time`. */
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2}))?$/
 
 /**
  * What generated values (the schema fuzzer's) look like: real calendar days,
@@ -36,25 +41,57 @@ export const ISO_DATE_SAMPLES = {
  */
 const isoDate = (description: string) =>
   Schema.String.annotate({ description, examples: ["2026-11-22", "2026-11-22T10:00:00Z"] }).check(
-    Schema.makeFilter((text: string) => ISO_DATE.test(text) && !Number.isNaN(Date.parse(text)) ? true : "expected an ISO 8601 date or date-time", {
-      toJsonSchema: () => ({ anyOf: [{ format: "date" }, { format: "date-time" }] }),
-      arbitraryConstraint: { patterns: [ISO_DATE_SAMPLES] }
-    })
+    // The longest ISO 8601 date-time: nanoseconds and an offset.
+    Schema.isMaxLength(40),
+    isDateOrDateTime()
   )
+
+/**
+ * The check of a date or date-time a client writes: an ISO 8601 date or an
+ * RFC 3339 date-time, so its JSON Schema is either format, exactly what is
+ * accepted (`annotations` describe the field).
+ */
+export const isDateOrDateTime = (annotations?: Schema.Annotations.Filter) =>
+  Schema.makeFilter((text: string) => ISO_DATE.test(text) && !Number.isNaN(Date.parse(text)) ? true : "expected an ISO 8601 date or date-time", {
+    toJsonSchema: () => ({ anyOf: [{ format: "date" }, { format: "date-time" }] }),
+    arbitraryConstraint: { patterns: [ISO_DATE_SAMPLES] },
+    ...annotations
+  })
 
 /** An ISO 8601 date (`2026-11-22`) or date-time (`2026-11-22T10:00:00Z`). */
 export const IsoDateParam = isoDate("An ISO 8601 date (2026-11-22) or date-time (2026-11-22T10:00:00Z)")
 
-/** A repeatable query parameter: `?p=a&p=b` or a single `?p=a`. */
-const Repeatable = Schema.ArrayEnsure(Schema.String)
+/** The most values one repeatable filter takes (`?ids=a&ids=b…`). */
+export const MAX_FILTER_VALUES = 100
+/** The longest value a filter compares with: an id, a name, a reference. */
+export const MAX_FILTER_VALUE_LENGTH = 200
+
+/**
+ * A repeatable query parameter: `?p=a&p=b` or a single `?p=a`, as an array
+ * of at most MAX_FILTER_VALUES values (each at most MAX_FILTER_VALUE_LENGTH
+ * long when `value` is any string).
+ */
+export const repeatable = (value: Schema.Codec<string, string>) =>
+  Schema.Union([value, Schema.Array(value).check(Schema.isMaxLength(MAX_FILTER_VALUES))]).pipe(
+    Schema.decodeTo(
+      Schema.Array(Schema.toType(value)),
+      SchemaTransformation.transform<ReadonlyArray<string>, string | ReadonlyArray<string>>({
+        decode: (values) => typeof values === "string" ? [values] : values,
+        encode: (values) => values
+      })
+    )
+  )
+
+export const FilterText = Schema.String.check(Schema.isMaxLength(MAX_FILTER_VALUE_LENGTH))
+const Repeatable = repeatable(FilterText)
 
 export const DEFAULT_PAGE_SIZE = 100
 export const MAX_PAGE_SIZE = 1000
 
 /** The paging parameters: integers (the query string's text decodes to them), documented as such in the OpenAPI document. */
-export const PageLimit = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_PAGE_SIZE }))
+export const PageLimit = Int32.check(Schema.isBetween({ minimum: 1, maximum: MAX_PAGE_SIZE }))
   .annotate({ description: `Page size: how many records to answer, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE})` })
-export const PageOffset = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+export const PageOffset = Int32.check(Schema.isGreaterThanOrEqualTo(0))
   .annotate({ description: "How many matching records to skip, in the list's order (default 0)" })
 
 const dateQueryFields = <const F extends string>(field: F) =>
@@ -70,9 +107,14 @@ const dateQueryFields = <const F extends string>(field: F) =>
 export const DateRangeQuery = { ...dateQueryFields("createdAt"), ...dateQueryFields("updatedAt") }
 
 const READ_ONLY = "Read-only, set by the engine: the record as read may carry it back, and it is ignored."
+const VERIFIED = "Set by the engine: the record as read may carry it back, or leave it out; a value other than the engine's is a 422 naming it."
 
 /** A timestamp the engine sets, as every record carries it. */
-const timestamp = (description: string) => Schema.String.annotate({ format: "date-time", description, examples: ["2026-11-22T10:00:00.000Z"] })
+const timestamp = (description: string) =>
+  Schema.String.check(Schema.isMaxLength(40)).annotate({ format: "date-time", description, examples: ["2026-11-22T10:00:00.000Z"] })
+
+/** A record's id as the engine gives it (and as a body may carry it back). */
+const RecordId = Schema.String.check(Schema.isMaxLength(100))
 const TIMESTAMPS = {
   createdAt: timestamp("When the engine created the record (UTC)"),
   updatedAt: timestamp("When the engine last changed the record (UTC)")
@@ -83,9 +125,9 @@ const TIMESTAMPS = {
  * fixed set (a state: an unknown one is a 400 naming the filter, not an empty
  * list), else any string.
  */
-const filterValues = (schema: { readonly ast: SchemaAST.AST } | undefined): Schema.Top => {
+const filterValues = (schema: { readonly ast: SchemaAST.AST } | undefined): Schema.Codec<string, string> => {
   const literals = schema === undefined ? undefined : stringLiterals(SchemaAST.toType(schema.ast))
-  return literals === undefined ? Schema.String : Schema.Literals(literals)
+  return literals === undefined ? FilterText : Schema.Literals(literals)
 }
 
 /** The strings a schema is one of (an optional field's `undefined` aside), if it is a fixed set of strings. */
@@ -127,12 +169,27 @@ export const defineResource = <
   const Name extends string,
   const Fields extends Schema.Struct.Fields,
   const Computed extends Schema.Struct.Fields = Record<never, never>,
-  const Filter extends (keyof Fields | keyof Computed) & string = never
+  const Filter extends (keyof Fields | keyof Computed) & string = never,
+  const Completed extends Schema.Struct.Fields = Record<never, never>,
+  const Verified extends keyof Computed & string = never
 >(spec: {
   readonly name: Name
   readonly path: `/${string}`
   readonly title: string
   readonly fields: Fields
+  /**
+   * Writable fields as every record has them, where a body's form is looser
+   * because the engine completes what it leaves out (a part's technology and
+   * material, from its catalogue configuration; a quote line's total): the
+   * body's form among `fields`, the record's here.
+   */
+  readonly completed?: Completed | undefined
+  /**
+   * Computed fields a replace may carry back, held to the engine's values
+   * instead of ignored (a quote's totals): passed to the engine, which
+   * refuses a value other than its own (422 naming the field).
+   */
+  readonly verified?: ReadonlyArray<Verified> | undefined
   /** Read-only fields the engine sets (a number, geometry, production times): in reads, never in a body. */
   readonly computed?: Computed | undefined
   readonly filters: ReadonlyArray<Filter>
@@ -159,30 +216,42 @@ export const defineResource = <
     validateJsonSchema === undefined ? undefined : { toJsonSchema: () => [validateJsonSchema, true] as const }
   )
   const input = validate === undefined ? fieldsOnly : fieldsOnly.check(validate)
+  // A completed field keeps its place among the fields (a spread overrides a key where it first stood).
   const record = Schema.Struct({
-    id: Schema.String,
-    ...spec.fields,
+    id: RecordId,
+    ...(spec.fields as Omit<Fields, keyof Completed>),
+    ...(spec.completed ?? ({} as Completed)),
     ...(spec.computed ?? ({} as Computed)),
     ...TIMESTAMPS
   }).annotate({ title: spec.title })
+  const computed = (spec.computed ?? {}) as unknown as Readonly<Record<string, Schema.Top>>
+  const verified: ReadonlyArray<string> = spec.verified ?? []
+  const verifiedFields = Object.fromEntries(
+    verified.map((key) => [key, Schema.optional(Schema.toType(computed[key]!).annotate({ description: VERIFIED }))])
+  ) as unknown as { readonly [K in Verified]: Schema.optional<Schema.toType<Computed[K]>> }
+  const ignored = Object.fromEntries(Object.entries(computed).filter(([key]) => !verified.includes(key))) as unknown as Omit<Computed, Verified>
   const withId = Schema.Struct({
-    id: Schema.optional(Schema.String.annotate({ description: "The record's id, as read: when present it must be the path's" })),
-    ...spec.fields
+    id: Schema.optional(RecordId.annotate({ description: "The record's id, as read: when present it must be the path's" })),
+    ...spec.fields,
+    ...verifiedFields
   })
   const replaceInput = acceptingTheRecord(
     validate === undefined ? withId : withId.check(validate as unknown as SchemaAST.Filter<typeof withId.Type>),
-    { ...(spec.computed ?? ({} as Computed)), ...TIMESTAMPS }
+    { ...ignored, ...TIMESTAMPS }
   ).annotate({
     title: `${spec.title} replacement`,
     description: `A whole ${spec.title}: its writable fields, every required one present. The record as read is accepted: ` +
-      "its `id` must be the path's, and the timestamps and the fields the engine sets are ignored."
+      (verified.length === 0
+        ? "its `id` must be the path's, and the timestamps and the fields the engine sets are ignored."
+        : `its \`id\` must be the path's, the timestamps and ${Object.keys(ignored).map((key) => `\`${key}\``).join(", ") || "nothing else"} ` +
+          `are ignored, and ${verified.map((key) => `\`${key}\``).join(", ")}, when sent, must be the engine's (a 422 names one that is not).`)
   })
   const fieldSchemas: Readonly<Record<string, { readonly ast: SchemaAST.AST }>> = { ...spec.fields, ...spec.computed }
   const filterFields = Object.fromEntries(
     spec.filters.map((field) => [
       field,
       Schema.optional(
-        Schema.ArrayEnsure(filterValues(fieldSchemas[field])).annotate({
+        repeatable(filterValues(fieldSchemas[field])).annotate({
           description: `Only the records whose \`${field}\` is one of these values (repeatable)`
         })
       )
@@ -198,8 +267,20 @@ export const defineResource = <
   })
   /** Fields the engine sets: kept from the previous record when a PUT replaces the writable ones. */
   const computedKeys = Object.keys(spec.computed ?? {})
-  return { ...spec, storage: spec.storage ?? {}, computedKeys, input, replaceInput, record, listQuery } as const
+  const writable: Readonly<Record<string, { readonly ast: SchemaAST.AST }>> = { ...spec.fields, ...spec.completed }
+  const nullableKeys = Object.entries(writable).filter(([, schema]) => admitsNull(SchemaAST.toType(schema.ast))).map(([key]) => key)
+  const caseInsensitiveFilters = spec.filters.filter((field) => {
+    const schema = fieldSchemas[field]
+    return schema !== undefined && ignoresCase(SchemaAST.toType(schema.ast))
+  })
+  return { ...spec, storage: spec.storage ?? {}, computedKeys, nullableKeys, caseInsensitiveFilters, input, replaceInput, record, listQuery } as const
 }
+
+/** Whether a field's values are annotated to compare without case (CASE_INSENSITIVE), an optional one's included. */
+const ignoresCase = (ast: SchemaAST.AST): boolean => ast.annotations?.[CASE_INSENSITIVE] === true || (ast._tag === "Union" && ast.types.some(ignoresCase))
+
+/** Whether a schema's values include null (a member of its unions, at any depth). */
+const admitsNull = (ast: SchemaAST.AST): boolean => ast._tag === "Null" || (ast._tag === "Union" && ast.types.some(admitsNull))
 
 /** How the engine stores a resource beyond its fields. */
 export interface StorageOptions {
@@ -223,6 +304,14 @@ export interface Resource {
   readonly filters: ReadonlyArray<string>
   readonly storage: StorageOptions
   readonly computedKeys: ReadonlyArray<string>
+  /**
+   * Writable fields whose values include null (a reel's `machineId`): every
+   * record as read has them, null when they have no value, whichever write
+   * left them out (one representation per field).
+   */
+  readonly nullableKeys: ReadonlyArray<string>
+  /** Filters that match without regard to case (an e-mail address). */
+  readonly caseInsensitiveFilters: ReadonlyArray<string>
   /** Writable fields: the body of a create. */
   readonly input: Schema.Struct<Schema.Struct.Fields>
   /** The body of a whole-record replace: the writable fields and an optional `id`, or the record as read. */
@@ -234,7 +323,7 @@ export interface Resource {
 /** What a list query means to the engine, independent of HTTP. */
 export interface RecordFilter {
   readonly ids?: ReadonlyArray<string> | undefined
-  readonly equals: ReadonlyArray<{ readonly field: string; readonly values: ReadonlyArray<string> }>
+  readonly equals: ReadonlyArray<{ readonly field: string; readonly values: ReadonlyArray<string>; readonly ignoreCase?: boolean | undefined }>
   readonly dates: ReadonlyArray<{ readonly field: DateField; readonly from?: Date | undefined; readonly to?: Date | undefined }>
   readonly limit: number
   readonly offset: number
@@ -263,15 +352,16 @@ export const toDateFilters = (query: Readonly<Record<string, unknown>>): RecordF
     }]
   })
 
-/** Turns a decoded list query into the engine's filter. */
+/** Turns a decoded list query into the engine's filter; the filters named in `ignoringCase` match without regard to case. */
 export const toRecordFilter = (
   filters: ReadonlyArray<string>,
-  query: Readonly<Record<string, unknown>>
+  query: Readonly<Record<string, unknown>>,
+  ignoringCase: ReadonlyArray<string> = []
 ): RecordFilter => {
   const strings = (key: string) => query[key] as ReadonlyArray<string> | undefined
   const equals = filters.flatMap((field) => {
     const values = strings(field)
-    return values === undefined ? [] : [{ field, values }]
+    return values === undefined ? [] : [ignoringCase.includes(field) ? { field, values, ignoreCase: true } : { field, values }]
   })
   const dates = toDateFilters(query)
   return {

@@ -8,6 +8,7 @@
 import { Result, Schema } from "effect"
 import { type Grants, MaxAcceptTotal, Mode, Scope } from "./Grants.ts"
 import { parseIpRange } from "./IpAllowList.ts"
+import { NonEmptyList } from "./NonEmptyList.ts"
 
 export const SECRET_ID_PATTERN = /^[0-9a-f]{24}$/
 export const SECRET_VALUE_PATTERN = /^([0-9a-f]{24})\.([A-Za-z0-9_-]{43})$/
@@ -29,13 +30,16 @@ export const IpRangeText = Schema.String.check(
   })
 ).annotate({ description: "An IPv4 or IPv6 range in CIDR notation, or a single address", examples: ["0.0.0.0/0"] })
 
-const Scopes = Schema.NonEmptyArray(Scope).check(Schema.isMaxLength(5)).annotate({
+/** The most IP ranges one secret lists. */
+export const MAX_IP_RANGES = 100
+
+const Scopes = NonEmptyList(Scope, 5).annotate({
   description: "What the secret may do (each operation needs one scope: `x-required-scope` in the OpenAPI document); default: all five"
 })
 
 export const SecretCreateRequest = Schema.Struct({
   appId: AppId,
-  ipAddresses: Schema.NonEmptyArray(IpRangeText).annotate({
+  ipAddresses: NonEmptyList(IpRangeText, MAX_IP_RANGES).annotate({
     description: "Allowed client ranges; `0.0.0.0/0` allows any address"
   }),
   name: Schema.optional(Schema.String.check(Schema.isMaxLength(200))),

@@ -11,7 +11,7 @@
  * be; `readSettings` reads every variable of a group and reports every
  * problem, not only the first.
  */
-import { Config, ConfigProvider, Duration, Effect, Option, Redacted, Result } from "effect"
+import { Config, ConfigProvider, Duration, Effect, Option, Redacted, Result, Schema } from "effect"
 import { InvalidConfig, type SettingProblem } from "./Errors.ts"
 
 export interface SettingDoc {
@@ -86,6 +86,7 @@ const decoderOf = <A>(reader: (name: string) => Config.Config<A>) => {
 const decodeInt = decoderOf(Config.Int)
 const decodeDuration = decoderOf(Config.Duration)
 const decodeBoolean = decoderOf(Config.Boolean)
+const decodeNumber = decoderOf(Config.Number)
 
 /** An integer from `min` to `max` (inclusive). */
 export const integer = (options: { readonly min: number; readonly max?: number; readonly unit?: string }) => {
@@ -102,18 +103,84 @@ export const integer = (options: { readonly min: number; readonly max?: number; 
   }
 }
 
-/** A duration as Effect reads one (`20 seconds`, `500 millis`, `2 minutes`), at least `min`. */
+/** Units of the compact form, as Duration.format writes them, in the words Effect's Config.Duration reads. */
+const COMPACT_UNITS: Readonly<Record<string, string>> = { ms: "millis", s: "seconds", m: "minutes", h: "hours", d: "days" }
+const COMPACT_PART = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/
+
+/**
+ * A duration in the compact form the guide's table shows (Duration.format's:
+ * `3s`, `500ms`, `1m 30s`), each part read by Effect's Config.Duration as
+ * `3 seconds`; undefined when `text` is not in that form.
+ */
+const decodeCompactDuration = (text: string): Result.Result<Duration.Duration, string> | undefined => {
+  const parts = text.trim().split(/\s+/).map((part) => COMPACT_PART.exec(part))
+  if (parts.length === 0 || parts.some((part) => part === null)) return undefined
+  let total = Duration.zero
+  for (const part of parts) {
+    const decoded = decodeDuration(`${part![1]} ${COMPACT_UNITS[part![2]!]}`)
+    if (Result.isFailure(decoded)) return decoded
+    total = Duration.sum(total, decoded.success)
+  }
+  return Result.succeed(total)
+}
+
+/**
+ * A duration, at least `min`: as Effect reads one (`20 seconds`, `500 millis`,
+ * `2 minutes`) or in the compact form of the guide's table (`20s`, `500ms`, `2m`).
+ */
 export const duration = (options: { readonly min: Duration.Duration }) => ({
   type: "duration",
   range: `≥ ${Duration.format(options.min)}`,
   parse: (text: string) =>
-    Result.flatMap(decodeDuration(text), (value) =>
+    Result.flatMap(decodeCompactDuration(text) ?? decodeDuration(text), (value) =>
       Duration.isLessThan(value, options.min)
-        ? Result.fail(`must be a duration of at least ${Duration.format(options.min)} (\`30 seconds\`, \`500 millis\`)`)
+        ? Result.fail(`must be a duration of at least ${Duration.format(options.min)} (\`30s\`, \`30 seconds\`, \`500ms\`)`)
         : Result.succeed(value))
 })
 
 export const boolean = { type: "boolean", range: "`true` or `false`", parse: decodeBoolean }
+
+/** A number from `min` to `max` (inclusive), as Effect's Config.Number reads one. */
+export const decimal = (options: { readonly min: number; readonly max: number }) => {
+  const range = `${options.min}–${options.max}`
+  return {
+    type: "number",
+    range,
+    parse: (text: string) =>
+      Result.flatMap(
+        decodeNumber(text),
+        (value) => value < options.min || value > options.max ? Result.fail(`must be a number from ${range}, not ${value}`) : Result.succeed(value)
+      )
+  }
+}
+
+/** One of `values`, exactly. */
+export const oneOf = <const V extends string>(values: ReadonlyArray<V>) => ({
+  type: "text",
+  range: values.map((value) => `\`${value}\``).join(", "),
+  parse: (text: string): Result.Result<V, string> => values.includes(text as V) ? Result.succeed(text as V) : Result.fail(`must be one of ${values.join(", ")}`)
+})
+
+/**
+ * A list of `key=value` pairs, comma separated, each value (and with
+ * `decodeKeys`, each key) percent-encoded: the form of the OpenTelemetry
+ * variables OTEL_EXPORTER_OTLP_HEADERS and OTEL_RESOURCE_ATTRIBUTES, read by
+ * Effect's Config.Record as its OTLP exporters read them.
+ */
+export const keyValueList = (options: { readonly decodeKeys: boolean }) => {
+  const decode = decoderOf((name) =>
+    Config.Record(options.decodeKeys ? Schema.StringFromUriComponent : Schema.String, Schema.StringFromUriComponent, name, {
+      trim: true,
+      keepEmptyValues: true
+    })
+  )
+  return {
+    type: "list of key=value",
+    range: "comma separated `key=value`, values percent-encoded",
+    parse: (text: string): Result.Result<Readonly<Record<string, string>>, string> =>
+      Result.mapError(decode(text), () => "must be comma separated key=value pairs whose values are percent-encoded (`a=1,b=x%20y`)")
+  }
+}
 
 /** Any text. */
 export const text = { type: "text", parse: (value: string) => Result.succeed(value) }

@@ -25,7 +25,10 @@ export const UsageQuery = Schema.Struct({
 })
 
 export const UsageTotals = Schema.Struct({
+  /** Every metered call in the range. */
   total: Schema.Int,
-  byOperation: Schema.Array(Schema.Struct({ operation: Schema.String, calls: Schema.Int }))
+  /** Of them, the calls whose outcome (status, duration) was never recorded: their instance died first (docs/operations.md). */
+  outcomeUnknown: Schema.Int,
+  byOperation: Schema.Array(Schema.Struct({ operation: Schema.String, calls: Schema.Int, outcomeUnknown: Schema.Int }))
 })
 export type UsageTotals = typeof UsageTotals.Type

@@ -5,6 +5,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
 import type { WritePrecondition } from "../api/EngineCall.ts"
 import { groupsOf, type OperationAnswer, type OperationEndpoint, type OperationInput, type OperationName, operationOf } from "../api/Operations.ts"
 import { PublicContract } from "../api/PublicApi.ts"
@@ -16,6 +17,7 @@ import { type CallEvents, CurrentCallEvents, CurrentRequestId, eventsCommitted }
 import { WebhookSender } from "./events/sender.ts"
 import { ModelAnalyser } from "./geometry/ModelAnalyser.ts"
 import { ModelFetcher } from "./geometry/ModelFetcher.ts"
+import { purgeExpiredAnswers, runKeyed } from "./idempotency.ts"
 import type { EngineHandlers, OperationContext, Step } from "./Operation.ts"
 import { engineHandlers } from "./operations.ts"
 import { RecordRepository } from "./RecordRepository.ts"
@@ -60,6 +62,24 @@ const lockedVersion = (sql: SqlClient.SqlClient, resource: string, appId: string
     ([row]) => row?.updatedAt === precondition.updatedAt ? Effect.void : EngineError.preconditionFailed(resource, precondition.id)
   )
 
+/**
+ * A storage failure as the engine answers it: an outage is the 503 the caller
+ * may retry, anything else a defect. A write whose connection was lost after
+ * it was sent may have been committed: the 503 of an unknown outcome says so.
+ * A keyed write knows (its COMMIT was in flight, or nothing was kept); any
+ * other write counts a connection lost during a statement as unknown.
+ */
+const storageFailure = (error: SqlError, writes: boolean, outcomeUnknown: (() => boolean) | undefined) => {
+  if (!isOutage(error)) return Effect.die(error)
+  const unknown = outcomeUnknown !== undefined
+    ? outcomeUnknown()
+    : writes && error.reason._tag === "ConnectionError" && error.reason.operation !== "connect"
+  return Effect.fail(unknown ? EngineError.outcomeUnknown() : EngineError.storageUnavailable())
+}
+
+/** How often the answers of keyed writes past their 24 h are deleted. */
+const PURGE_INTERVAL = "10 minutes"
+
 export class Engine extends Context.Service<Engine, {
   /** Runs the operation `endpoint` is, on its decoded input. */
   readonly run: <E extends OperationEndpoint>(
@@ -85,6 +105,14 @@ export class Engine extends Context.Service<Engine, {
         const fetcher = yield* ModelFetcher
         const analyser = yield* ModelAnalyser
         const sender = yield* WebhookSender
+        // In the background; a failed purge (an outage) is tried again at the next one.
+        yield* Effect.forkScoped(
+          purgeExpiredAnswers.pipe(
+            Effect.catchCause((cause) => Effect.logWarning("idempotency answers not purged", cause)),
+            Effect.delay(PURGE_INTERVAL),
+            Effect.forever
+          )
+        )
         return Engine.of({
           run: <E extends OperationEndpoint>(endpoint: E, context: OperationContext, input: OperationInput<E>) => {
             const operation = operationOf(endpoint)
@@ -92,16 +120,19 @@ export class Engine extends Context.Service<Engine, {
             const step = handler(context, input as never) as Step<OperationAnswer<E>>
             const precondition = context.precondition
             const events: CallEvents = { ids: [] }
-            return (precondition === undefined ? step : underPrecondition(operation, context.appId, precondition, step)).pipe(
+            const written = precondition === undefined ? step : underPrecondition(operation, context.appId, precondition, step)
+            const keyed = context.idempotency === undefined ? undefined : runKeyed(sql, endpoint, operation, context.appId, context.idempotency, written)
+            const writes = endpoint.method !== "GET"
+            return (keyed === undefined ? written : keyed.run).pipe(
               // Ended, so its transactions have committed (or rolled back): the dispatcher, if this process runs one, makes
               // the events' first attempts at once. A failed call may have committed some too; a rolled-back id names no row.
               Effect.ensuring(Effect.sync(() => events.ids.length === 0 ? undefined : eventsCommitted(events.ids))),
-              Effect.catchTag("SqlError", (error) => isOutage(error) ? Effect.fail(EngineError.storageUnavailable()) : Effect.die(error)),
+              Effect.catchTag("SqlError", (error) => storageFailure(error, writes, keyed?.outcomeUnknown)),
               // Added in one step, not one provideService each: every provideService is a frame of its own, paid per call.
               Effect.updateContext((outer: Context.Context<never>) =>
                 outer.pipe(
                   Context.add(RecordRepository, repository),
-                  Context.add(SqlClient.SqlClient, sql),
+                  Context.add(SqlClient.SqlClient, keyed === undefined ? sql : keyed.client),
                   Context.add(ModelFetcher, fetcher),
                   Context.add(ModelAnalyser, analyser),
                   Context.add(WebhookSender, sender),

@@ -44,6 +44,16 @@ export class NotImplemented extends Schema.TaggedError<NotImplemented>()("NotImp
 /** The engine's storage is unreachable: 503, the caller may retry. */
 export class StorageUnavailable extends Schema.TaggedError<StorageUnavailable>()("StorageUnavailable", refusal) {}
 
+/**
+ * The storage connection was lost while a write was being committed: it may
+ * or may not have been made. 503, distinct from StorageUnavailable (nothing
+ * was changed); a retry with the same Idempotency-Key answers what happened.
+ */
+export class StorageOutcomeUnknown extends Schema.TaggedError<StorageOutcomeUnknown>()("StorageOutcomeUnknown", refusal) {}
+
+/** An Idempotency-Key already used for another request of the app: 422. */
+export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReused>()("IdempotencyKeyReused", refusal) {}
+
 export type EngineError =
   | RecordNotFound
   | UnknownReference
@@ -54,6 +64,8 @@ export type EngineError =
   | Forbidden
   | NotImplemented
   | StorageUnavailable
+  | StorageOutcomeUnknown
+  | IdempotencyKeyReused
 
 /** Every engine error, as one Schema. */
 export const EngineError = Object.assign(
@@ -66,7 +78,9 @@ export const EngineError = Object.assign(
     ModelFileFailure,
     Forbidden,
     NotImplemented,
-    StorageUnavailable
+    StorageUnavailable,
+    StorageOutcomeUnknown,
+    IdempotencyKeyReused
   ]),
   {
     notFound: (resource: string, id: string) => new RecordNotFound({ status: 404, type: "NotFound", message: `${resource} ${id} not found` }),
@@ -86,6 +100,19 @@ export const EngineError = Object.assign(
       new Forbidden({ status: 403, type: "InsufficientScope", message: insufficientScopeMessage(operation, scope) }),
     spendLimitExceeded: (message: string) => new Forbidden({ status: 403, type: "SpendLimitExceeded", message }),
     notImplemented: (message: string) => new NotImplemented({ status: 501, type: "NotImplemented", message }),
-    storageUnavailable: () => new StorageUnavailable({ status: 503, type: "StorageUnavailable", message: "The engine's storage is unavailable" })
+    storageUnavailable: () => new StorageUnavailable({ status: 503, type: "StorageUnavailable", message: "The engine's storage is unavailable" }),
+    outcomeUnknown: () =>
+      new StorageOutcomeUnknown({
+        status: 503,
+        type: "StorageOutcomeUnknown",
+        message: "The connection to the engine's storage was lost while the change was being committed: it may or may not have " +
+          "been made. Retry with the same Idempotency-Key to get its answer (without one, read before you retry)"
+      }),
+    idempotencyKeyReused: (key: string) =>
+      new IdempotencyKeyReused({
+        status: 422,
+        type: "IdempotencyKeyReused",
+        message: `Idempotency-Key "${key}" was already used for a different request (another operation or body); use a new key for a new request`
+      })
   }
 )

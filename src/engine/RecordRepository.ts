@@ -41,7 +41,7 @@ export const fieldLiteral = (field: string) => {
 export class RecordRepository extends Context.Service<RecordRepository, {
   /** A record of the app, or a global one. */
   readonly find: (resource: string, appId: string, id: string) => Effect.Effect<StoredRecord | undefined, SqlError>
-  /** A record of the app (or global) whose id, number or external reference is `identifier`. */
+  /** A record of the app (or global) whose id, number (in any case) or external reference is `identifier`. */
   readonly lookup: (resource: string, appId: string, identifier: string) => Effect.Effect<StoredRecord | undefined, SqlError>
   /** The app's own record whose `externalReference` is `value` (at most one: migration 0008). */
   readonly findByExternalReference: (resource: string, appId: string, value: string) => Effect.Effect<StoredRecord | undefined, SqlError>
@@ -74,9 +74,14 @@ export class RecordRepository extends Context.Service<RecordRepository, {
       const matching = (resource: string, appId: string, filter: RecordFilter) => {
         const conditions = [sql`resource = ${resource}`, visible(appId)]
         if (filter.ids !== undefined) conditions.push(sql`id = ANY(${filter.ids}::text[])`)
-        for (const { field, values } of filter.equals) {
+        for (const { field, ignoreCase, values } of filter.equals) {
           // The field as a literal, so that an expression index on it (migration 0006) can serve the filter.
-          conditions.push(sql`data->>${sql.literal(fieldLiteral(field))} = ANY(${values}::text[])`)
+          const value = sql`data->>${sql.literal(fieldLiteral(field))}`
+          conditions.push(
+            ignoreCase === true
+              ? sql`lower(${value}) = ANY(${values.map((text) => text.toLowerCase())}::text[])`
+              : sql`${value} = ANY(${values}::text[])`
+          )
         }
         for (const { field, from, to } of filter.dates) {
           const column = sql.literal(DATE_COLUMNS[field])
@@ -91,12 +96,16 @@ export class RecordRepository extends Context.Service<RecordRepository, {
         // statement cache builds or hashes it anew on every call.
         find: (resource, appId, id) => sql.unsafe<{ data: StoredRecord }>(FIND_SQL, [resource, id, appId, GLOBAL_APP]).pipe(first),
 
-        lookup: (resource, appId, identifier) =>
-          sql<{ data: StoredRecord }>`
+        // A number matches whatever its letters' case (`t-000001` is T-000001; numbers are stored upper case, so the
+        // index on them serves it); an id and an external reference match exactly.
+        lookup: (resource, appId, identifier) => {
+          const number = identifier.toUpperCase()
+          return sql<{ data: StoredRecord }>`
             SELECT data FROM engine_record
             WHERE resource = ${resource} AND ${visible(appId)}
-              AND (id = ${identifier} OR data->>'number' = ${identifier} OR data->>'externalReference' = ${identifier})
-            ORDER BY (id = ${identifier}) DESC, (data->>'number' = ${identifier}) DESC, created_at LIMIT 1`.pipe(first),
+              AND (id = ${identifier} OR data->>'number' = ${number} OR data->>'externalReference' = ${identifier})
+            ORDER BY (id = ${identifier}) DESC, (data->>'number' = ${number}) DESC, created_at LIMIT 1`.pipe(first)
+        },
 
         findByExternalReference: (resource, appId, value) =>
           sql<{ data: StoredRecord }>`

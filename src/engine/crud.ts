@@ -4,11 +4,11 @@
  * scoped to the caller's app, with its references checked: a delete is
  * refused while other records reference the record, a write refused when it
  * references one that is gone, and an `externalReference` is one record's
- * per app and resource (integrity.ts).
+ * per app and resource (integrity.ts), never one of the resource's numbers.
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Page } from "../api/Operations.ts"
+import { asCreated, type Page } from "../api/Operations.ts"
 import type { Resource } from "../domain/Resource.ts"
 import { toRecordFilter } from "../domain/Resource.ts"
 import { EngineError } from "./EngineError.ts"
@@ -68,11 +68,20 @@ export type StoredFields<R extends Resource> = Omit<RecordOf<R>, "id" | "created
 export type PrepareInput<R extends Resource> = InputOf<R> & Partial<StoredFields<R>>
 
 /**
- * A stored record as the resource's record type: storage holds only what the
- * resource's input schema accepted and what the engine set, and the answer is
- * checked against the endpoint's success schema when it is encoded.
+ * A stored record as the resource's record type, as every read and answer
+ * of it shows it: a field whose values include null (`nullableKeys`) that a
+ * write left out reads as null, so each field has one representation
+ * whatever path wrote it. Storage holds only what the resource's input
+ * schema accepted and what the engine set, and the answer is checked
+ * against the endpoint's success schema when it is encoded.
  */
-export const asRecord = <R extends Resource>(_resource: R, record: StoredRecord): RecordOf<R> => record as RecordOf<R>
+export const asRecord = <R extends Resource>(resource: R, record: StoredRecord): RecordOf<R> => {
+  const keys = resource.nullableKeys
+  if (keys.length === 0 || keys.every((key) => record[key] !== undefined)) return record as RecordOf<R>
+  const completed: Record<string, unknown> = { ...record }
+  for (const key of keys) completed[key] ??= null
+  return completed as RecordOf<R>
+}
 
 /** The record operations of a resource; a group takes the ones the spec gives it. */
 export interface RecordHandlers<R extends Resource> {
@@ -86,7 +95,32 @@ export interface RecordHandlers<R extends Resource> {
     input: { readonly params: { readonly id: string }; readonly payload: InputOf<R> & { readonly id?: string | undefined } }
   ) => Step<RecordOf<R>>
   readonly remove: (context: OperationContext, input: { readonly params: { readonly id: string } }) => Step<RecordOf<R>>
+  /**
+   * `replace`, but that an id the app has no record with creates one under
+   * it (answered `asCreated`: the gateway's 201). Writes of one id are
+   * ordered by a lock on it, so two creating at once make one record.
+   */
+  readonly replaceOrCreate: RecordHandlers<R>["replace"]
 }
+
+/**
+ * An `externalReference` that reads as one of the resource's own numbers
+ * (`T-000002`, in any case, for a ticket) is refused (422 naming the
+ * field): a lookup tries numbers before external references, so it would
+ * find the numbered record, not this one.
+ */
+const refuseNumberLike = (resource: Resource, payload: StoredRecord): Step<void> => {
+  const prefix = resource.storage.numberPrefix
+  const reference = payload.externalReference
+  if (prefix === undefined || typeof reference !== "string" || !new RegExp(`^${prefix}-[0-9]{6,}$`, "i").test(reference)) return Effect.void
+  return Effect.fail(EngineError.invalid(
+    `externalReference: ${reference} reads as a ${resource.name} number (${prefix}-000042, the app's own numbering): ` +
+      `a lookup by it finds the ${resource.name} so numbered; choose a reference of your own system`
+  ))
+}
+
+/** What an id an integrator chooses may be: URL-safe (RFC 3986 unreserved), as every path carries it unescaped. */
+const CHOSEN_ID = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,99}$/
 
 export const recordHandlers = <R extends Resource>(resource: R, hooks: RecordHooks<R> = {}): RecordHandlers<R> => {
   const name = resource.name
@@ -145,10 +179,39 @@ export const recordHandlers = <R extends Resource>(resource: R, hooks: RecordHoo
     if (removed !== undefined) yield* removed(context, typed(record))
     return typed(record)
   })
+  const create = Effect.fnUntraced(function*(context: OperationContext, payload: InputOf<R>, id: string | undefined) {
+    const records = yield* RecordRepository
+    yield* checkReferences(resource, context, payload)
+    yield* refuseNumberLike(resource, payload)
+    yield* refuseTakenExternalReference(name, context.appId, payload, undefined)
+    const prepared: StoredRecord = yield* prepare(context, payload, undefined)
+    const options = { numberPrefix: resource.storage.numberPrefix, ...(id === undefined ? {} : { id }) }
+    return yield* write(context, prepared, undefined, records.insert(name, context.appId, prepared, options))
+  })
+  const replace = Effect.fnUntraced(function*(context: OperationContext, id: string, payload: InputOf<R>) {
+    const records = yield* RecordRepository
+    const found = yield* records.find(name, context.appId, id)
+    if (found === undefined) return yield* EngineError.notFound(name, id)
+    const previous = typed(found)
+    yield* checkReferences(resource, context, payload)
+    yield* refuseNumberLike(resource, payload)
+    yield* refuseTakenExternalReference(name, context.appId, payload, id)
+    const carried = keep(found, resource.computedKeys) as Partial<StoredFields<R>>
+    const prepared: StoredRecord = yield* prepare(context, { ...carried, ...payload }, previous)
+    return yield* write(
+      context,
+      prepared,
+      found,
+      Effect.flatMap(
+        records.replace(name, context.appId, id, prepared),
+        (replaced) => replaced === undefined ? Effect.fail(EngineError.notFound(name, id)) : Effect.succeed(replaced)
+      )
+    )
+  })
   return {
     list: Effect.fnUntraced(function*(context, { query }) {
       const records = yield* RecordRepository
-      const { records: page, total } = yield* records.page(name, context.appId, toRecordFilter(resource.filters, query))
+      const { records: page, total } = yield* records.page(name, context.appId, toRecordFilter(resource.filters, query, resource.caseInsensitiveFilters))
       return { items: page.map(typed), total }
     }),
     get: Effect.fnUntraced(function*(context, { params }) {
@@ -161,32 +224,22 @@ export const recordHandlers = <R extends Resource>(resource: R, hooks: RecordHoo
       const found = yield* records.lookup(name, context.appId, query.identifier)
       return found === undefined ? null : typed(found)
     }),
-    create: Effect.fnUntraced(function*(context, { payload }) {
-      const records = yield* RecordRepository
-      yield* checkReferences(resource, context, payload)
-      yield* refuseTakenExternalReference(name, context.appId, payload, undefined)
-      const prepared: StoredRecord = yield* prepare(context, payload, undefined)
-      return yield* write(context, prepared, undefined, records.insert(name, context.appId, prepared, { numberPrefix: resource.storage.numberPrefix }))
-    }),
-    replace: Effect.fnUntraced(function*(context, { params: { id }, payload: { id: _sameId, ...payload } }) {
-      const records = yield* RecordRepository
-      const found = yield* records.find(name, context.appId, id)
-      if (found === undefined) return yield* EngineError.notFound(name, id)
-      const previous = typed(found)
-      yield* checkReferences(resource, context, payload)
-      yield* refuseTakenExternalReference(name, context.appId, payload, id)
-      const carried = keep(found, resource.computedKeys) as Partial<StoredFields<R>>
-      const prepared: StoredRecord = yield* prepare(context, { ...carried, ...payload }, previous)
-      return yield* write(
-        context,
-        prepared,
-        found,
-        Effect.flatMap(
-          records.replace(name, context.appId, id, prepared),
-          (replaced) => replaced === undefined ? Effect.fail(EngineError.notFound(name, id)) : Effect.succeed(replaced)
-        )
-      )
-    }),
+    create: (context, { payload }) => create(context, payload, undefined),
+    replace: (context, { params: { id }, payload: { id: _sameId, ...payload } }) => replace(context, id, payload),
+    replaceOrCreate: (context, { params: { id }, payload: { id: _sameId, ...payload } }) =>
+      Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`record:${name}:${context.appId}:${id}`}))`
+          const records = yield* RecordRepository
+          if ((yield* records.find(name, context.appId, id)) !== undefined) return yield* replace(context, id, payload)
+          if (!CHOSEN_ID.test(id)) {
+            return yield* EngineError.invalid(
+              `id: ${JSON.stringify(id)} is no ${name} of the app, and not an id a new one can have: 1 to 100 letters, digits, ` +
+                "'-', '_', '.' or '~', starting with a letter or digit"
+            )
+          }
+          return asCreated(yield* create(context, payload, id))
+        }))),
     // The row is locked before the records that reference it are counted, and deleted in the same
     // transaction: a reference written meanwhile waits for the lock, or is counted (integrity.ts).
     remove: (context, { params: { id } }) => Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(removal(context, id)))

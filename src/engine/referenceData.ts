@@ -79,6 +79,19 @@ export const parameterMagnitude = (
   return byId(chosen?.[name]) ?? byId(found.defaultValueId)
 }
 
+/**
+ * Every production parameter of the technology with the value a part is
+ * priced with: the chosen one (writes check it is one of the field's), else
+ * the field's default. What a part shows as its `productionParameterIds`.
+ */
+export const pricedParameters = (technologyId: string, chosen: Readonly<Record<string, string>> | undefined): Record<string, string> =>
+  Object.fromEntries(
+    PARAMETER_FIELDS.filter((candidate) => candidate.technologyId === technologyId).map((found) => {
+      const value = chosen?.[found.name]
+      return [found.name, found.values.some(([id]) => id === value) ? value! : found.defaultValueId]
+    })
+  )
+
 const QUOTATION_FORMS = TECHNOLOGIES.map((technology) => ({
   id: `form-${technology.id}`,
   technologyId: technology.id,
@@ -220,6 +233,6 @@ export const writeReferenceData = Effect.gen(function*() {
     SELECT r.resource, r.id, ${GLOBAL_APP}, r.data::jsonb, ${epoch}::timestamptz, ${epoch}::timestamptz
     FROM unnest(${rows.map((r) => r.resource)}::text[], ${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.data)}::text[])
       AS r(resource, id, data)
-    ON CONFLICT (resource, id) DO UPDATE SET data = EXCLUDED.data
+    ON CONFLICT (resource, id, app_id) DO UPDATE SET data = EXCLUDED.data
     WHERE engine_record.app_id = ${GLOBAL_APP} AND engine_record.data IS DISTINCT FROM EXCLUDED.data`
 })

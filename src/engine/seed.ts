@@ -1,7 +1,8 @@
 /**
  * Demo records for one app, for the README walkthrough: customers and an
  * open project for two of them,
- * suppliers, users, materials, machine groups and machines with locations,
+ * suppliers, users, material series and their materials, machine groups and
+ * machines with locations,
  * reel groups with reels loaded on the FDM printers, and a catalogue whose
  * models are analysed here (their files are generated, so the demo needs no
  * download: parts made from them are priced at once).
@@ -18,7 +19,7 @@ import { Project } from "../domain/resources/orders.ts"
 import type { Mesh } from "./geometry/mesh.ts"
 import { analyseModelSync } from "./geometry/model.ts"
 import { binaryStl, box, cubeWithHole, sphere } from "./geometry/writers.ts"
-import { REEL_GROUP } from "./production/reels.ts"
+import { nextReelGroupId, REEL_GROUP } from "./production/reels.ts"
 import { RecordRepository, type StoredRecord } from "./RecordRepository.ts"
 
 const CUSTOMERS = [
@@ -61,12 +62,61 @@ const USERS = [
   { externalReference: "demo-production", name: "Pat Production", email: "pat@demo.example", role: "production" }
 ]
 
+/** Material series under fixed ids, as `PUT /material-series/{id}` creates them. */
+const MATERIAL_SERIES = [
+  { id: "demo-filaments", technologyId: "fdm", name: "Filaments", description: "FDM filaments on 1 kg reels" },
+  { id: "demo-resins", technologyId: "sla", name: "Photopolymer resins" },
+  { id: "demo-sls-powders", technologyId: "sls", name: "SLS powders" },
+  { id: "demo-mjf-powders", technologyId: "mjf", name: "MJF powders" },
+  { id: "demo-aluminium", technologyId: "cnc-milling", name: "Aluminium alloys", description: "Bar and plate stock" }
+]
+
 const MATERIALS = [
-  { externalReference: "demo-pla", name: "PLA", technologyId: "fdm", density: 1.24, pricePerKg: 25, colourIds: ["black", "white", "red"] },
-  { externalReference: "demo-resin", name: "Standard resin", technologyId: "sla", density: 1.15, pricePerKg: 120, colourIds: ["grey"] },
-  { externalReference: "demo-pa12-sls", name: "PA12", technologyId: "sls", density: 1.01, pricePerKg: 70, colourIds: ["white", "black"] },
-  { externalReference: "demo-pa12-mjf", name: "PA12", technologyId: "mjf", density: 1.01, pricePerKg: 60, colourIds: ["grey", "black"] },
-  { externalReference: "demo-alu", name: "Aluminium 6061", technologyId: "cnc-milling", density: 2.7, pricePerKg: 8, colourIds: ["natural"] }
+  {
+    externalReference: "demo-pla",
+    name: "PLA",
+    technologyId: "fdm",
+    materialSeriesId: "demo-filaments",
+    density: 1.24,
+    pricePerKg: 25,
+    colourIds: ["black", "white", "red"]
+  },
+  {
+    externalReference: "demo-resin",
+    name: "Standard resin",
+    technologyId: "sla",
+    materialSeriesId: "demo-resins",
+    density: 1.15,
+    pricePerKg: 120,
+    colourIds: ["grey"]
+  },
+  {
+    externalReference: "demo-pa12-sls",
+    name: "PA12",
+    technologyId: "sls",
+    materialSeriesId: "demo-sls-powders",
+    density: 1.01,
+    pricePerKg: 70,
+    colourIds: ["white", "black"]
+  },
+  {
+    externalReference: "demo-pa12-mjf",
+    name: "PA12",
+    technologyId: "mjf",
+    materialSeriesId: "demo-mjf-powders",
+    density: 1.01,
+    pricePerKg: 60,
+    colourIds: ["grey", "black"]
+  },
+  {
+    externalReference: "demo-alu",
+    name: "Aluminium 6061",
+    technologyId: "cnc-milling",
+    materialSeriesId: "demo-aluminium",
+    density: 2.7,
+    pricePerKg: 8,
+    colourIds: ["natural"]
+  }
 ]
 
 const MACHINE_GROUPS = [
@@ -217,7 +267,7 @@ export const seedDemoData = (appId: string) =>
     const ensure = Effect.fnUntraced(function*(
       resource: string,
       wanted: ReadonlyArray<StoredRecord & { externalReference: string }>,
-      newId?: () => Effect.Effect<string, SqlError>,
+      newId?: () => Effect.Effect<string, SqlError, SqlClient.SqlClient>,
       numberPrefix?: string
     ) {
       const existing = yield* records.list(resource, appId, {
@@ -246,6 +296,14 @@ export const seedDemoData = (appId: string) =>
     )
     const suppliers = yield* ensure("supplier", SUPPLIERS)
     const users = yield* ensure("user", USERS)
+    // Series are keyed by their fixed ids (a replace keeps an id; a series deleted is made again).
+    let seriesAdded = 0
+    for (const { id, ...series } of MATERIAL_SERIES) {
+      if ((yield* records.find("materialSeries", appId, id)) !== undefined) continue
+      yield* records.insert("materialSeries", appId, series, { id })
+      seriesAdded++
+    }
+    const materialSeries = { byReference: new Map(MATERIAL_SERIES.map((series) => [series.id, series])), added: seriesAdded }
     const materials = yield* ensure("material", MATERIALS)
     const groups = yield* ensure("machineGroup", MACHINE_GROUPS)
     const machines = yield* ensure(
@@ -259,8 +317,7 @@ export const seedDemoData = (appId: string) =>
     const idOf = (found: { byReference: Map<string, StoredRecord> }, reference: string | undefined) =>
       reference === undefined ? null : String(found.byReference.get(reference)!.id)
 
-    // Reel groups have numeric ids from the engine's sequence, as POST /reel-group gives them.
-    const sql = yield* SqlClient.SqlClient
+    // Reel groups have numeric ids counted per app, as POST /reel-group gives them.
     const reelGroups = yield* ensure(
       REEL_GROUP,
       REEL_GROUPS.map(({ material, supplier, ...group }) => ({
@@ -268,7 +325,7 @@ export const seedDemoData = (appId: string) =>
         materialId: idOf(materials, material),
         supplierId: idOf(suppliers, supplier)
       })),
-      () => Effect.map(sql<{ n: string }>`SELECT nextval('engine_number')::text AS n`, ([row]) => row!.n)
+      () => nextReelGroupId(appId)
     )
     const reels = yield* ensure(
       "reel",
@@ -306,6 +363,7 @@ export const seedDemoData = (appId: string) =>
       projects,
       suppliers,
       users,
+      materialSeries,
       materials,
       machineGroups: groups,
       machines,

@@ -28,9 +28,19 @@ import { constTrue } from "effect/Function"
 import { HttpClient, HttpClientError, HttpClientRequest, HttpClientResponse } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
 import type { SqlClient } from "effect/sql"
-import { ENGINE_APP_HEADER, ENGINE_GRANTS_HEADERS, ENGINE_PRECONDITION_HEADERS, ENGINE_TEST_DATA_PATH, EngineApi, EngineCaller } from "../api/EngineApi.ts"
+import {
+  ENGINE_APP_HEADER,
+  ENGINE_GRANTS_HEADERS,
+  ENGINE_IDEMPOTENCY_HEADERS,
+  ENGINE_PRECONDITION_HEADERS,
+  ENGINE_TEST_DATA_PATH,
+  EngineApi,
+  EngineCaller
+} from "../api/EngineApi.ts"
 import type { CallScope } from "../api/EngineCall.ts"
 import {
+  asCreated,
+  createsOnReplace,
   isPaged,
   type OperationAnswer,
   type OperationEndpoint,
@@ -169,6 +179,12 @@ export const makeDownstreamHttp = Effect.fnUntraced(function*(options: Downstrea
           sent = HttpClientRequest.setHeader(sent, ENGINE_GRANTS_HEADERS.maxAcceptTotal, String(caller.grants.maxAcceptTotal))
         }
       }
+      if (caller.idempotency !== undefined) {
+        sent = HttpClientRequest.setHeaders(sent, {
+          [ENGINE_IDEMPOTENCY_HEADERS.key]: caller.idempotency.key,
+          [ENGINE_IDEMPOTENCY_HEADERS.fingerprint]: caller.idempotency.fingerprint
+        })
+      }
       const trace = fiber.getRef(IncomingTraceContext)
       if (trace !== undefined) {
         if (!tracing) sent = HttpClientRequest.setHeader(sent, "traceparent", trace.traceparent)
@@ -189,7 +205,16 @@ export const makeDownstreamHttp = Effect.fnUntraced(function*(options: Downstrea
         response,
         (answer): Effect.Effect<HttpClientResponse.HttpClientResponse, NoRecord | DownstreamError | HttpClientError.HttpClientError, EngineCaller> => {
           if (answer.status === 204) return Effect.fail(new NoRecord())
-          if (answer.status < 400) return Effect.succeed(answer)
+          if (answer.status < 400) {
+            // The engine answered the stored answer of an earlier call with the same Idempotency-Key.
+            if (answer.headers[ENGINE_IDEMPOTENCY_HEADERS.replayed] === "true") {
+              return Effect.map(EngineCaller, (caller) => {
+                caller.idempotency?.onReplay?.()
+                return answer
+              })
+            }
+            return Effect.succeed(answer)
+          }
           return Effect.flatMap(EngineCaller, (caller) => engineFailure(answer, caller)).pipe(
             Effect.annotateLogs({ operation: request.url })
           )
@@ -201,19 +226,23 @@ export const makeDownstreamHttp = Effect.fnUntraced(function*(options: Downstrea
   const byGroup = client as unknown as Readonly<Record<string, Readonly<Record<string, Method>>>>
   const timeoutMessage = `The engine did not answer within ${options.timeoutMs} ms`
 
-  const callOperation = (operation: OperationName, paged: boolean) => {
+  const callOperation = (operation: OperationName, paged: boolean, creates: boolean) => {
     const [group, name] = operation.split(".") as [string, string]
     const client = byGroup[group]![name]!
+    const withResponse = (input: object): Effect.Effect<readonly [unknown, HttpClientResponse.HttpClientResponse], unknown, EngineCaller> =>
+      Effect.map(client({ ...input, responseMode: "decoded-and-response" }), (answer) => answer as readonly [unknown, HttpClientResponse.HttpClientResponse])
     // A page's records are the body, its total the engine's X-Total-Count header.
     const method: Method = paged
       ? (input) =>
-        Effect.flatMap(client({ ...input, responseMode: "decoded-and-response" }), (answer) => {
-          const [items, response] = answer as readonly [unknown, HttpClientResponse.HttpClientResponse]
+        Effect.flatMap(withResponse(input), ([items, response]) => {
           const total = Number(response.headers[TOTAL_COUNT_HEADER])
           return Number.isSafeInteger(total) && total >= 0
             ? Effect.succeed({ items, total })
             : Effect.fail(new Error(`no valid ${TOTAL_COUNT_HEADER} header on a page of ${operation}`))
         })
+      : creates
+      // A replace that may create its record: the engine's 201 says it did.
+      ? (input) => Effect.map(withResponse(input), ([record, response]) => response.status === 201 ? asCreated(record as object) : record)
       : client
     return (input: object, scope: CallScope): Effect.Effect<unknown, DownstreamError> => settled(operation, scope, method(input))
   }
@@ -257,7 +286,7 @@ export const makeDownstreamHttp = Effect.fnUntraced(function*(options: Downstrea
       const operation = operationOf(endpoint)
       let call = calls.get(operation)
       if (call === undefined) {
-        call = callOperation(operation, isPaged(endpoint))
+        call = callOperation(operation, isPaged(endpoint), createsOnReplace(endpoint))
         calls.set(operation, call)
       }
       const run = call

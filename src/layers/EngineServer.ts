@@ -24,6 +24,7 @@ import { schemaErrorToBadRequest } from "../api/BadRequests.ts"
 import {
   ENGINE_APP_HEADER,
   ENGINE_GRANTS_HEADERS,
+  ENGINE_IDEMPOTENCY_HEADERS,
   ENGINE_PRECONDITION_HEADERS,
   ENGINE_TEST_DATA_PATH,
   EngineApi,
@@ -31,7 +32,7 @@ import {
   EngineCaller
 } from "../api/EngineApi.ts"
 import type { CallGrants } from "../api/EngineCall.ts"
-import { isPaged, type OperationEndpoint, type OperationInput, type Page, TOTAL_COUNT_HEADER } from "../api/Operations.ts"
+import { isPaged, type OperationEndpoint, type OperationInput, type Page, TOTAL_COUNT_HEADER, wasCreated } from "../api/Operations.ts"
 import { InvalidConfig } from "../domain/Errors.ts"
 import { MaxAcceptTotal, Scope } from "../domain/Grants.ts"
 import { AppId } from "../domain/Secret.ts"
@@ -117,8 +118,15 @@ export const EngineAuthLive = (options: EngineRoutesOptions) => {
             requestId
           )
         }
+        const key = request.headers[ENGINE_IDEMPOTENCY_HEADERS.key]
+        const fingerprint = request.headers[ENGINE_IDEMPOTENCY_HEADERS.fingerprint]
+        // A stored answer again: the gateway marks its answer as replayed.
+        let replayed = false
+        const idempotency = key !== undefined && fingerprint !== undefined
+          ? { key, fingerprint, onReplay: () => (replayed = true) }
+          : undefined
         return yield* handler.pipe(
-          Effect.provideService(EngineCaller, { appId, requestId, precondition, grants }),
+          Effect.provideService(EngineCaller, { appId, requestId, precondition, grants, idempotency }),
           Effect.catchCause((cause) => {
             const error = Cause.findErrorOption(cause)
             if (Option.isSome(error) && HttpApiError.HttpApiSchemaError.is(error.value)) {
@@ -129,7 +137,10 @@ export const EngineAuthLive = (options: EngineRoutesOptions) => {
               Effect.as(failure(500, "The engine failed unexpectedly", "InternalError", requestId))
             )
           }),
-          Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", requestId))
+          Effect.map((response) => {
+            const answered = HttpServerResponse.setHeader(response, "x-request-id", requestId)
+            return replayed ? HttpServerResponse.setHeader(answered, ENGINE_IDEMPOTENCY_HEADERS.replayed, "true") : answered
+          })
         )
       })
     )
@@ -148,6 +159,10 @@ const serveOperation =
       return yield* engine.run(endpoint, caller, input).pipe(
         Effect.flatMap((answer): Effect.Effect<unknown, never, HttpServerRequest.HttpServerRequest> => {
           if (answer === null) return Effect.succeed(HttpServerResponse.empty({ status: 204 }))
+          // A replace that created its record: the contract's 201, which the gateway reads back (DownstreamHttp.ts).
+          if (wasCreated(answer)) {
+            return Effect.as(HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setStatus(response, 201))), answer)
+          }
           if (!paged) return Effect.succeed(answer)
           // A page: its records are the body, as the public answer's, and its total a header the gateway reads back.
           const page = answer as Page<unknown>

@@ -7,6 +7,9 @@
  * key only where no live row holds it (ON CONFLICT ... DO UPDATE ... WHERE:
  * a row whose 24 h are over, or a `running` row of the same request whose
  * lease is over); when it takes nothing, a SELECT says what holds the key.
+ * A running claim's lease is short (LEASE_SECONDS) and renewed by its
+ * instance while the call runs, so the key of an instance that died is free
+ * again within seconds.
  * Completing and releasing name the claim's owner (its request id), so a
  * call whose lease was taken over cannot overwrite the answer of the call
  * that took it. Times are the database's (`now()`), the one clock every
@@ -15,26 +18,20 @@
  * Rows whose 24 h are over are taken over by the next claim of their key,
  * and deleted in the background, a bounded batch at a time.
  */
-import { Duration, Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { traced } from "../domain/Span.ts"
-import { AppConfig, type AppConfigShape } from "../services/AppConfig.ts"
-import { type ClaimOutcome, IDEMPOTENCY_TTL_MS, IdempotencyStore, StoredAnswer } from "../services/IdempotencyStore.ts"
+import { type ClaimOutcome, IDEMPOTENCY_TTL_MS, type IdempotencyClaim, IdempotencyStore, StoredAnswer } from "../services/IdempotencyStore.ts"
 import { storageFailure } from "./storage/StorageErrors.ts"
 
-/** Beyond the longest a call may take: a lease over means the instance that ran the call stopped. */
-const LEASE_MARGIN_MS = 60_000
-
 /**
- * How long a `running` claim holds its key: the longest a call may take
- * (a remote engine's DOWNSTREAM_TIMEOUT_MS, or the embedded engine fetching
- * and analysing a model file), plus a margin. About two minutes by default.
+ * How long a `running` claim holds its key without news of its instance: the
+ * instance renews the leases of the claims it holds every LEASE_RENEWAL, so
+ * a lease runs out only when its instance stopped (killed, frozen, cut off
+ * from the database), and a retry takes the key over within seconds.
  */
-export const leaseMsOf = (config: AppConfigShape) =>
-  Math.max(
-    config.downstreamTimeoutMs,
-    Duration.toMillis(config.modelFetch.timeout) + Duration.toMillis(config.modelAnalysis.timeout)
-  ) + LEASE_MARGIN_MS
+export const LEASE_SECONDS = 10
+const LEASE_RENEWAL = "3 seconds"
 
 /** Rows deleted per statement, and statements per purge: the purge's work is bounded. */
 const PURGE_BATCH = 1_000
@@ -63,8 +60,11 @@ export const IdempotencySql = Layer.effect(
   IdempotencyStore,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const leaseSeconds = leaseMsOf(yield* AppConfig) / 1000
+    const leaseSeconds = LEASE_SECONDS
     const ttlSeconds = IDEMPOTENCY_TTL_MS / 1000
+    /** The claims this instance holds (running calls), by `app key owner`: their leases are renewed. */
+    const held = new Map<string, { readonly appId: string; readonly key: string; readonly owner: string }>()
+    const heldId = (claim: { readonly appId: string; readonly key: string; readonly owner: string }) => `${claim.appId}\n${claim.key}\n${claim.owner}`
 
     const take = (claim: { appId: string; key: string; fingerprint: string; owner: string }) =>
       sql<{ owner: string }>`
@@ -79,7 +79,7 @@ export const IdempotencySql = Layer.effect(
            OR (held.state = 'running' AND held.lease_until <= now() AND held.fingerprint = EXCLUDED.fingerprint)
         RETURNING owner`
 
-    const held = (appId: string, key: string) =>
+    const holder = (appId: string, key: string) =>
       sql<HeldRow>`
         SELECT fingerprint, state, status, headers::text AS headers, body
         FROM idempotency_key WHERE app_id = ${appId} AND key = ${key}`
@@ -111,12 +111,36 @@ export const IdempotencySql = Layer.effect(
       )
     )
 
+    /** One statement renews the leases of every claim held. */
+    const renewLeases = Effect.suspend(() => {
+      if (held.size === 0) return Effect.void
+      const claims = [...held.values()]
+      return sql`
+        UPDATE idempotency_key AS k SET lease_until = now() + make_interval(secs => ${leaseSeconds})
+        FROM unnest(${claims.map((c) => c.appId)}::text[], ${claims.map((c) => c.key)}::text[], ${claims.map((c) => c.owner)}::text[])
+          AS c(app_id, key, owner)
+        WHERE k.app_id = c.app_id AND k.key = c.key AND k.owner = c.owner AND k.state = 'running'`.pipe(Effect.asVoid)
+    })
+    // A renewal that fails (an outage) is tried at the next; claims then lapse after LEASE_SECONDS, and the engine's
+    // own record of the key (src/engine/idempotency.ts) still keeps a write from happening twice.
+    yield* Effect.forkScoped(
+      renewLeases.pipe(
+        Effect.catchCause((cause) => Effect.logDebug("idempotency leases not renewed", cause)),
+        Effect.delay(LEASE_RENEWAL),
+        Effect.forever
+      )
+    )
+    const forget = (claim: IdempotencyClaim) => Effect.sync(() => held.delete(heldId(claim)))
+
     return IdempotencyStore.of({
       claim: (claim) =>
         Effect.gen(function*() {
           for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
-            if ((yield* take(claim)).length > 0) return CLAIMED
-            const row = (yield* held(claim.appId, claim.key))[0]
+            if ((yield* take(claim)).length > 0) {
+              held.set(heldId(claim), claim)
+              return CLAIMED
+            }
+            const row = (yield* holder(claim.appId, claim.key))[0]
             if (row === undefined) continue
             if (row.fingerprint !== claim.fingerprint) return REUSED
             if (row.state === "running" || row.status === null) return IN_USE
@@ -134,6 +158,7 @@ export const IdempotencySql = Layer.effect(
               body = ${answer.body}, lease_until = NULL, expires_at = now() + make_interval(secs => ${ttlSeconds})
           WHERE app_id = ${claim.appId} AND key = ${claim.key} AND owner = ${claim.owner} AND state = 'running'`.pipe(
           Effect.asVoid,
+          Effect.ensuring(forget(claim)),
           Effect.catchTag("SqlError", storageFailure),
           traced("IdempotencyStore.complete")
         ),
@@ -143,6 +168,7 @@ export const IdempotencySql = Layer.effect(
           DELETE FROM idempotency_key
           WHERE app_id = ${claim.appId} AND key = ${claim.key} AND owner = ${claim.owner} AND state = 'running'`.pipe(
           Effect.asVoid,
+          Effect.ensuring(forget(claim)),
           Effect.catchTag("SqlError", storageFailure),
           traced("IdempotencyStore.release")
         ),

@@ -16,13 +16,14 @@
  */
 import { PgTypes } from "@effect/sql-pg"
 import { Cause, Deferred, Effect, Exit, Fiber, Layer, Schedule } from "effect"
+import type { Statement } from "effect/sql"
 import { ServiceUnavailable } from "../domain/Errors.ts"
 import type { RequestLogEntry } from "../domain/RequestLog.ts"
 import { DEFAULT_PAGE_SIZE, rangeEnd, rangeStart } from "../domain/Resource.ts"
 import { traced } from "../domain/Span.ts"
 import type { MeterEvent } from "../domain/Usage.ts"
 import { AppConfig } from "../services/AppConfig.ts"
-import { Meter } from "../services/Meter.ts"
+import { Meter, type UsageFilter } from "../services/Meter.ts"
 import { AuthenticationFailed } from "../services/SecretStore.ts"
 import { trackForShutdown } from "./ShutdownReport.ts"
 import { MeterSqlClient } from "./storage/Storage.ts"
@@ -36,6 +37,7 @@ interface Pending {
 
 interface Outcome {
   readonly requestId: string
+  readonly occurredAt: Date
   readonly status: number
   readonly durationMs: number
   /** The `type` of an error answer; empty for none (a text array holds no mixed nulls). */
@@ -248,17 +250,24 @@ export const MeterSql = Layer.effect(
       // "The open question answered: plans kept from when a table was small").
       // Each element typed: the driver infers an untyped array's type from its elements, and a
       // duration that happens to be a whole number (int4 beside float8) would fail the whole batch.
+      // The rows are found by their key, request id and time; the batch's span of times lets PostgreSQL look in the
+      // months (partitions) it covers only. A late outcome replaces an `unknown` the sweep settled meanwhile.
       // The error types go along only when the batch has one (a batch of successes, the usual one, sends none).
+      const times = batch.map((o) => o.occurredAt.getTime())
       const typed = batch.some((o) => o.errorType !== "")
       const errorTypes = typed ? sql`, ${batch.map((o) => PgTypes.text(o.errorType))}::text[]` : sql``
       return sql`
         WITH completed AS (
-          UPDATE meter_event m SET status = o.status, duration_ms = o.duration_ms
+          UPDATE meter_event m SET status = o.status, duration_ms = o.duration_ms, outcome_unknown = false
             ${typed ? sql`, error_type = NULLIF(o.error_type, '')` : sql``}
-          FROM unnest(${batch.map((o) => PgTypes.text(o.requestId))}::text[], ${batch.map((o) => PgTypes.int4(o.status))}::int[],
+          FROM unnest(${batch.map((o) => PgTypes.text(o.requestId))}::text[], ${batch.map((o) => PgTypes.text(o.occurredAt.toISOString()))}::timestamptz[], ${
+        batch.map((o) => PgTypes.int4(o.status))
+      }::int[],
                       ${batch.map((o) => PgTypes.float8(o.durationMs))}::float8[]${errorTypes})
-            AS o(request_id, status, duration_ms${typed ? sql`, error_type` : sql``})
-          WHERE m.request_id = o.request_id
+            AS o(request_id, occurred_at, status, duration_ms${typed ? sql`, error_type` : sql``})
+          WHERE m.request_id = o.request_id AND m.occurred_at = o.occurred_at
+            AND m.occurred_at >= ${new Date(Math.min(...times)).toISOString()}::timestamptz
+            AND m.occurred_at <= ${new Date(Math.max(...times)).toISOString()}::timestamptz
           RETURNING m.secret_id, m.occurred_at
         )
         UPDATE incoming_secret s SET used_at = GREATEST(COALESCE(s.used_at, u.last), u.last)
@@ -300,21 +309,29 @@ export const MeterSql = Layer.effect(
           flushIfIdle()
           return Deferred.await(done)
         }),
-      complete: (requestId, status, durationMs, errorType) => {
-        outcomes.push({ requestId, status, durationMs, errorType: errorType ?? "" })
+      complete: (requestId, occurredAt, status, durationMs, errorType) => {
+        outcomes.push({ requestId, occurredAt, status, durationMs, errorType: errorType ?? "" })
       },
       usage: Effect.fn("Meter.usage")(function*(filter) {
-        const conditions = [
-          ...(filter.appId !== undefined ? [sql`app_id = ${filter.appId}`] : []),
-          ...(filter.mode !== undefined ? [sql`mode = ${filter.mode}`] : []),
-          ...(filter.from !== undefined ? [sql`occurred_at >= ${filter.from.toISOString()}::timestamptz`] : []),
-          ...(filter.to !== undefined ? [sql`occurred_at <= ${filter.to.toISOString()}::timestamptz`] : [])
-        ]
-        const rows = yield* sql<{ operation: string; calls: number }>`
-          SELECT operation, count(*)::int AS calls FROM meter_event
-          ${conditions.length > 0 ? sql`WHERE ${sql.and(conditions)}` : sql``}
+        // The calls still in meter_event, and the days retention rolled up (meter_daily), counted whole when their
+        // UTC date is within the range's: a row is in one or the other, never both (MeterUpkeepSql.ts).
+        const rows = yield* sql<{ operation: string; calls: number; outcome_unknown: number }>`
+          SELECT operation, sum(calls)::int AS calls, sum(outcome_unknown)::int AS outcome_unknown FROM (
+            SELECT operation, count(*) AS calls, count(*) FILTER (WHERE outcome_unknown) AS outcome_unknown FROM meter_event
+            ${whereAll(usageConditions(filter, sql`occurred_at`))}
+            GROUP BY operation
+            UNION ALL
+            SELECT operation, sum(calls), sum(outcome_unknown) FROM meter_daily
+            ${whereAll(usageConditions(filter, sql`day`, "::date"))}
+            GROUP BY operation
+          ) AS counted
           GROUP BY operation ORDER BY operation`.pipe(Effect.catchTag("SqlError", storageFailure))
-        return { total: rows.reduce((sum, row) => sum + row.calls, 0), byOperation: rows }
+        const byOperation = rows.map((row) => ({ operation: row.operation, calls: row.calls, outcomeUnknown: row.outcome_unknown }))
+        return {
+          total: byOperation.reduce((sum, row) => sum + row.calls, 0),
+          outcomeUnknown: byOperation.reduce((sum, row) => sum + row.outcomeUnknown, 0),
+          byOperation
+        }
       }),
       requestLog: Effect.fn("Meter.requestLog")(function*({ appId, mode, query, reader }) {
         const conditions = [sql`app_id = ${appId}`, sql`mode = ${mode}`, sql`request_id <> ${reader}`]
@@ -340,5 +357,19 @@ export const MeterSql = Layer.effect(
         return { items: [], total: Number(counted[0]?.total ?? 0) }
       })
     })
+
+    /** The filter's conditions on `column` (a time, or a day when `cast` is `::date`: the UTC dates of the bounds). */
+    function usageConditions(filter: UsageFilter, column: Statement.Fragment, cast: "" | "::date" = "") {
+      const bound = (at: Date) => cast === "" ? sql`${at.toISOString()}::timestamptz` : sql`(${at.toISOString()}::timestamptz AT TIME ZONE 'UTC')::date`
+      return [
+        ...(filter.appId !== undefined ? [sql`app_id = ${filter.appId}`] : []),
+        ...(filter.mode !== undefined ? [sql`mode = ${filter.mode}`] : []),
+        ...(filter.from !== undefined ? [sql`${column} >= ${bound(filter.from)}`] : []),
+        ...(filter.to !== undefined ? [sql`${column} <= ${bound(filter.to)}`] : [])
+      ]
+    }
+    function whereAll(conditions: ReadonlyArray<Statement.Fragment>) {
+      return conditions.length > 0 ? sql`WHERE ${sql.and(conditions)}` : sql``
+    }
   })
 )

@@ -92,13 +92,18 @@ const stateOf = Effect.fnUntraced(function*(check: ReadinessCheck) {
   return `unreachable: ${Option.isSome(error) ? error.value.cause : "the check failed unexpectedly"}`
 })
 
-/** Every check at once; the body and status of `GET /ready`. */
+/** Every check at once; the body and status of `GET /ready`. A failing check the process serves without leaves it ready, degraded. */
 export const checkReadiness = (checks: ReadonlyArray<ReadinessCheck>): Effect.Effect<{ readonly status: 200 | 503; readonly body: ReadinessBody }> =>
   Effect.map(Effect.forEach(checks, stateOf, { concurrency: "unbounded" }), (states) => {
     const entries = checks.map((check, index) => [check.name, states[index]!] as const)
-    const failing = entries.filter(([, state]) => state !== "ok").map(([name]) => name)
-    const body: ReadinessBody = failing.length === 0
-      ? { status: "ready", checks: Object.fromEntries(entries) }
-      : { status: "unavailable", reason: `${failing.join(", ")} unreachable`, checks: Object.fromEntries(entries) }
+    const down = checks.filter((_, index) => states[index] !== "ok")
+    const failing = down.filter((check) => check.whileDown === undefined).map((check) => check.name)
+    const degraded = down.filter((check) => check.whileDown !== undefined).map((check) => `${check.name} unreachable: ${check.whileDown}`)
+    const body: ReadinessBody = {
+      status: failing.length === 0 ? "ready" : "unavailable",
+      ...(failing.length === 0 ? {} : { reason: `${failing.join(", ")} unreachable` }),
+      ...(degraded.length === 0 ? {} : { degraded: degraded.join("; ") }),
+      checks: Object.fromEntries(entries)
+    }
     return { status: failing.length === 0 ? 200 : 503, body }
   })

@@ -19,8 +19,13 @@ import { ShutdownReport } from "./ShutdownReport.ts"
 import { describeFailure, ExitCode } from "./StartFailure.ts"
 import { JsonLoggerLive, writeLine } from "./telemetry/JsonLog.ts"
 
-/** A repeat of the stop signal within this many milliseconds is the same request to stop. */
-const REPEAT_WINDOW_MS = 1_000
+/**
+ * A repeat of the stop signal within this many milliseconds is the same
+ * request to stop: one Ctrl-C reaches both `npm start` and the service, and
+ * npm forwards it as well, a few milliseconds later. A person's second Ctrl-C,
+ * or a supervisor's second signal, comes later than that and ends the stop.
+ */
+const REPEAT_WINDOW_MS = 150
 
 const log = (level: "INFO" | "WARN" | "ERROR", msg: string, fields: Record<string, unknown>) =>
   writeLine(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }))

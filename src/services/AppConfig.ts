@@ -23,6 +23,8 @@ export interface AppConfigShape {
   readonly databaseUrl: Option.Option<Redacted.Redacted>
   /** How long start-up retries PostgreSQL (DATABASE_CONNECT_TIMEOUT). */
   readonly databaseConnectTimeout: Duration.Duration
+  /** The longest a call waits on the database, for a connection and its statements (DATABASE_QUERY_TIMEOUT). */
+  readonly databaseQueryTimeout: Duration.Duration
   readonly downstreamUrl: Option.Option<string>
   readonly releasedAt: Date
   readonly adminToken: Option.Option<Redacted.Redacted>
@@ -33,6 +35,10 @@ export interface AppConfigShape {
   readonly maxBodyBytes: number
   /** Extra wait before a meter flush, to gather more calls into one commit (0: flush as soon as the previous one ends). */
   readonly meterFlushWindowMs: number
+  /** How long a meter row waits for its outcome before the sweep settles it as unknown (METER_OUTCOME_TIMEOUT). */
+  readonly meterOutcomeTimeout: Duration.Duration
+  /** How long meter rows are kept (METER_RETENTION); older periods keep their totals per day. */
+  readonly meterRetention: Duration.Duration
   /** How long one call of a remote engine may take, answer body included (DOWNSTREAM_TIMEOUT_MS). */
   readonly downstreamTimeoutMs: number
   /** The per-request JSON line on stdout (REQUEST_LOG, default true). */

@@ -37,8 +37,11 @@ export class Meter extends Context.Service<Meter, {
    * or storage is down. A caller may do read-only work between the two.
    */
   readonly submit: (event: MeterEvent) => Effect.Effect<Effect.Effect<void, AuthenticationFailed | ServiceUnavailable>>
-  /** Adds the outcome of a recorded call (written in the background, drained at shutdown); `errorType` of an error answer. */
-  readonly complete: (requestId: string, status: number, durationMs: number, errorType?: string | undefined) => void
+  /**
+   * Adds the outcome of a recorded call, named by its request id and time (written in the background, drained at
+   * shutdown); `errorType` of an error answer.
+   */
+  readonly complete: (requestId: string, occurredAt: Date, status: number, durationMs: number, errorType?: string | undefined) => void
   readonly usage: (filter: UsageFilter) => Effect.Effect<UsageTotals, ServiceUnavailable>
   /** A page of an app's calls, oldest first, and how many match in all. */
   readonly requestLog: (

@@ -20,6 +20,12 @@ export interface ReadinessCheck {
   readonly name: string
   /** Succeeds when the dependency answers. `/ready` bounds it in time. */
   readonly probe: Effect.Effect<void, DependencyUnreachable>
+  /**
+   * For a dependency the process serves without (Redis: rate limits counted
+   * in memory): what it does meanwhile. Its failure leaves `/ready` at 200,
+   * the body naming it under `degraded`.
+   */
+  readonly whileDown?: string | undefined
 }
 
 export interface ReadinessChecksShape {
@@ -39,11 +45,14 @@ export const ReadinessChecks = Context.Reference<ReadinessChecksShape>("mfg/serv
 /**
  * The body of `GET /ready`: 200 `{status: "ready", checks}`, or 503
  * `{status: "unavailable", reason: "<names> unreachable", checks}`, `checks`
- * naming every dependency checked with `ok` or `unreachable: <cause>`.
+ * naming every dependency checked with `ok` or `unreachable: <cause>`. A
+ * dependency the process serves without (`whileDown`) that fails leaves it
+ * ready, with `degraded`: `<name> unreachable: <what it does meanwhile>`.
  */
 export const ReadinessBody = Schema.Struct({
   status: Schema.Literals(["ready", "unavailable"]),
   reason: Schema.optional(Schema.String),
+  degraded: Schema.optional(Schema.String),
   checks: Schema.Record(Schema.String, Schema.String)
 })
 export type ReadinessBody = typeof ReadinessBody.Type

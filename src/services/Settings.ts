@@ -9,7 +9,21 @@ import { parseIpRange } from "../domain/IpAllowList.ts"
 import { MODEL_ANALYSIS_SETTINGS, MODEL_FETCH_SETTINGS } from "../domain/ModelSettings.ts"
 import { DEFAULT_RATE_LIMIT, parseRateLimit } from "../domain/RateLimit.ts"
 import { DEFAULT_MODEL_UPLOAD_MAX_BYTES } from "../domain/resources/modelFileUpload.ts"
-import { boolean, duration, integer, optionalSetting, secret, secretUrl, setting, type SettingDoc, text, url } from "../domain/Setting.ts"
+import {
+  boolean,
+  decimal,
+  duration,
+  integer,
+  keyValueList,
+  oneOf,
+  optionalSetting,
+  secret,
+  secretUrl,
+  setting,
+  type SettingDoc,
+  text,
+  url
+} from "../domain/Setting.ts"
 import { WEBHOOK_SETTINGS } from "../domain/WebhookSettings.ts"
 
 /** The 1.0.0 release of this interface: secrets issued before it cannot authenticate. */
@@ -100,7 +114,15 @@ export const SERVER_SETTINGS = {
     ...duration({ min: Duration.seconds(1) }),
     default: Duration.seconds(30),
     defaultText: "30 seconds",
-    meaning: "how long start-up retries PostgreSQL (with backoff, a log line per attempt) before it gives up (exit 69)"
+    meaning: "how long start-up retries PostgreSQL (with backoff, a log line per attempt) before it gives up (exit 69); `30s`, " +
+      "`30 seconds` and `1m` are all accepted, as for every duration"
+  }),
+  databaseQueryTimeout: setting("DATABASE_QUERY_TIMEOUT", {
+    ...duration({ min: Duration.millis(100) }),
+    default: Duration.seconds(5),
+    defaultText: "5 seconds",
+    meaning: "the longest a call waits on the database, for a connection and for its statements: past it the call is a 503 " +
+      "`StorageUnavailable` (a database that stops answering: [Database outages](#database-outages))"
   }),
   downstreamUrl: optionalSetting("DOWNSTREAM_URL", {
     ...url(["http:", "https:"]),
@@ -134,7 +156,8 @@ export const SERVER_SETTINGS = {
     default: DEFAULT_MAX_BODY_BYTES,
     defaultText: "1048576 (1 MiB)",
     meaning: "largest request body on every surface (REST, MCP, admin API): a larger one is a 413 before it is read whole " +
-      "(at once when its `Content-Length` says so, else when the bytes read pass the limit), and its connection is closed"
+      "(at once when its `Content-Length` says so, else when the bytes read pass the limit; on MCP a `Content-Length` up to twice " +
+      "the limit is read on, unkept, for the JSON-RPC id the 413 carries), and its connection is closed"
   }),
   modelUploadMaxBytes: setting("MODEL_UPLOAD_MAX_BYTES", {
     ...integer({ min: 1, max: 1024 * 1024 * 1024, unit: "bytes" }),
@@ -172,6 +195,20 @@ export const SERVER_SETTINGS = {
     meaning: "extra wait before a meter flush to gather more calls (0: flush as soon as the previous flush ends); every metered " +
       "call waits for its flush"
   }),
+  meterOutcomeTimeout: setting("METER_OUTCOME_TIMEOUT", {
+    ...duration({ min: Duration.seconds(1) }),
+    default: Duration.seconds(60),
+    defaultText: "60 seconds",
+    meaning: "how long a call's meter row may wait for its outcome (status, duration) before a sweep settles it as unknown " +
+      "(its instance died before writing it; [Outcomes](#outcomes-and-the-sweep))"
+  }),
+  meterRetention: setting("METER_RETENTION", {
+    ...duration({ min: Duration.days(1) }),
+    default: Duration.days(400),
+    defaultText: "400 days",
+    meaning: "how long meter rows (one per call) are kept; older ones are deleted once their usage totals are kept per day " +
+      "([Meter retention](#meter-retention))"
+  }),
   requestLog: setting("REQUEST_LOG", {
     ...boolean,
     default: true,
@@ -198,12 +235,43 @@ export const SERVER_SETTINGS = {
   })
 }
 
-/** OTEL_*: the telemetry's exporter. */
+/** The samplers of OTEL_TRACES_SAMPLER (the OpenTelemetry SDK environment specification's names). */
+export const SAMPLERS = [
+  "always_on",
+  "always_off",
+  "traceidratio",
+  "parentbased_always_on",
+  "parentbased_always_off",
+  "parentbased_traceidratio"
+] as const
+export type SamplerName = typeof SAMPLERS[number]
+
+const exportHeaders = (name: string, meaning: string) => optionalSetting(name, { ...keyValueList({ decodeKeys: false }), secret: true, meaning })
+
+const exportTimeout = (name: string, meaning: string) => optionalSetting(name, { ...integer({ min: 1, unit: "ms" }), meaning })
+
+/** OTEL_*: the telemetry's exporter, as the OpenTelemetry SDK environment specification names and defines them. */
 export const TELEMETRY_SETTINGS = {
+  disabled: setting("OTEL_SDK_DISABLED", {
+    ...boolean,
+    default: false,
+    defaultText: "false",
+    meaning: "`true`: no span and no metric is made or exported, whatever the other `OTEL_*` variables say"
+  }),
   endpoint: optionalSetting("OTEL_EXPORTER_OTLP_ENDPOINT", {
     ...url(["http:", "https:"]),
     meaning: "OTLP/HTTP collector base URL: spans go to `<endpoint>/v1/traces`, metrics to `<endpoint>/v1/metrics`; unset: " +
       "tracing and metrics off, at no cost ([Telemetry](#telemetry))"
+  }),
+  tracesEndpoint: optionalSetting("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", {
+    ...url(["http:", "https:"]),
+    meaning: "the full URL spans are sent to, used as it is, instead of `<endpoint>/v1/traces` (export is on only with " +
+      "`OTEL_EXPORTER_OTLP_ENDPOINT` set)"
+  }),
+  metricsEndpoint: optionalSetting("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", {
+    ...url(["http:", "https:"]),
+    meaning: "the full URL metrics are sent to, used as it is, instead of `<endpoint>/v1/metrics` (export is on only with " +
+      "`OTEL_EXPORTER_OTLP_ENDPOINT` set)"
   }),
   protocol: setting("OTEL_EXPORTER_OTLP_PROTOCOL", {
     type: "text",
@@ -217,6 +285,44 @@ export const TELEMETRY_SETTINGS = {
     ...text,
     defaultText: "`mfg-public-api` (`mfg-engine` for `npm run engine`)",
     meaning: "the `service.name` of the spans and metrics"
+  }),
+  headers: exportHeaders(
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "headers of every export request (`api-key=…,x-tenant=eu1`), for a backend that wants credentials; never logged"
+  ),
+  tracesHeaders: exportHeaders(
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    "headers of the span exports, each over the same header of `OTEL_EXPORTER_OTLP_HEADERS`"
+  ),
+  metricsHeaders: exportHeaders(
+    "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+    "headers of the metric exports, each over the same header of `OTEL_EXPORTER_OTLP_HEADERS`"
+  ),
+  timeoutMs: setting("OTEL_EXPORTER_OTLP_TIMEOUT", {
+    ...integer({ min: 1, unit: "ms" }),
+    default: 10_000,
+    defaultText: "10000",
+    meaning: "the longest one export request may take; past it the export has failed"
+  }),
+  tracesTimeoutMs: exportTimeout("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "`OTEL_EXPORTER_OTLP_TIMEOUT` for the span exports"),
+  metricsTimeoutMs: exportTimeout("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "`OTEL_EXPORTER_OTLP_TIMEOUT` for the metric exports"),
+  resourceAttributes: optionalSetting("OTEL_RESOURCE_ATTRIBUTES", {
+    ...keyValueList({ decodeKeys: true }),
+    meaning: "attributes of the resource (`deployment.environment.name=prod,service.namespace=shop`), over the service's own " +
+      "(`service.namespace`, `service.version`, `service.instance.id`); `service.name` here gives way to `OTEL_SERVICE_NAME` " +
+      "([Telemetry](#telemetry))"
+  }),
+  sampler: setting("OTEL_TRACES_SAMPLER", {
+    ...oneOf(SAMPLERS),
+    default: "parentbased_always_on" as SamplerName,
+    defaultText: "`parentbased_always_on`",
+    meaning: "which traces are kept: `always_on`, `always_off`, `traceidratio` (a share of the traces, by trace id), or " +
+      "`parentbased_*` (the caller's decision when a `traceparent` came, else the named one)"
+  }),
+  samplerArg: optionalSetting("OTEL_TRACES_SAMPLER_ARG", {
+    ...decimal({ min: 0, max: 1 }),
+    defaultText: "1",
+    meaning: "the share of traces `traceidratio` and `parentbased_traceidratio` keep (`0.1`: one in ten)"
   }),
   metricIntervalMs: setting("OTEL_METRIC_EXPORT_INTERVAL", {
     ...integer({ min: 100, unit: "ms" }),

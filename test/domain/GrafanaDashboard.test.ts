@@ -158,6 +158,26 @@ describe("docs/grafana-dashboard.json", () => {
     expect([...queried].sort()).toEqual(documentedMetrics().map((metric) => metric.name).sort())
   })
 
+  it("documents exactly the metrics the service defines (src: its Effect Metric instruments)", () => {
+    const defined = new Set<string>()
+    const sources = Fs.readdirSync(Path.join(ROOT, "src"), { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".ts"))
+    for (const file of sources) {
+      const text = Fs.readFileSync(Path.join(ROOT, "src", file), "utf8")
+      for (const match of text.matchAll(/Metric\.(?:counter|gauge|histogram)\(\s*"([^"]+)"/g)) defined.add(match[1]!)
+      // The model file metrics are made by one helper, named as its arguments.
+      if (file.endsWith("ModelMetrics.ts")) { for (const match of text.matchAll(/^\s*"(model\.[a-z_.]+)",/gm)) defined.add(match[1]!) }
+    }
+    expect([...defined].sort()).toEqual(documentedMetrics().map((metric) => metric.name).sort())
+  })
+
+  it("shows every instance: each query filters by $instance and keeps service_instance_id apart", () => {
+    expect(variables.find((variable) => variable.name === "instance")).toMatchObject({ type: "query" })
+    for (const { where, expr } of expressions.filter((each) => each.where !== "$job" && each.where !== "$instance")) {
+      expect(expr, where).toContain("service_instance_id=~\"$instance\"")
+      for (const grouping of expr.matchAll(/\b(?:sum|max|min|avg) by \(([^)]*)\)/g)) expect(grouping[1], `${where}: ${expr}`).toContain("service_instance_id")
+    }
+  })
+
   it("reads metric names out of PromQL as the checks above need", () => {
     expect(metricsOf("histogram_quantile(0.95, sum by (le, http_route) (rate(a_seconds_bucket{job=~\"$job\"}[$__rate_interval])))"))
       .toEqual(["a_seconds_bucket"])

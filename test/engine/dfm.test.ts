@@ -1,16 +1,18 @@
 /**
  * Manufacturability on shapes whose answers are known: written as real
  * files (writers.ts), analysed as the engine analyses them (model.ts, the
- * same code the analysis threads run), then judged per technology.
+ * same code the analysis threads run), then judged per technology; each
+ * check that warns or blocks located (a box and a few points, in the
+ * part's coordinates) and saying what to change.
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { DfmMeasurements } from "../../src/engine/geometry/dfm/measure.ts"
 import { fitsIn, type MachineVolume, manufacturabilityVerdict } from "../../src/engine/geometry/dfm/verdict.ts"
 import type { Mesh } from "../../src/engine/geometry/mesh.ts"
 import { analyseModelSync } from "../../src/engine/geometry/model.ts"
-import { binaryStl, box, obj } from "../../src/engine/geometry/writers.ts"
+import { binaryStl, box, obj, withDegenerateTriangles } from "../../src/engine/geometry/writers.ts"
 import { MANUFACTURABILITY_LIMITS } from "../../src/engine/referenceData.ts"
-import { cubeWithCavity, hollowBox, openBox, tee } from "./dfmShapes.ts"
+import { cubeWithCavity, hollowBox, merge, openBox, tee } from "./dfmShapes.ts"
 
 const analysed = (mesh: Mesh) => analyseModelSync(binaryStl(mesh), "part.stl")
 const measured = (mesh: Mesh): DfmMeasurements => analysed(mesh).dfm!
@@ -140,5 +142,91 @@ describe("manufacturability verdicts per technology", () => {
     const v = manufacturabilityVerdict("fdm", { boundingBox: { x: 400, y: 1, z: 1 }, watertight: false }, MANUFACTURABILITY_LIMITS.fdm, [])
     assert.deepStrictEqual(v.checks.map((c) => [c.id, c.status]), [["mesh-open-edges", "warning"], ["build-volume", "blocked"]])
     assert.strictEqual(v.status, "blocked")
+  })
+})
+
+const at = (x: number, y: number, z: number) => ({ x, y, z })
+const inside = (point: { x: number; y: number; z: number }, min: { x: number; y: number; z: number }, max: { x: number; y: number; z: number }) =>
+  point.x >= min.x && point.x <= max.x && point.y >= min.y && point.y <= max.y && point.z >= min.z && point.z <= max.z
+
+describe("located findings: where, in the part's coordinates, and what to change", () => {
+  it("a check that is ok says neither where nor what to change", () => {
+    for (const check of verdict(box(10, 10, 10), "fdm").checks) {
+      assert.isUndefined(check.location, check.id)
+      assert.isUndefined(check.suggestion, check.id)
+    }
+  })
+
+  it("degenerate triangles: their own warning with the count, where they are; the edge checks stay ok", () => {
+    const cube = withDegenerateTriangles(box(10, 10, 10, 5, 5, 5))
+    const degenerate = check(cube, "fdm", "mesh-degenerate-triangles")
+    assert.deepInclude(degenerate, { status: "warning", value: 12, limit: 0, unit: "triangles" })
+    assert.include(degenerate.message, "12 triangles have no area")
+    assert.deepStrictEqual(degenerate.location!.boundingBox, { min: at(5, 5, 5), max: at(15, 15, 15) })
+    assert.lengthOf(degenerate.location!.points, 5)
+    assert.strictEqual(degenerate.suggestion, "Remove the zero-area triangles (merge their vertices) when exporting or repairing the mesh.")
+    for (const id of ["mesh-open-edges", "mesh-non-manifold-edges", "mesh-inconsistent-normals"]) assert.strictEqual(check(cube, "fdm", id).status, "ok", id)
+    assert.strictEqual(check(box(10, 10, 10), "fdm", "mesh-degenerate-triangles").message, "no degenerate triangles")
+  })
+
+  it("open, non-manifold and inconsistent edges: the box of the edges, their midpoints", () => {
+    const open = check(openBox(), "fdm", "mesh-open-edges")
+    assert.deepStrictEqual(open.location!.boundingBox, { min: at(0, 0, 10), max: at(10, 10, 10) })
+    assert.sameDeepMembers([...open.location!.points], [at(5, 0, 10), at(10, 5, 10), at(5, 10, 10), at(0, 5, 10)])
+    assert.include(open.suggestion!, "watertight")
+    const cube = box(10, 10, 10)
+    const fin = { positions: Float64Array.from([...cube.positions, 5, -5, 15]), triangles: Uint32Array.from([...cube.triangles, 4, 5, 8]) }
+    const nonManifold = check(fin, "fdm", "mesh-non-manifold-edges")
+    assert.deepStrictEqual(nonManifold.location, { boundingBox: { min: at(0, 0, 10), max: at(10, 0, 10) }, points: [at(5, 0, 10)] })
+    const flipped = Uint32Array.from(cube.triangles)
+    ;[flipped[1], flipped[2]] = [flipped[2]!, flipped[1]!]
+    // Triangle 0 is (0, 3, 2) of the bottom face (z = 0): its three edges.
+    const inconsistent = check({ positions: cube.positions, triangles: flipped }, "fdm", "mesh-inconsistent-normals")
+    assert.deepStrictEqual(inconsistent.location!.boundingBox, { min: at(0, 0, 0), max: at(10, 10, 0) })
+    assert.include(inconsistent.suggestion!, "Flip the triangles")
+  })
+
+  it("a second body: the box of the smaller one, a point on it", () => {
+    const shells = check(merge(box(10, 10, 10), box(5, 5, 5, 20, 0, 0)), "fdm", "mesh-shells")
+    assert.strictEqual(shells.status, "warning")
+    assert.deepStrictEqual(shells.location!.boundingBox, { min: at(20, 0, 0), max: at(25, 5, 5) })
+    assert.lengthOf(shells.location!.points, 1)
+    assert.isTrue(inside(shells.location!.points[0]!, at(20, 0, 0), at(25, 5, 5)))
+  })
+
+  it("a 400 mm bar: the whole part's box, and to scale it or split it to the largest build volume", () => {
+    const fit = check(box(400, 20, 20, -200, 0, 0), "fdm", "build-volume")
+    assert.deepStrictEqual(fit.location, { boundingBox: { min: at(-200, 0, 0), max: at(200, 20, 20) }, points: [] })
+    assert.strictEqual(
+      fit.suggestion,
+      "Scale the part down or split it into pieces that fit 250 × 210 × 220 mm in some orientation, or add a fdm machine whose build volume holds 400 × 20 × 20 mm."
+    )
+  })
+
+  it("a 0.3 mm plate: the thinnest sampled walls, on the plate, and to thicken it to the technology's warning limit", () => {
+    const wall = check(box(20, 20, 0.3), "fdm", "wall-thickness")
+    assert.strictEqual(wall.status, "blocked")
+    assert.strictEqual(wall.suggestion, "Thicken the wall to 0.8 mm at least.")
+    const { boundingBox, points } = wall.location!
+    assert.lengthOf(points, 5)
+    for (const point of [...points, boundingBox.min, boundingBox.max]) assert.isTrue(inside(point, at(0, 0, 0), at(20, 20, 0.3)), JSON.stringify(point))
+    assert.strictEqual(check(box(20, 20, 0.3), "sla", "wall-thickness").suggestion, "Thicken the wall to 0.5 mm at least.")
+    // Walls of 1 mm are not below CNC's 1 mm: ok, and so without a location.
+    assert.isUndefined(check(hollowBox(), "cnc-milling", "wall-thickness").location)
+  })
+
+  it("overhang: the box of the faces that need support, the largest first; cavities and undercuts: the void's box", () => {
+    const overhang = check(tee(), "fdm", "overhang")
+    assert.deepStrictEqual(overhang.location!.boundingBox, { min: at(0, 0, 20), max: at(30, 10, 20) })
+    for (const point of overhang.location!.points) assert.strictEqual(point.z, 20)
+    assert.strictEqual(overhang.suggestion, "Add supports under these faces, or rotate the part so that they face up or rest on the build plate.")
+    const cavity = check(hollowBox(), "sls", "enclosed-cavities")
+    assert.deepStrictEqual(cavity.location!.boundingBox, { min: at(1, 1, 1), max: at(19, 19, 19) })
+    assert.lengthOf(cavity.location!.points, 1)
+    assert.include(cavity.suggestion!, "escape holes")
+    const undercut = check(hollowBox(), "cnc-milling", "cnc-undercuts")
+    const { boundingBox, points } = undercut.location!
+    assert.lengthOf(points, 5)
+    for (const point of [...points, boundingBox.min, boundingBox.max]) assert.isTrue(inside(point, at(1, 1, 1), at(19, 19, 19)), JSON.stringify(point))
   })
 })

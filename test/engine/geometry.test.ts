@@ -4,6 +4,13 @@
  * to 1e-9 relative; 3MF units, build and component transforms, several
  * objects; and malformed files, each a ModelError saying what is wrong.
  *
+ * Then files as the world writes them: OBJ vertex colours (`nan` ones too),
+ * weights and continued lines; ZIP64 3MF archives (end records only, extra
+ * fields in every header, streamed); a stated unit for STL and OBJ, a 3MF's
+ * own winning; the 3MF rules enforced (CRC-32 of every entry, required
+ * extensions, namespaces, unique ids, no DTD, UTF-8) and the refusals
+ * naming the rule and the entry; degenerate triangles left out of the edges.
+ *
  * Then its budgets: triangles counted through 3MF component instancing
  * before anything is placed, the unpacked bytes of a 3MF counted as
  * produced (lying sizes, deflate bombs), the XML read in linear time; and
@@ -24,6 +31,7 @@ import {
   binaryStl,
   box,
   componentFanOut3mf,
+  corruptEntry,
   cubeWithHole,
   deflatedRepeat,
   lyingParts3mf,
@@ -33,6 +41,7 @@ import {
   sphere,
   threeMf,
   unclosedTags3mf,
+  withDegenerateTriangles,
   zip
 } from "../../src/engine/geometry/writers.ts"
 import { readZip, streamEntry, unpackBudget } from "../../src/engine/geometry/zip.ts"
@@ -216,6 +225,247 @@ describe("3MF", () => {
       triangleCount: 24 + 32,
       watertight: true
     })
+  })
+})
+
+// ---------------------------------------------------------------------------
+// Files as the world writes them
+
+const CORE = "http://schemas.microsoft.com/3dmanufacturing/core/2015/02"
+
+/** A 3MF whose model part is `model` (its XML), stored. */
+const modelPart3mf = (model: string) => zip([{ name: "3D/3dmodel.model", content: `<?xml version="1.0" encoding="UTF-8"?>\n${model}` }], true)
+
+/** The ModelError of analysing `bytes` (in `unit`, when given). */
+const refused = (bytes: Uint8Array, fileName: string, unit?: "mm" | "in") => Effect.runSync(Effect.flip(analyseModel(bytes, fileName, DEFAULT_LIMITS, unit)))
+
+describe("OBJ as MeshLab, scanners and hand editors write it", () => {
+  const holed = cubeWithHole(10, 4)
+
+  it("vertex colours (v x y z r g b), nan colours, a weight before the colour: the position, never divided", () => {
+    for (const colours of ["rgb", "nan", "weighted-rgb"] as const) {
+      const geometry = analyseModelSync(text(obj(holed, { colours })), "holed.obj")
+      expectGeometry(geometry, HOLED)
+      assert.strictEqual(geometry.unit, "mm")
+    }
+    // Six numbers with a fourth of 2 (a red channel): read as before, it halved every coordinate.
+    expectGeometry(analyseModelSync(text("v 0 0 0 2 0 0\nv 4 0 0 2 0 0\nv 0 4 0 2 0 0\nv 0 0 4 2 0 0\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n"), "t.obj"), {
+      volume: 64 / 6,
+      surfaceArea: 3 * 8 + Math.sqrt(3) / 4 * 32,
+      boundingBox: { x: 4, y: 4, z: 4 },
+      triangleCount: 4,
+      watertight: true
+    })
+  })
+
+  it("exactly four numbers are x y z w: the position is x/w, y/w, z/w; a weight of 0 or a word is refused", () => {
+    expectGeometry(analyseModelSync(text(obj(holed, { weight: 2 })), "holed.obj"), HOLED)
+    expectGeometry(analyseModelSync(text(obj(holed, { weight: 0.5 })), "holed.obj"), HOLED)
+    assert.include(failure(text("v 1 2 3 0\n"), "w.obj"), "OBJ line 1: the weight \"0\" is not a non-zero number")
+    assert.include(failure(text("v 1 2 3 nan\n"), "w.obj"), "OBJ line 1: the weight \"nan\"")
+    assert.include(failure(text("v 1 nan 3 0.5 0.5 0.5\n"), "w.obj"), "OBJ line 1: \"nan\" is not a coordinate")
+  })
+
+  it("a line ending in a backslash continues on the next; a comment does not; errors name the statement's first line", () => {
+    const continued = obj(holed, { continued: true })
+    assert.include(continued, "\\\n")
+    expectGeometry(analyseModelSync(text(continued), "holed.obj"), HOLED)
+    expectGeometry(analyseModelSync(text(obj(holed, { continued: true, colours: "nan" })), "holed.obj"), HOLED)
+    // A continuation at the very end of the file ends the statement there.
+    expectGeometry(analyseModelSync(text("v 0 0 0\nv 4 0 0\nv 0 4 0\nv 0 0 4\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 \\\n 3 \\\n 4 \\"), "t.obj"), {
+      volume: 64 / 6,
+      surfaceArea: 3 * 8 + Math.sqrt(3) / 4 * 32,
+      boundingBox: { x: 4, y: 4, z: 4 },
+      triangleCount: 4,
+      watertight: true
+    })
+    assert.include(failure(text("v 0 0 0\nf 1 \\\n 2 \\\n 9\n"), "t.obj"), "OBJ line 2: vertex 2 does not exist")
+  })
+})
+
+describe("units: STL and OBJ in the unit stated, a 3MF in its own", () => {
+  const MM = { um: 0.001, mm: 1, cm: 10, m: 1000, in: 25.4, ft: 304.8 } as const
+
+  it("every unit, in STL (binary and ASCII) and OBJ: the figures in millimetres, the unit said", () => {
+    for (const [unit, mm] of Object.entries(MM) as ReadonlyArray<[keyof typeof MM, number]>) {
+      for (
+        const [bytes, fileName] of [[binaryStl(box(1, 2, 3)), "b.stl"], [text(asciiStl(box(1, 2, 3))), "b.stl"], [text(obj(box(1, 2, 3))), "b.obj"]] as const
+      ) {
+        const geometry = analyseModelSync(bytes, fileName, DEFAULT_LIMITS, unit)
+        expectGeometry(geometry, boxGeometry(mm, 2 * mm, 3 * mm))
+        assert.strictEqual(geometry.unit, unit, `${fileName} in ${unit}`)
+      }
+    }
+    // Without a unit: millimetres, and said so.
+    assert.strictEqual(analyseModelSync(binaryStl(box(1, 2, 3)), "b.stl").unit, "mm")
+  })
+
+  it("an inch STL: a 1 × 2 × 3 in box is 16,387.064 × 6 mm³", () => {
+    const geometry = analyseModelSync(binaryStl(box(1, 2, 3)), "inch.stl", DEFAULT_LIMITS, "in")
+    expectGeometry(geometry, {
+      volume: 6 * 16387.064,
+      surfaceArea: 22 * 645.16,
+      boundingBox: { x: 25.4, y: 50.8, z: 76.2 },
+      triangleCount: 12,
+      watertight: true
+    })
+  })
+
+  it("a 3MF's own unit wins: the same unit stated is fine, another is a ModelUnitConflict naming both", () => {
+    const inch = threeMf({ unit: "inch", objects: [{ id: 1, mesh: box(1, 1, 1) }], items: [{ objectId: 1 }] })
+    assert.strictEqual(analyseModelSync(inch, "i.3mf").unit, "in")
+    expectGeometry(analyseModelSync(inch, "i.3mf", DEFAULT_LIMITS, "in"), boxGeometry(25.4, 25.4, 25.4))
+    const error = refused(inch, "i.3mf", "mm")
+    assert.strictEqual(error.type, "ModelUnitConflict")
+    assert.strictEqual(
+      error.reason,
+      "\"mm\" contradicts the 3MF's own unit, \"in\" (its model's unit attribute, which wins): state \"in\" or leave the unit out"
+    )
+    // No unit attribute: millimetres, by the specification's default, which a stated inch contradicts.
+    const plain = modelPart3mf(
+      `<model xmlns="${CORE}"><resources><object id="1">${meshXml(box(1, 1, 1))}</object></resources><build><item objectid="1"/></build></model>`
+    )
+    assert.strictEqual(analyseModelSync(plain, "p.3mf").unit, "mm")
+    assert.strictEqual(refused(plain, "p.3mf", "in").type, "ModelUnitConflict")
+  })
+})
+
+describe("ZIP64 and streamed 3MF archives", () => {
+  const file = (options: Partial<Parameters<typeof threeMf>[0]>) =>
+    threeMf({ objects: [{ id: 1, mesh: cubeWithHole(10, 4) }], items: [{ objectId: 1, transform: "1 0 0 0 1 0 0 0 1 5 5 5" }], ...options })
+
+  it("read exactly: ZIP64 end records only, ZIP64 extra fields in every header, data descriptors; stored or deflated", () => {
+    for (const zip64 of [undefined, "end-records", "extra-fields"] as const) {
+      for (const dataDescriptor of [false, true]) {
+        for (const stored of [false, true]) {
+          const bytes = file({ ...(zip64 === undefined ? {} : { zip64 }), dataDescriptor, stored })
+          expectGeometry(analyseModelSync(bytes, "holed.3mf"), HOLED)
+        }
+      }
+    }
+    // The extra fields carry the sizes and offsets: the headers' own say 0xFFFFFFFF.
+    const entry = readZip(file({ zip64: "extra-fields" })).get("3D/part.model")!
+    assert.isBelow(entry.compressedSize, 10_000)
+    assert.isAbove(entry.localOffset, 0)
+  })
+
+  it("a damaged ZIP64 archive is refused, saying what is wrong", () => {
+    const withRecords = file({ zip64: "end-records", stored: true })
+    // The locator (20 bytes before the 22-byte end record) broken: the end record defers to a record nobody points to.
+    const noLocator = withRecords.slice()
+    noLocator[noLocator.length - 42] = 0
+    assert.include(failure(noLocator, "z.3mf"), "the end of central directory defers to a ZIP64 record, and there is no ZIP64 end of central directory locator")
+    const wide = file({ zip64: "extra-fields", stored: true })
+    const view = new DataView(wide.buffer)
+    // The ZIP64 record's entry count set past the bound on entries.
+    const record = Number(view.getBigUint64(wide.length - 22 - 20 + 8, true))
+    const many = wide.slice()
+    new DataView(many.buffer).setBigUint64(record + 32, 70_000n, true)
+    const error = refused(many, "z.3mf")
+    assert.strictEqual(error.type, "ModelTooLarge")
+    assert.include(error.reason, "the 3MF archive lists 70000 entries, more than 65535")
+    // A central header saying 0xFFFFFFFF without its extra field: the extra field's id overwritten.
+    const central = view.getUint32(record + 48, true)
+    const noExtra = wide.slice()
+    const nameLength = view.getUint16(central + 28, true)
+    new DataView(noExtra.buffer).setUint16(central + 46 + nameLength, 0x9999, true)
+    assert.include(failure(noExtra, "z.3mf"), "has a size or offset of 0xFFFFFFFF and no ZIP64 extra field")
+  })
+})
+
+describe("3MF integrity and the core specification's rules", () => {
+  const part = (options: Partial<Parameters<typeof threeMf>[0]> = {}) =>
+    threeMf({ objects: [{ id: 1, mesh: box(10, 20, 30) }], items: [{ objectId: 1 }], stored: true, ...options })
+
+  it("every entry's CRC-32 is checked: one changed digit (10 → 90 mm) is refused naming the entry, not measured", () => {
+    const good = part()
+    expectGeometry(analyseModelSync(good, "b.3mf"), boxGeometry(10, 20, 30))
+    const damaged = corruptEntry(good, "3D/part.model", "x=\"10\"", "x=\"90\"")
+    const error = refused(damaged, "b.3mf")
+    assert.isUndefined(error.type)
+    assert.match(
+      error.reason,
+      /^the 3MF archive is damaged: the entry 3D\/part\.model does not match its CRC-32 \(the archive says 0x[0-9a-f]{8}, its content is 0x[0-9a-f]{8}\)$/
+    )
+    // The relationships entry too: every entry read is checked.
+    const rels = corruptEntry(good, "_rels/.rels", "rel0", "rel9")
+    assert.include(failure(rels, "b.3mf"), "the entry _rels/.rels does not match its CRC-32")
+    // A deflated entry changed in its compressed bytes: refused either way, naming it.
+    const deflated = part({ stored: false })
+    const entry = readZip(deflated).get("3D/part.model")!
+    const flipped = deflated.slice()
+    flipped[entry.localOffset + 30 + "3D/part.model".length + Math.floor(entry.compressedSize / 2)]! ^= 0x10
+    assert.match(failure(flipped, "b.3mf"), /(damaged: the entry 3D\/part\.model|3MF 3D\/part\.model is not well-formed)/)
+  })
+
+  it("a required extension the reader does not implement is refused, naming it; the ones read are read", () => {
+    const beams = part({ requiredExtensions: { b: "http://schemas.microsoft.com/3dmanufacturing/beamlattice/2017/02" } })
+    const error = refused(beams, "b.3mf")
+    assert.strictEqual(error.type, "UnsupportedModelExtension")
+    assert.strictEqual(
+      error.reason,
+      "3MF 3D/part.model requires the extension \"b\" (http://schemas.microsoft.com/3dmanufacturing/beamlattice/2017/02), which this reader does not implement " +
+        "(3MF core specification 2.3.1: a consumer must not read a model whose required extensions it does not support)"
+    )
+    assert.strictEqual(
+      refused(part({ requiredExtensions: { s: "http://schemas.microsoft.com/3dmanufacturing/slice/2015/07" } }), "s.3mf").type,
+      "UnsupportedModelExtension"
+    )
+    const read = part({
+      requiredExtensions: {
+        p: "http://schemas.microsoft.com/3dmanufacturing/production/2015/06",
+        m: "http://schemas.microsoft.com/3dmanufacturing/material/2015/02",
+        t: "http://schemas.microsoft.com/3dmanufacturing/trianglesets/2021/07"
+      },
+      extraResources: `<m:colorgroup id="9"><m:color color="#FF0000"/></m:colorgroup>`
+    })
+    expectGeometry(analyseModelSync(read, "p.3mf"), boxGeometry(10, 20, 30))
+    const undeclared = modelPart3mf(`<model xmlns="${CORE}" requiredextensions="q"><resources/><build/></model>`)
+    assert.include(failure(undeclared, "q.3mf"), "requiredextensions names the prefix \"q\", which the model does not declare")
+  })
+
+  it("elements and attributes of other namespaces are ignored, the core's read whatever their prefix", () => {
+    const model = `<c:model xmlns:c="${CORE}" xmlns:x="urn:example:other" c:unit="centimeter" x:unit="meter">
+<c:resources><c:object id="1">${meshXml(box(1, 2, 3)).replaceAll("<", "<c:").replaceAll("<c:/", "</c:")}</c:object>
+<x:object id="2"><x:mesh/></x:object></c:resources>
+<c:build><c:item objectid="1"/><x:item objectid="1" transform="1 0 0 0 1 0 0 0 1 100 0 0"/></c:build></c:model>`
+    expectGeometry(analyseModelSync(modelPart3mf(model), "ns.3mf"), boxGeometry(10, 20, 30))
+    // A model in no namespace at all is read as the core's; one in another namespace is no model.
+    assert.include(failure(modelPart3mf(`<model xmlns="urn:example:other"><resources/><build/></model>`), "o.3mf"), "has no <model> element")
+  })
+
+  it("object ids are unique, no DTD, UTF-8 only", () => {
+    const twice = `<model xmlns="${CORE}"><resources><object id="1">${meshXml(box(1, 1, 1))}</object><object id="1">${
+      meshXml(box(9, 9, 9))
+    }</object></resources><build><item objectid="1"/></build></model>`
+    assert.include(
+      failure(modelPart3mf(twice), "d.3mf"),
+      "3MF 3D/3dmodel.model: object id 1 is defined twice (3MF core specification 3.4.2: resource ids must be unique)"
+    )
+    const dtd = zip([{ name: "3D/3dmodel.model", content: `<?xml version="1.0"?><!DOCTYPE model [<!ENTITY a "1">]><model xmlns="${CORE}"/>` }])
+    assert.include(failure(dtd, "d.3mf"), "3MF 3D/3dmodel.model has a DTD (<!DOCTYPE …>): the 3MF core specification (2.3.2) forbids DTDs")
+    const latin = zip([{ name: "3D/3dmodel.model", content: `<?xml version="1.0" encoding="ISO-8859-1"?><model xmlns="${CORE}"/>` }])
+    assert.include(failure(latin, "e.3mf"), "declares the encoding ISO-8859-1: the 3MF core specification (2.3.2) requires UTF-8")
+  })
+
+  it("an object with components is placed whatever its type; support meshes (solid or not) are left out", () => {
+    const file = threeMf({
+      objects: [
+        { id: 1, mesh: box(10, 10, 10) },
+        { id: 2, mesh: box(50, 50, 50), type: "solidsupport" },
+        { id: 3, type: "support", components: [{ objectId: 1 }, { objectId: 2 }] }
+      ],
+      items: [{ objectId: 3 }]
+    })
+    expectGeometry(analyseModelSync(file, "c.3mf"), boxGeometry(10, 10, 10))
+  })
+})
+
+describe("degenerate triangles", () => {
+  it("a cube with a zero-area triangle beside each of its 12: the cube's figures, closed, and its edges all shared by two", () => {
+    const geometry = analyseModelSync(binaryStl(withDegenerateTriangles(box(10, 10, 10))), "cube.stl")
+    expectGeometry(geometry, boxGeometry(10, 10, 10, 24))
+    assert.deepInclude(geometry.dfm!, { openEdges: 0, nonManifoldEdges: 0, inconsistentEdges: 0, degenerateTriangles: 12, shells: 1 })
   })
 })
 
@@ -456,7 +706,7 @@ describe("budgets: the unpacked bytes of a 3MF, as produced, never as declared",
       name: "3D/3dmodel.model",
       content: "",
       declaredSize: 10,
-      deflated: deflatedRepeat(MODEL_OPEN, new Uint8Array(MiB), 1024, "</model>")
+      ...deflatedRepeat(MODEL_OPEN, new Uint8Array(MiB), 1024, "</model>")
     }])
     const nul = refusal(zeros, "zeros.3mf")
     assert.isUndefined(nul.error.type)
@@ -479,7 +729,7 @@ describe("the 3MF XML is read in linear time", () => {
     const file = zip([{
       name: "3D/3dmodel.model",
       content: "",
-      deflated: deflatedRepeat(`${MODEL_OPEN}<!--`, new Uint8Array(MiB).fill(0x61), 20, "--></model>")
+      ...deflatedRepeat(`${MODEL_OPEN}<!--`, new Uint8Array(MiB).fill(0x61), 20, "--></model>")
     }])
     assert.include(refusal(file, "c.3mf").error.reason, "more than 16777216 characters without a tag")
   })

@@ -35,6 +35,10 @@ for (const backend of backends) {
         const reply = yield* client.call("GET", "/v1/customer/does-not-exist", { secret })
         assert.strictEqual(reply.status, 200)
         assert.strictEqual(reply.text, "")
+        // An empty text, never JSON; the typed client (HttpApiClient) reads it as null, not as a record.
+        assert.strictEqual(reply.headers.get("content-type"), "text/plain")
+        const api = yield* client.api(secret)
+        assert.isNull(yield* api.customer.get({ params: { id: "does-not-exist" } }))
       }))
 
     it.effect("filters by repeatable ids, by field and by one date or a range", () =>

@@ -16,6 +16,7 @@ import { Context, Deferred, Effect, Fiber, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { createServer } from "node:http"
+import { PublicContract } from "../../src/api/PublicApi.ts"
 import { DownstreamError } from "../../src/domain/Errors.ts"
 import { ServicesLive } from "../../src/layers/AppLayers.ts"
 import { DownstreamLive } from "../../src/layers/DownstreamHttp.ts"
@@ -341,7 +342,7 @@ for (const backend of backends) {
           yield* keyed(key, "POST", "/customer", { ...body, name: "Other" }) // 422
           yield* keyed("bad key", "POST", "/customer", body) // 400
           const usage = (yield* client.call("GET", `/api/v1/usage?appId=${appId}`, { headers: admin })).json()
-          assert.deepStrictEqual(usage.byOperation, [{ operation: "customer.create", calls: 4 }])
+          assert.deepStrictEqual(usage.byOperation, [{ operation: "customer.create", calls: 4, outcomeUnknown: 0 }])
         }))
 
       it.effect("two gateways on one database share the keys: a 409 while one runs, then the replay from either", () =>
@@ -395,9 +396,12 @@ for (const backend of backends) {
           const [kept] = yield* sql<{ seconds: number }>`
             SELECT extract(epoch FROM expires_at - now())::float8 AS seconds FROM idempotency_key WHERE app_id = ${appId} AND key = ${key}`
           assert.approximately(kept!.seconds, 24 * 3600, 60)
-          // 24 hours later, as far as the stored row can tell.
+          // 24 hours later, as far as the stored rows (the gateway's and the engine's) can tell.
           yield* sql`
             UPDATE idempotency_key SET created_at = created_at - interval '24 hours', expires_at = expires_at - interval '24 hours'
+            WHERE app_id = ${appId} AND key = ${key}`
+          yield* sql`
+            UPDATE engine_idempotency SET created_at = created_at - interval '24 hours', expires_at = expires_at - interval '24 hours'
             WHERE app_id = ${appId} AND key = ${key}`
           const later = yield* keyed(key, "POST", "/customer", body)
           assert.strictEqual(later.status, 200, later.text)
@@ -422,6 +426,89 @@ for (const backend of backends) {
           const replayed = yield* keyed(held, "POST", "/customer", heldBody)
           assert.strictEqual(replayed.headers.get(REPLAYED), "true")
           assert.strictEqual(replayed.text, takenOver.text)
+        }))
+
+      it.effect("the engine commits the key's answer with the write: a retry whose gateway lost the key replays it, never writes twice", () =>
+        Effect.gen(function*() {
+          const { appId, keyed, customersNamed } = yield* setup
+          const sql = yield* SqlClient.SqlClient
+          const key = newKey()
+          const body = { name: `Committed-${key}`, email: "c@example.com" }
+          const first = yield* keyed(key, "POST", "/customer", body)
+          assert.strictEqual(first.status, 200, first.text)
+          const [engineRow] = yield* sql<{ fingerprint: string }>`
+            SELECT fingerprint FROM engine_idempotency WHERE app_id = ${appId} AND key = ${key}`
+          assert.isDefined(engineRow, "the engine's answer is stored with the write")
+
+          // The instance died between the commit and storing the answer: the gateway's row is still `running`, its
+          // lease run out (no instance renews it), or the row is gone altogether.
+          yield* sql`
+            UPDATE idempotency_key SET state = 'running', status = NULL, headers = NULL, body = NULL, owner = 'dead-instance',
+              lease_until = now() - interval '1 second'
+            WHERE app_id = ${appId} AND key = ${key}`
+          const retried = yield* keyed(key, "POST", "/customer", body)
+          assert.strictEqual(retried.status, 200, retried.text)
+          assert.strictEqual(retried.headers.get(REPLAYED), "true")
+          assert.strictEqual(retried.text, first.text)
+          assert.strictEqual(retried.headers.get("location"), first.headers.get("location"))
+          yield* sql`DELETE FROM idempotency_key WHERE app_id = ${appId} AND key = ${key}`
+          const again = yield* keyed(key, "POST", "/customer", body)
+          assert.strictEqual(again.headers.get(REPLAYED), "true")
+          assert.strictEqual(again.text, first.text)
+          assert.lengthOf(yield* customersNamed(body.name), 1)
+
+          // Another request under the key is refused by the engine too.
+          yield* sql`DELETE FROM idempotency_key WHERE app_id = ${appId} AND key = ${key}`
+          refusal(yield* keyed(key, "POST", "/customer", { ...body, name: "Other" }), 422, "IdempotencyKeyReused", key)
+          assert.lengthOf(yield* customersNamed("Other"), 0)
+
+          // A refusal writes nothing and stores no answer of the engine: its retry runs again.
+          const refusedKey = newKey()
+          const refused = yield* keyed(refusedKey, "POST", "/project", { customerId: "no-such-customer", name: "P" })
+          assert.strictEqual(refused.status, 422, refused.text)
+          assert.lengthOf(yield* sql`SELECT 1 FROM engine_idempotency WHERE app_id = ${appId} AND key = ${refusedKey}`, 0)
+        }))
+
+      it.effect("two calls of one key reaching the engine at once: one writes, the other answers its answer", () =>
+        Effect.gen(function*() {
+          const { appId, customersNamed } = yield* setup
+          const downstream = yield* Downstream
+          const key = newKey()
+          const name = `Raced-${key}`
+          const replays: Array<string> = []
+          const scope = (requestId: string) => ({
+            appId,
+            requestId,
+            idempotency: { key, fingerprint: "same-request", onReplay: () => replays.push(requestId) }
+          })
+          const endpoint = PublicContract.groups.customer.endpoints.create
+          const create = (requestId: string) => downstream.call(endpoint)({ payload: { name, email: "r@example.com" } } as never, scope(requestId))
+          const answers = yield* Effect.all([create("a"), create("b"), create("c")], { concurrency: "unbounded" })
+          const ids = new Set(answers.map((answer) => (answer as { id: string }).id))
+          assert.strictEqual(ids.size, 1)
+          assert.lengthOf(replays, 2)
+          assert.lengthOf(yield* customersNamed(name), 1)
+        }))
+
+      it.effect("a running key's lease is seconds long and renewed while its call runs", () =>
+        Effect.gen(function*() {
+          const { appId, keyed } = yield* setup
+          const sql = yield* SqlClient.SqlClient
+          const key = newKey()
+          const body = { name: `Leased-${key}`, email: "l@example.com" }
+          const gate = yield* gateFor(body.name)
+          const running = yield* Effect.forkChild(keyed(key, "POST", "/customer", body))
+          yield* Deferred.await(gate.entered)
+          const lease = sql<{ seconds: number }>`
+            SELECT extract(epoch FROM lease_until - now())::float8 AS seconds FROM idempotency_key WHERE app_id = ${appId} AND key = ${key}`
+          const [before] = yield* lease
+          assert.isAtMost(before!.seconds, 10.5)
+          yield* Effect.sleep("4 seconds")
+          const [after] = yield* lease
+          // Without renewal it would be down to about 6 s.
+          assert.isAbove(after!.seconds, 7)
+          yield* Deferred.succeed(gate.open, undefined)
+          assert.strictEqual((yield* Fiber.join(running)).status, 200)
         }))
 
       it.effect("rows whose 24 h are over are purged", () =>

@@ -120,10 +120,10 @@ const eventsOfReply = (rest: (method: string, path: string) => Effect.Effect<Rep
 
 const named = (events: ReadonlyArray<NamedEvent>) => events.map(({ id, type }) => ({ id, type }))
 
-/** The `io.mfg/events` of a result; the only other `_meta` key is the server's. */
+/** The `io.mfg/events` of a result; the only other `_meta` keys are the server's and the tags of the records answered. */
 const eventsMeta = (result: ToolResult) => {
   assert.isDefined(result._meta)
-  assert.includeMembers([EVENTS, SERVER_INFO], Object.keys(result._meta!))
+  assert.includeMembers([EVENTS, SERVER_INFO, "io.mfg/etag", "io.mfg/etags"], Object.keys(result._meta!))
   return result._meta![EVENTS] as ReadonlyArray<NamedEvent> | undefined
 }
 

@@ -8,6 +8,7 @@
  * depends on storage but whether a record was created.
  */
 import { assert, layer } from "@effect/vitest"
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client"
 import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport as LegacyTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { EmptyResultSchema } from "@modelcontextprotocol/sdk/types.js"
@@ -257,31 +258,30 @@ layer(TestApp(backends[0]!), { timeout: 60_000, excludeTestServices: true })("MC
       assert.isFalse(yield* hasTickets)
     }))
 
-  it.effect("discovery advertises exactly what is served: no list changes, no completions, resources and prompts as registered", () =>
+  it.effect("discovery advertises exactly what is served: no list changes, completions, resources and prompts as registered", () =>
     Effect.gen(function*() {
       const { post } = yield* setup
       const discovered = rpcResult(yield* post(modernBody("server/discover", {}, 1), modernHeaders("server/discover")), 1)
       const capabilities = discovered.capabilities
       assert.deepStrictEqual(capabilities.tools, { listChanged: false })
-      // McpServer advertises both whatever is registered; no completion is registered, and no log message is ever sent.
-      assert.notProperty(capabilities, "completions")
+      // The prompt's arguments complete; McpServer advertises logging whatever is registered, and no log message is ever sent.
+      assert.deepStrictEqual(capabilities.completions, {})
       assert.notProperty(capabilities, "logging")
-      rpcError(
+      const completed = rpcResult(
         yield* post(
-          modernBody("completion/complete", { ref: { type: "ref/prompt", name: "quote_a_part" }, argument: { name: "a", value: "" } }, 2),
+          modernBody("completion/complete", { ref: { type: "ref/prompt", name: "quote_a_part" }, argument: { name: "technologyId", value: "fd" } }, 2),
           modernHeaders("completion/complete")
         ),
-        404,
-        -32601,
         2
       )
+      assert.deepStrictEqual(completed.completion.values, ["fdm"])
       // Each capability advertised is served, and each one not advertised answers -32601, in both revisions.
       const initialized = rpcResult(
         yield* post(legacyBody("initialize", { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: "raw", version: "1" } }, 3), LEGACY_HEADERS),
         3
       )
       assert.deepStrictEqual(initialized.capabilities.tools, { listChanged: false })
-      assert.notProperty(initialized.capabilities, "completions")
+      assert.deepStrictEqual(initialized.capabilities.completions, {})
       // logging/setLevel is a 2025-11-25 method the endpoint answers.
       assert.deepStrictEqual(initialized.capabilities.logging, {})
       assert.deepStrictEqual(rpcResult(yield* post(legacyBody("logging/setLevel", { level: "info" }, 4), LEGACY_HEADERS), 4), {})
@@ -319,5 +319,104 @@ layer(TestApp(backends[0]!), { timeout: 60_000, excludeTestServices: true })("MC
         assert.isNull(reply.headers.get("mcp-session-id"), String(version))
         assert.strictEqual(reply.json().result.protocolVersion, LEGACY)
       }
+    }))
+
+  it.effect("initialize sent with MCP-Protocol-Version 2026-07-28 is served as docs/mcp.md says: no session, only what is served", () =>
+    Effect.gen(function*() {
+      const { metered, post } = yield* setup
+      const body = legacyBody("initialize", { protocolVersion: MODERN, capabilities: {}, clientInfo: { name: "raw", version: "1" } }, 1)
+      const raw = yield* post(body, { ...LEGACY_HEADERS, "mcp-protocol-version": MODERN })
+      const result = rpcResult(raw, 1)
+      assert.strictEqual(result.protocolVersion, LEGACY)
+      // Every capability listed is served: tools, resources, prompts, completions (the prompt's arguments), logging/setLevel;
+      // nothing is pushed, so nothing lists changes or takes subscriptions.
+      assert.deepStrictEqual(result.capabilities, {
+        logging: {},
+        tools: { listChanged: false },
+        resources: { subscribe: false, listChanged: false },
+        prompts: { listChanged: false },
+        completions: {}
+      })
+      assert.strictEqual((yield* metered).get("mcp.initialize"), 1)
+    }))
+
+  it.effect("initialize without protocolVersion is -32602 naming it; a header and _meta both at 2025-11-25 are served", () =>
+    Effect.gen(function*() {
+      const { post } = yield* setup
+      const missing = rpcError(
+        yield* post(legacyBody("initialize", { capabilities: {}, clientInfo: { name: "raw", version: "1" } }, 2), LEGACY_HEADERS),
+        200,
+        -32602,
+        2
+      )
+      assert.include(missing.message, "protocolVersion")
+      const both = rpcResult(
+        yield* post(legacyBody("tools/list", { _meta: { "io.modelcontextprotocol/protocolVersion": LEGACY } }, 3), LEGACY_HEADERS),
+        3
+      )
+      assert.lengthOf(both.tools, 9)
+      // The 2025-11-25 shape: no cache hints.
+      assert.notProperty(both, "ttlMs")
+    }))
+
+  it.effect("subscriptions/listen is a 404 with -32601 in a JSON body, not an event stream; an id with a fraction is -32600", () =>
+    Effect.gen(function*() {
+      const { post } = yield* setup
+      const listen = yield* post(modernBody("subscriptions/listen", { notifications: { toolsListChanged: true } }, 4), modernHeaders("subscriptions/listen"))
+      rpcError(listen, 404, -32601, 4)
+      rpcError(yield* post(modernBody("tools/list", {}, 1.5), modernHeaders("tools/list")), 400, -32600)
+      rpcError(yield* post(legacyBody("tools/list", {}, 1.5), LEGACY_HEADERS), 400, -32600)
+      rpcResult(yield* post(modernBody("tools/list", {}, 7), modernHeaders("tools/list")), 7)
+    }))
+
+  it.effect("a foreign Origin is 403 before the secret is judged (none, wrong or right), unmetered; 406 and 415 carry the request's id", () =>
+    Effect.gen(function*() {
+      const { metered, post, secret, url } = yield* setup
+      const before = yield* metered
+      for (const authorization of [undefined, "Bearer wrong.secret", `Bearer ${secret}`]) {
+        const reply = yield* Effect.promise(async () => {
+          const response = await fetch(url, {
+            method: "POST",
+            headers: { ...modernHeaders("tools/list"), origin: "https://evil.example", ...(authorization === undefined ? {} : { authorization }) },
+            body: modernBody("tools/list", {}, 8)
+          })
+          return { status: response.status, contentType: response.headers.get("content-type"), text: await response.text() }
+        })
+        rpcError(reply, 403, -32600)
+      }
+      assert.deepStrictEqual(yield* metered, before)
+
+      const notAcceptable = rpcError(yield* post(modernBody("tools/list", {}, 9), { ...modernHeaders("tools/list"), accept: "text/html" }), 406, -32600, 9)
+      assert.include(notAcceptable.message, "text/event-stream")
+      rpcError(yield* post(legacyBody("tools/list", {}, 10), { ...LEGACY_HEADERS, accept: "application/json" }), 406, -32600, 10)
+      rpcError(yield* post(modernBody("tools/list", {}, 11), { ...modernHeaders("tools/list"), "content-type": "text/plain" }), 415, -32600, 11)
+    }))
+
+  it.effect("completion/complete: the prompt's arguments complete from the app's own records, through both official clients", () =>
+    Effect.gen(function*() {
+      const { project, rest, secret, url } = yield* setup
+      const material = ok(yield* rest("POST", "/material", { name: "PETG", technologyId: "fdm" }), "material")
+      const modern = new ModernClient({ name: "completions", version: "1.0.0" }, { versionNegotiation: { mode: { pin: MODERN } } })
+      yield* Effect.promise(() => modern.connect(new ModernTransport(url, { requestInit: { headers: { authorization: `Bearer ${secret}` } } })))
+      const legacy = new LegacyClient({ name: "completions-legacy", version: "1.0.0" })
+      yield* Effect.promise(() => legacy.connect(new LegacyTransport(url, { requestInit: { headers: { authorization: secret } } })))
+      const ref = { type: "ref/prompt" as const, name: "quote_a_part" }
+      for (const client of [modern, legacy]) {
+        const complete = (name: string, value: string, given: Record<string, string> = {}) =>
+          Effect.map(
+            Effect.promise(() => client.complete({ ref, argument: { name, value }, context: { arguments: given } })),
+            (result) => result.completion
+          )
+        assert.deepStrictEqual((yield* complete("customerName", "ac")).values, ["Acme"])
+        assert.deepStrictEqual((yield* complete("projectId", "gear", { customerName: "Acme" })).values, [project.id])
+        assert.deepStrictEqual((yield* complete("projectId", "", { customerName: "Nobody" })).values, [])
+        assert.include((yield* complete("technologyId", "f")).values, "fdm")
+        assert.deepStrictEqual((yield* complete("materialId", "pet", { technologyId: "fdm" })).values, [material.id])
+        assert.deepStrictEqual((yield* complete("materialId", "pet", { technologyId: "sla" })).values, [])
+        const none = yield* complete("catalogueModelConfigurationId", "")
+        assert.deepStrictEqual([none.values, none.total, none.hasMore], [[], 0, false])
+      }
+      yield* Effect.promise(() => modern.close())
+      yield* Effect.promise(() => legacy.close())
     }))
 })

@@ -6,6 +6,7 @@
  * the caller's app only, and every read is metered.
  */
 import { assert, layer } from "@effect/vitest"
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client"
 import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport as LegacyTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect } from "effect"
@@ -155,10 +156,12 @@ for (const backend of backends) {
           assert.include(resource.description, "`next`", resource.uri)
         }
         const templates = (yield* rpc("resources/templates/list")).result
+        // And a quote's PDF, a template of its own (no list: a quote's id names it).
         assert.deepStrictEqual(
           templates.resourceTemplates.map((template: { uriTemplate: string }) => template.uriTemplate),
-          LISTED.map((resource) => resource.template)
+          [...LISTED.map((resource) => resource.template), "mfg://ticket-quote/{id}/pdf"]
         )
+        assert.strictEqual(templates.resourceTemplates.at(-1).mimeType, "application/pdf")
         const prompts = (yield* rpc("prompts/list")).result
         assert.deepStrictEqual(prompts.prompts.map((prompt: { name: string }) => prompt.name), ["quote_a_part"])
         const tools = (yield* rpc("tools/list")).result
@@ -301,7 +304,10 @@ for (const backend of backends) {
             { name: "modelUrl", required: false },
             { name: "catalogueModelConfigurationId", required: false },
             { name: "quantity", required: true },
-            { name: "customerName", required: false }
+            { name: "customerName", required: false },
+            { name: "projectId", required: false },
+            { name: "technologyId", required: false },
+            { name: "materialId", required: false }
           ]
         )
         for (const argument of prompt.arguments) assert.isString(argument.description, argument.name)
@@ -332,6 +338,14 @@ for (const backend of backends) {
         assert.include(fromCatalogue, "\"catalogueModelConfigurationId\": \"demo-bracket-fdm\"")
         assert.include(fromCatalogue, "mfg://catalogue-model")
         assert.notInclude(fromCatalogue, "modelEndpoint")
+        // The configuration brings the technology and material: the agent is not told to choose them.
+        assert.notInclude(fromCatalogue, "\"technologyId\": \"<technology id>\"")
+
+        // Given, the technology and material are the user's choice, named in the steps.
+        const chosen: string = (yield* get({ modelUrl: "https://files.example/bracket.stl", quantity: "2", technologyId: "sla", materialId: "m-1" }))
+          .result.messages[0].content.text
+        assert.include(chosen, "The technology is sla")
+        assert.include(chosen, "The material is m-1")
 
         for (
           const [args, name] of [
@@ -341,7 +355,8 @@ for (const backend of backends) {
             [{ modelUrl: "https://files.example/a.stl", quantity: "2.5" }, "quantity"],
             [{ modelUrl: "ftp://files.example/a.stl", quantity: "2" }, "modelUrl"],
             [{ modelUrl: "https://files.example/a.stl" }, "quantity"],
-            [{ modelUrl: "https://files.example/a.stl", quantity: "2", colour: "red" }, "colour"]
+            [{ modelUrl: "https://files.example/a.stl", quantity: "2", colour: "red" }, "colour"],
+            [{ catalogueModelConfigurationId: "c-1", quantity: "2", technologyId: "fdm" }, "technologyId"]
           ] as const
         ) {
           const answer = yield* get(args)
@@ -349,6 +364,49 @@ for (const backend of backends) {
           assert.strictEqual(answer.error!.code, -32602, JSON.stringify(args))
           assert.include(answer.error!.message, `"${name}"`, JSON.stringify(args))
         }
+      }))
+
+    it.effect("a quote reads as a PDF: mfg://ticket-quote/{id}/pdf, one blob, the bytes REST answers; another app's or none: not found", () =>
+      Effect.gen(function*() {
+        const { appId, rest, rpc, secret, client } = yield* app("mcp-pdf")
+        const customer = ok(yield* rest("POST", "/customer", { name: "Acme", email: "buyer@acme.example" }), "customer")
+        const project = ok(yield* rest("POST", "/project", { customerId: customer.id, name: "Gearbox" }), "project")
+        const ticket = ok(yield* rest("POST", "/ticket", { projectId: project.id, name: "PDF" }), "ticket")
+        const item = ok(yield* rest("POST", "/item", { ticketId: ticket.id, name: "Setup", quantity: 1, unitPrice: 40 }), "item")
+        assert.isString(item.id)
+        const quote = ok(yield* rest("POST", `/ticket/${ticket.id}/quote`, {}), "quote")
+        const uri = `mfg://ticket-quote/${quote.id}/pdf`
+
+        const answer = yield* rpc("resources/read", { uri })
+        assert.isDefined(answer.result, JSON.stringify(answer.error))
+        const [content] = answer.result.contents as Array<{ uri: string; mimeType: string; blob?: string; text?: string }>
+        assert.deepStrictEqual([content!.uri, content!.mimeType, content!.text], [uri, "application/pdf", undefined])
+        const bytes = Buffer.from(content!.blob!, "base64")
+        assert.strictEqual(bytes.subarray(0, 5).toString(), "%PDF-")
+        const overRest = yield* Effect.promise(async () => {
+          const response = await fetch(`${client.baseUrl}/v1/ticket-quote/${quote.id}`, { headers: { authorization: secret, accept: "application/pdf" } })
+          return Buffer.from(await response.arrayBuffer())
+        })
+        assert.isTrue(bytes.equals(overRest), "the same bytes as GET /v1/ticket-quote/{id} with Accept: application/pdf")
+
+        // Through the official client pinned to 2026-07-28: the blob as the SDK decodes it.
+        const agent = new ModernClient({ name: "pdf-reader", version: "1.0.0" }, { versionNegotiation: { mode: { pin: MODERN } } })
+        yield* Effect.promise(() =>
+          agent.connect(new ModernTransport(new URL(`${client.baseUrl}/v1/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } }))
+        )
+        const read = yield* Effect.promise(() => agent.readResource({ uri }))
+        const blob = read.contents[0]!
+        assert.isTrue("blob" in blob && Buffer.from(blob.blob, "base64").equals(overRest))
+        yield* Effect.promise(() => agent.close())
+
+        // A quote the app does not have, or a URI of the template's shape with no quote: "Resource not found".
+        for (const missing of ["mfg://ticket-quote/no-such-quote/pdf", "mfg://ticket-quote//pdf"]) {
+          const refused = yield* rpc("resources/read", { uri: missing })
+          assert.strictEqual(refused.error?.code, -32602, missing)
+        }
+        const other = yield* app("mcp-pdf-other")
+        assert.strictEqual((yield* other.rpc("resources/read", { uri })).error?.code, -32602)
+        assert.strictEqual((yield* usage(appId)).get("mcp.resources/read"), 4)
       }))
 
     it.effect("the legacy SDK client (2025-11-25) lists and reads the resources and gets the prompt, without cache hints", () =>
@@ -362,7 +420,7 @@ for (const backend of backends) {
         const { resources } = yield* Effect.promise(() => legacy.listResources())
         assert.deepStrictEqual(resources.map((resource) => resource.uri), LISTED.map((resource) => resource.uri))
         const { resourceTemplates } = yield* Effect.promise(() => legacy.listResourceTemplates())
-        assert.lengthOf(resourceTemplates, LISTED.length)
+        assert.lengthOf(resourceTemplates, LISTED.length + 1)
         const read = yield* Effect.promise(() => legacy.readResource({ uri: "mfg://customer?name=Acme" }))
         assert.isUndefined((read as Record<string, unknown>).ttlMs)
         const page = JSON.parse((read.contents[0] as { text: string }).text) as Page

@@ -40,7 +40,9 @@ const TOOL_NAMES = [
   "update_part"
 ]
 const MAX_QUANTITY = 1_000_000
-const MODEL_SOURCES = ["modelEndpoint", "catalogueModelConfigurationId"]
+const MODEL_SOURCES = ["modelEndpoint", "catalogueModelConfigurationId"] as const
+/** With a model file the part says how it is made; a catalogue configuration says it itself. */
+const SOURCE_REQUIRES = { modelEndpoint: ["technologyId", "materialId"], catalogueModelConfigurationId: [] }
 
 /** What each tool tells a client of itself: read-only, destructive, idempotent, open world. */
 const HINTS: Record<string, readonly [boolean, boolean, boolean, boolean]> = {
@@ -102,11 +104,13 @@ const exemplified = (schema: unknown): ReadonlyArray<Json> => {
 }
 
 /** A property's description: its own, or its value's when it is `anyOf [value, null]`. */
-const descriptionOf = (property: Json): string | undefined =>
-  property.description ?? (property.anyOf as Array<Json> | undefined)?.find((member) => member.type !== "null")?.description
+const descriptionOf = (property: Json): string | undefined => property.description ?? valueOf(property).description
 
-/** A property's value schema (without the `null` an optional property also takes). */
-const valueOf = (property: Json): Json => (property.anyOf as Array<Json> | undefined)?.find((member) => member.type !== "null") ?? property
+/** A property's value schema (without the `null` an optional property also takes, as a member of an `anyOf`). */
+const valueOf = (property: Json): Json => {
+  const members = property.anyOf as Array<Json> | undefined
+  return members?.some((member) => member.type === "null") === true ? members.find((member) => member.type !== "null")! : property
+}
 
 /** The formats a string schema states, directly or as alternatives. */
 const formatsOf = (schema: Json): Array<string> => [
@@ -159,7 +163,7 @@ for (const backend of backends) {
         quantity: 2,
         ...extra
       })
-      return { appId, call, mcp, part, rest, succeed, ticket, toolNamed, tools }
+      return { appId, call, client, mcp, part, rest, secret, succeed, ticket, toolNamed, tools }
     })
 
     it.effect("annotations say what each tool does, and the calls bear them out", () =>
@@ -216,8 +220,9 @@ for (const backend of backends) {
             assert.isString(descriptionOf(input(name).properties[key]), `${name} ${key}`)
           }
         }
+        // A date a client writes: an RFC 3339 date-time, or a date (00:00 UTC), as the tool accepts it.
         for (const [name, key] of [["create_ticket", "dueDate"], ["update_ticket_quote", "validUntil"]] as const) {
-          assert.strictEqual(property(name, key).format, "date-time", `${name} ${key}`)
+          assert.sameMembers(formatsOf(property(name, key)), ["date-time", "date"], `${name} ${key}`)
           assert.isString(property(name, key).description, `${name} ${key}`)
         }
 
@@ -228,7 +233,11 @@ for (const backend of backends) {
         for (const name of ["create_part", "update_part"]) {
           const quantity = property(name, "quantity")
           assert.deepStrictEqual([quantity.type, quantity.minimum, quantity.maximum], ["integer", 1, MAX_QUANTITY], name)
-          assert.deepStrictEqual(input(name).oneOf.map((branch: Json) => branch.required), MODEL_SOURCES.map((field) => [field]), name)
+          assert.deepStrictEqual(
+            input(name).oneOf.map((branch: Json) => branch.required),
+            MODEL_SOURCES.map((field) => [field, ...SOURCE_REQUIRES[field]]),
+            name
+          )
         }
 
         // Every id argument says what it refers to and where an agent finds it: an MCP resource, a tool, or the record as read.
@@ -311,6 +320,7 @@ for (const backend of backends) {
           ["create_part", "a null model URL and a configuration", part({ modelEndpoint: null, catalogueModelConfigurationId: configuration }), true],
           ["create_part", "a model URL and a null configuration", part({ modelEndpoint: endpoint, catalogueModelConfigurationId: null }), true],
           ["create_part", "both null", part({ modelEndpoint: null, catalogueModelConfigurationId: null }), false],
+          ["create_part", "a model URL without a material", part({ materialId: undefined }), false],
           ["create_part", "the most pieces", part({ quantity: MAX_QUANTITY }), true],
           ["create_part", "one piece too many", part({ quantity: MAX_QUANTITY + 1 }), false],
           ["create_part", "no piece", part({ quantity: 0 }), false],
@@ -318,7 +328,15 @@ for (const backend of backends) {
           ["create_part", "an unknown field of the model URL", part({ modelEndpoint: { ...endpoint, size: 1 } }), false],
           ["list_ticket_quotes", "a state", { state: ["sent", "expired"] }, true],
           ["list_ticket_quotes", "an unknown state", { state: ["sent", "lost"] }, false],
-          ["create_ticket", "a due date-time", { projectId: "p", name: "Due", dueDate: "2026-12-01T17:00:00Z" }, true]
+          ["create_ticket", "a due date-time", { projectId: "p", name: "Due", dueDate: "2026-12-01T17:00:00Z" }, true],
+          ["create_ticket", "a due date", { projectId: "p", name: "Due", dueDate: "2026-12-01" }, true],
+          ["create_ticket", "a date-time without its offset", { projectId: "p", name: "Due", dueDate: "2026-12-01T17:00:00" }, false],
+          ["create_ticket", "a date in words", { projectId: "p", name: "Due", dueDate: "Dec 1 2026" }, false],
+          ["list_parts", "a date filter", { "createdAt[from]": "2026-11-22", "createdAt[to]": "2026-11-22T10:00:00Z" }, true],
+          ["list_parts", "a date filter in words", { createdAt: "yesterday" }, false],
+          ["list_parts", "a far offset", { offset: 2_000_000_000 }, true],
+          ["list_parts", "an offset past 32 bits", { offset: 10_000_000_000 }, false],
+          ["update_part", "an ifMatch that is no etag", { ...part(), id: "p", ifMatch: "" }, false]
         ]
         for (const [name, what, args, valid] of cases) {
           const sent = JSON.parse(JSON.stringify(args)) as Json
@@ -343,7 +361,8 @@ for (const backend of backends) {
         const updated = yield* succeed("update_part", { ...listed, quantity: 7, unitPrice: 999 })
         assert.strictEqual(updated.quantity, 7)
         assert.strictEqual(updated.name, "Bracket")
-        assert.deepStrictEqual(updated.productionParameterIds, { layerHeight: "fdm-lh-0.2" })
+        // The parameter chosen, and the default of each other: what the part is priced with.
+        assert.deepStrictEqual(updated.productionParameterIds, { layerHeight: "fdm-lh-0.2", infill: "fdm-infill-30", walls: "fdm-walls-2" })
         assert.isNull(updated.unitPrice)
         assert.deepStrictEqual(ok(yield* rest("GET", `/ticket-model/${created.id}`), "part"), updated)
 
@@ -357,14 +376,14 @@ for (const backend of backends) {
         // Every invalid argument at once, as the REST 400 lists them.
         const many = yield* call("create_part", {
           ...part({ quantity: MAX_QUANTITY + 1, modelEndpoint: { url: "ftp://files.example/a.stl", size: 1 } }),
-          materialId: undefined,
+          ticketId: undefined,
           colour: "red"
         })
         const paths = (many.error?.errors as Array<Json>).map((problem) => problem.path)
-        assert.sameMembers(paths, ["colour", "materialId", "quantity", "modelEndpoint.url", "modelEndpoint.size"], JSON.stringify(many.error))
+        assert.sameMembers(paths, ["colour", "ticketId", "quantity", "modelEndpoint.url", "modelEndpoint.size"], JSON.stringify(many.error))
         const restMany = yield* rest("POST", "/ticket-model", {
           ...part({ quantity: MAX_QUANTITY + 1, modelEndpoint: { url: "ftp://files.example/a.stl", size: 1 } }),
-          materialId: undefined,
+          ticketId: undefined,
           colour: "red"
         })
         assert.sameMembers((restMany.json().errors as Array<Json>).map((problem) => problem.path), paths)
@@ -372,6 +391,49 @@ for (const backend of backends) {
         // The record as read with bad values: each named, read-only fields not among them.
         const bad = yield* call("update_part", { ...listed, quantity: 0, technologyId: "", serviceIds: "sanding" })
         assert.sameMembers((bad.error?.errors as Array<Json>).map((problem) => problem.path), ["quantity", "technologyId", "serviceIds"])
+      }))
+
+    it.effect("tools/list stays under 40 KB with every field: each output schema names every field of the record the tool answers", () =>
+      Effect.gen(function*() {
+        const { appId, client, part, rest, secret, succeed, ticket, tools } = yield* setup
+        const listed = yield* Effect.promise(async () => {
+          const response = await fetch(`${client.baseUrl}/v1/mcp`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${secret}`, "content-type": "application/json", ...request("tools/list").headers },
+            body: JSON.stringify(request("tools/list").body)
+          })
+          return response.text()
+        })
+        assert.isBelow(Buffer.byteLength(listed), 40_000, "the tools/list answer, in bytes")
+        // No bound a field does not mean: an integer without one has none (not ±2^53 - 1).
+        assert.notMatch(listed, /9007199254740991/)
+
+        const created = yield* succeed("create_part", part())
+        yield* patch("ticketModel", appId, created.id, { unitPrice: 1, totalPrice: 2 })
+        const quote = yield* succeed("create_ticket_quote", { ticketId: ticket.id })
+        const records: Record<string, Json> = {
+          part: ok(yield* rest("GET", `/ticket-model/${created.id}`), "part"),
+          quote: ok(yield* rest("GET", `/ticket-quote/${quote.id}`), "quote"),
+          ticket: ok(yield* rest("GET", `/ticket/lookup?identifier=${ticket.id}`), "ticket")
+        }
+        const answers: Record<string, string> = {
+          list_ticket_quotes: "quote",
+          create_ticket_quote: "quote",
+          update_ticket_quote: "quote",
+          lookup_ticket: "ticket",
+          create_ticket: "ticket",
+          list_parts: "part",
+          create_part: "part",
+          update_part: "part"
+        }
+        for (const tool of tools) {
+          const kind = answers[tool.name]
+          if (kind === undefined) continue
+          const output = tool.outputSchema as Json
+          const record = output.type === "array" ? output.items : output
+          assert.includeMembers(Object.keys(record.properties), Object.keys(records[kind]!), tool.name)
+          assert.includeMembers(record.required, ["id", "createdAt", "updatedAt"], tool.name)
+        }
       }))
   })
 }

@@ -53,22 +53,26 @@ const message = (reply: Reply) => {
 }
 
 interface ToolResult {
+  readonly _meta?: Readonly<Record<string, unknown>>
   readonly isError?: boolean
   readonly structuredContent?: unknown
   readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string }>
 }
 
-/** A tool call's JSON-RPC answer without what the engine assigns a new record (id, number, times), its text parsed. */
+/** A tool call's JSON-RPC answer without what the engine assigns a new record (id, number, times, hence its tag), its text parsed. */
 const withoutAssigned = (answer: { result: ToolResult }) => {
   const strip = (record: Record<string, unknown>) => {
     const { createdAt: _c, id: _i, number: _n, updatedAt: _u, ...rest } = record
     return rest
   }
   const result = answer.result
+  const { "io.mfg/etag": etag, ...meta } = (result._meta ?? {}) as Record<string, unknown>
+  assert.isString(etag, "a created record's tag")
   return {
     ...answer,
     result: {
       ...result,
+      _meta: meta,
       structuredContent: strip(result.structuredContent as Record<string, unknown>),
       content: result.content.map((block) => ({ ...block, text: strip(JSON.parse(block.text!)) }))
     }
@@ -147,7 +151,12 @@ for (const backend of backends) {
           assert.isDefined(tool.outputSchema, tool.name)
         }
         const createPart = list.tools.find((tool: { name: string }) => tool.name === "create_part")
-        assert.includeMembers(createPart.inputSchema.required, ["ticketId", "technologyId", "materialId", "quantity"])
+        assert.includeMembers(createPart.inputSchema.required, ["ticketId", "quantity"])
+        // With a model file the part's technology and material are required; a catalogue configuration supplies them.
+        assert.deepStrictEqual(createPart.inputSchema.oneOf.map((branch: { required: Array<string> }) => branch.required), [
+          ["modelEndpoint", "technologyId", "materialId"],
+          ["catalogueModelConfigurationId"]
+        ])
         const quote = list.tools.find((tool: { name: string }) => tool.name === "create_ticket_quote")
         assert.includeMembers(Object.keys(quote.inputSchema.properties), ["ticketId", "currencyId", "validDays", "notes"])
 
@@ -270,7 +279,12 @@ for (const backend of backends) {
             return message(reply).result as ToolResult
           })
 
-        const missing = yield* call("create_part", { ticketId: ticket.id, technologyId: "fdm", quantity: 1 })
+        const missing = yield* call("create_part", {
+          ticketId: ticket.id,
+          modelEndpoint: { url: "https://files.example/a.stl" },
+          technologyId: "fdm",
+          quantity: 1
+        })
         assert.isTrue(missing.isError)
         const missingBody = textJson(missing)
         assert.strictEqual(missingBody.code, 400)
@@ -278,9 +292,9 @@ for (const backend of backends) {
         assert.strictEqual(missingBody.type, "MissingField")
 
         // Every problem at once, as the REST 400 lists them: unknown, missing and invalid arguments together.
-        const many = textJson(yield* call("create_part", { ticketId: ticket.id, technologyId: "fdm", quantity: "two", colour: "red" }))
+        const many = textJson(yield* call("create_part", { technologyId: "fdm", quantity: "two", colour: "red" }))
         assert.strictEqual(many.code, 400)
-        assert.sameMembers(many.errors.map((problem: { path: string }) => problem.path), ["colour", "materialId", "quantity"], JSON.stringify(many))
+        assert.sameMembers(many.errors.map((problem: { path: string }) => problem.path), ["colour", "ticketId", "quantity"], JSON.stringify(many))
 
         const wrongType = yield* call("create_part", {
           ticketId: ticket.id,

@@ -35,11 +35,12 @@ for (const backend of backends) {
         const usage = (yield* client.call("GET", "/api/v1/usage?appId=metered", { headers: admin })).json()
         assert.deepStrictEqual(usage, {
           total: 43,
+          outcomeUnknown: 0,
           byOperation: [
-            { operation: "customer.create", calls: 1 },
-            { operation: "customer.get", calls: 20 },
-            { operation: "customer.list", calls: 21 },
-            { operation: "customer.replace", calls: 1 }
+            { operation: "customer.create", calls: 1, outcomeUnknown: 0 },
+            { operation: "customer.get", calls: 20, outcomeUnknown: 0 },
+            { operation: "customer.list", calls: 21, outcomeUnknown: 0 },
+            { operation: "customer.replace", calls: 1, outcomeUnknown: 0 }
           ]
         })
       }))

@@ -173,7 +173,7 @@ for (const backend of backends) {
           assert.deepStrictEqual(ok(yield* part(attacker, path), fileName).geometry, expected, fileName)
         }
         const cube = ok(yield* part(attacker, "/models/cube.stl"), "cube").geometry
-        assert.deepStrictEqual(cube, { volume: 1000, surfaceArea: 600, boundingBox: { x: 10, y: 10, z: 10 }, triangleCount: 12, watertight: true })
+        assert.deepStrictEqual(cube, { volume: 1000, surfaceArea: 600, boundingBox: { x: 10, y: 10, z: 10 }, triangleCount: 12, watertight: true, unit: "mm" })
       }))
   })
 

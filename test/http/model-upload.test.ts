@@ -7,12 +7,19 @@
  * from its URL; an unsupported content type a 415. The engine's fetcher is
  * the default one: it refuses 127.0.0.1, so a part that prices proves the
  * file was read from the database, not over HTTP.
+ *
+ * Files as the world writes them, uploaded: an inch STL uploaded with
+ * `unit` (its parts in inches, one stating another unit refused), the same
+ * bytes without a unit (another file, its parts in millimetres unless they
+ * say), vertex-coloured and continued OBJ, ZIP64 3MF, each measured exactly;
+ * a damaged 3MF and one requiring an extension not read are 422s with their
+ * `type`, naming the entry and the extension.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { request as httpRequest } from "node:http"
-import { binaryStl, box } from "../../src/engine/geometry/writers.ts"
+import { binaryStl, box, corruptEntry, cubeWithHole, obj, threeMf, withDegenerateTriangles } from "../../src/engine/geometry/writers.ts"
 import type { AppConfigShape } from "../../src/services/AppConfig.ts"
 import { backends } from "../support/backends.ts"
 import { appWithTicket, ok } from "../support/http.ts"
@@ -124,6 +131,118 @@ for (const backend of backends) {
         assert.deepStrictEqual(second.geometry, part.geometry)
         const quote = ok(yield* call("POST", `/ticket/${ticket.id}/quote`, {}), "quote")
         assert.strictEqual(quote.lines.length, 2)
+      }))
+
+    it.effect("an upload in inches: its parts in inches; the same bytes without a unit are another file, in millimetres unless a part says", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const { appId, call, ticket } = yield* appWithTicket("upload-units")
+        const secret = (yield* client.createSecret(appId)).value
+        const block = binaryStl(box(1, 2, 3))
+        const inch = (yield* upload(client.baseUrl, secret, block, "?fileName=block.stl&unit=in")).json()
+        assert.strictEqual(inch.unit, "in")
+        const plain = (yield* upload(client.baseUrl, secret, block, "?fileName=block.stl")).json()
+        assert.notStrictEqual(plain.id, inch.id)
+        assert.notProperty(plain, "unit")
+        assert.strictEqual((yield* modelFileRows(appId))[0]!.count, 2)
+        // A form's file takes `unit` from the query too: the same bytes in inches are the inch file.
+        const formed = yield* Effect.promise(async () => {
+          const form = new FormData()
+          form.append("file", new Blob([block], { type: "application/octet-stream" }), "block.stl")
+          const response = await fetch(`${client.baseUrl}/v1/model-file?unit=in`, { method: "POST", headers: { authorization: secret }, body: form })
+          return (await response.json()) as { readonly id: string; readonly unit?: string }
+        })
+        assert.deepStrictEqual([formed.id, formed.unit], [inch.id, "in"])
+        const material = ok(yield* call("POST", "/material", { name: "PLA", technologyId: "fdm" }), "material")
+        const part = (modelEndpoint: Record<string, string>) =>
+          call("POST", "/ticket-model", { ticketId: ticket.id, modelEndpoint, technologyId: "fdm", materialId: material.id, quantity: 1 })
+        const figures = (geometry: any) => [geometry.volume, geometry.boundingBox.z, geometry.unit]
+        const close = (actual: ReadonlyArray<unknown>, expected: ReadonlyArray<unknown>) => {
+          assert.approximately(actual[0] as number, expected[0] as number, 1e-9 * (expected[0] as number))
+          assert.approximately(actual[1] as number, expected[1] as number, 1e-9 * (expected[1] as number))
+          assert.strictEqual(actual[2], expected[2])
+        }
+        close(figures(ok(yield* part({ url: inch.url, fileName: "block.stl" }), "inch part").geometry), [6 * 25.4 ** 3, 76.2, "in"])
+        close(figures(ok(yield* part({ url: inch.url, fileName: "block.stl", unit: "in" }), "inch part, said").geometry), [6 * 25.4 ** 3, 76.2, "in"])
+        const conflict = yield* part({ url: inch.url, fileName: "block.stl", unit: "mm" })
+        assert.strictEqual(conflict.status, 422, conflict.text)
+        assert.strictEqual(conflict.json().type, "ModelUnitConflict")
+        assert.include(conflict.json().message, "modelEndpoint.unit: \"mm\" contradicts the unit the model file block.stl was uploaded in, \"in\"")
+        close(figures(ok(yield* part({ url: plain.url, fileName: "block.stl" }), "mm part").geometry), [6, 3, "mm"])
+        close(figures(ok(yield* part({ url: plain.url, fileName: "block.stl", unit: "cm" }), "cm part").geometry), [6000, 30, "cm"])
+        // The file keeps the geometry of its own unit: the part in centimetres did not replace it.
+        close(figures(ok(yield* part({ url: plain.url, fileName: "block.stl" }), "mm part again").geometry), [6, 3, "mm"])
+        const wrong = yield* upload(client.baseUrl, secret, block, "?fileName=block.stl&unit=furlong")
+        assert.strictEqual(wrong.status, 400)
+        assert.include(new TextDecoder().decode(wrong.bytes), "unit")
+      }))
+
+    it.effect("uploaded as the world writes them: coloured and continued OBJ, ZIP64 3MF, degenerate triangles measured exactly; a damaged 3MF and an unread extension refused", () =>
+      Effect.gen(function*() {
+        const client = yield* TestClient
+        const { appId, call, ticket } = yield* appWithTicket("upload-world")
+        const secret = (yield* client.createSecret(appId)).value
+        const material = ok(yield* call("POST", "/material", { name: "PLA", technologyId: "fdm" }), "material")
+        const holed = cubeWithHole(10, 4)
+        const partOf = (bytes: Uint8Array | string, fileName: string, contentType: string) =>
+          Effect.gen(function*() {
+            const body = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes
+            const file = (yield* upload(client.baseUrl, secret, body, `?fileName=${fileName}`, { "content-type": contentType })).json()
+            return yield* call("POST", "/ticket-model", {
+              ticketId: ticket.id,
+              modelEndpoint: { url: file.url, fileName: file.fileName },
+              technologyId: "fdm",
+              materialId: material.id,
+              quantity: 1
+            })
+          })
+        const files = [
+          [obj(holed, { colours: "rgb" }), "coloured.obj", "model/obj"],
+          [obj(holed, { colours: "nan", continued: true }), "continued.obj", "model/obj"],
+          [threeMf({ objects: [{ id: 1, mesh: holed }], items: [{ objectId: 1 }], zip64: "extra-fields" }), "zip64.3mf", "model/3mf"],
+          [
+            threeMf({ objects: [{ id: 1, mesh: holed }], items: [{ objectId: 1 }], zip64: "end-records", dataDescriptor: true, stored: true }),
+            "streamed.3mf",
+            "model/3mf"
+          ]
+        ] as const
+        for (const [bytes, fileName, contentType] of files) {
+          const geometry = ok(yield* partOf(bytes, fileName, contentType), fileName).geometry
+          assert.approximately(geometry.volume, 840, 840e-9, fileName)
+          assert.approximately(geometry.surfaceArea, 728, 728e-9, fileName)
+          assert.deepStrictEqual(
+            [geometry.boundingBox, geometry.triangleCount, geometry.watertight, geometry.unit],
+            [{ x: 10, y: 10, z: 10 }, 32, true, "mm"],
+            fileName
+          )
+        }
+        // A cube with a zero-area triangle beside each of its 12: the cube, closed, and its own warning.
+        const degenerate = ok(yield* partOf(binaryStl(withDegenerateTriangles(box(10, 10, 10))), "degenerate.stl", "model/stl"), "degenerate")
+        assert.deepStrictEqual(degenerate.geometry, {
+          volume: 1000,
+          surfaceArea: 600,
+          boundingBox: { x: 10, y: 10, z: 10 },
+          triangleCount: 24,
+          watertight: true,
+          unit: "mm"
+        })
+        const checks = Object.fromEntries(degenerate.manufacturability.checks.map((check: any) => [check.id, check]))
+        assert.deepStrictEqual([checks["mesh-degenerate-triangles"].status, checks["mesh-degenerate-triangles"].value], ["warning", 12])
+        assert.strictEqual(checks["mesh-non-manifold-edges"].status, "ok")
+        const stored = threeMf({ objects: [{ id: 1, mesh: box(10, 20, 30) }], items: [{ objectId: 1 }], stored: true })
+        const damaged = yield* partOf(corruptEntry(stored, "3D/part.model", "x=\"10\"", "x=\"90\""), "damaged.3mf", "model/3mf")
+        assert.strictEqual(damaged.status, 422, damaged.text)
+        assert.strictEqual(damaged.json().type, "UnreadableModel")
+        assert.include(damaged.json().message, "damaged.3mf cannot be read: the 3MF archive is damaged: the entry 3D/part.model does not match its CRC-32")
+        const slices = threeMf({
+          objects: [{ id: 1, mesh: box(10, 20, 30) }],
+          items: [{ objectId: 1 }],
+          requiredExtensions: { s: "http://schemas.microsoft.com/3dmanufacturing/slice/2015/07" }
+        })
+        const unread = yield* partOf(slices, "slices.3mf", "model/3mf")
+        assert.strictEqual(unread.status, 422, unread.text)
+        assert.strictEqual(unread.json().type, "UnsupportedModelExtension")
+        assert.include(unread.json().message, "requires the extension \"s\" (http://schemas.microsoft.com/3dmanufacturing/slice/2015/07)")
       }))
 
     it.effect("a multipart form's file is stored as the raw upload of the same bytes; a form without one is a 400", () =>
@@ -249,7 +368,9 @@ for (const backend of backends) {
         const record = yield* send("GET", `${client.baseUrl}/v1/model-file/${file.id}`, otherSecret)
         assert.strictEqual(record.status, 200)
         assert.strictEqual(record.bytes.length, 0)
-        assert.strictEqual((yield* send("GET", file.url, otherSecret)).status, 404)
+        // The content of another app's file reads as missing: the spec's empty 200, an empty text and never the file's bytes.
+        const content = yield* send("GET", file.url, otherSecret)
+        assert.deepStrictEqual([content.status, content.bytes.length, content.headers.get("content-type")], [200, 0, "text/plain"])
         const material = ok(yield* other.call("POST", "/material", { name: "PLA", technologyId: "fdm" }), "material")
         const part = yield* other.call("POST", "/ticket-model", {
           ticketId: other.ticket.id,

@@ -101,7 +101,8 @@ for (const backend of backends) {
           document.paths["/v1/ticket-model/{id}"].put.requestBody.content["application/json"]
         ]
         for (const schema of [part, ...bodies.map((media) => media.schema)]) {
-          assert.deepStrictEqual(schema.oneOf.map((branch: Json) => branch.required), MODEL_SOURCES.map((field) => [field]))
+          // With a model file the part's technology and material are required; a catalogue configuration supplies them.
+          assert.deepStrictEqual(schema.oneOf.map((branch: Json) => branch.required), [[MODEL_SOURCES[0], "technologyId", "materialId"], [MODEL_SOURCES[1]]])
           // Each branch's field is the field's own schema, not null.
           assert.strictEqual(schema.oneOf[0].properties.modelEndpoint.required[0], "url")
           assert.strictEqual(schema.oneOf[1].properties.catalogueModelConfigurationId.type, "string")

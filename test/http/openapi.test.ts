@@ -105,7 +105,8 @@ const part = await client.POST("/v1/ticket-model", {
 })
 const partId = part.data?.id ?? ""
 const partRead = await client.GET("/v1/ticket-model/{id}", { params: { path: { id: partId } } })
-if (partRead.data === undefined) throw new Error(\`part read failed: \${partRead.response.status}\`)
+// A read's 200 is the record, or the spec's empty body (no data): check before use.
+if (!partRead.data) throw new Error(\`part read failed: \${partRead.response.status}\`)
 const partReplaced = await client.PUT("/v1/ticket-model/{id}", { params: { path: { id: partId } }, body: { ...partRead.data, quantity: 5 } })
 
 console.log(JSON.stringify({
@@ -204,6 +205,12 @@ for (const backend of backends.slice(0, 1)) {
         const version = operation.parameters.find((parameter: Json) => parameter.name === "MCP-Protocol-Version")
         assert.deepStrictEqual(version.schema.enum, ["2026-07-28", "2025-11-25"])
         assert.deepStrictEqual(operation.responses["401"], document.paths["/v1/customer"].get.responses["401"])
+        // The transport's refusals keep their status with a JSON-RPC error, which the document says.
+        for (const status of ["403", "406", "413", "415", "429"]) {
+          assert.isDefined(operation.responses[status]?.content?.["application/json"], status)
+        }
+        assert.isDefined(operation.parameters.find((parameter: Json) => parameter.name === "Idempotency-Key"))
+        assert.include(request, "completion/complete")
       }))
 
     it.effect("documents the security scheme, the passthrough body and the empty 200", () =>

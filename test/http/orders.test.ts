@@ -318,7 +318,8 @@ for (const backend of backends) {
         assert.strictEqual(parts[0].name, "Hinge, black")
         assert.strictEqual(parts[0].colourId, "black")
         assert.strictEqual(parts[0].quantity, 10)
-        assert.deepStrictEqual(parts[0].productionParameterIds, { layerHeight: "fdm-lh-0.3" })
+        // The configuration's parameters, and the default of each it leaves out: what the part is priced with.
+        assert.deepStrictEqual(parts[0].productionParameterIds, { layerHeight: "fdm-lh-0.3", infill: "fdm-infill-30", walls: "fdm-walls-2" })
         assert.strictEqual(parts[1].name, "Hinge")
         assert.strictEqual(parts[1].fileName, "hinge.stl")
         const versions = ok(yield* call("GET", `/model-version?ticketModelId=${parts[0].id}`), "versions") as Array<any>
@@ -473,11 +474,17 @@ for (const backend of backends) {
         assert.deepStrictEqual(ok(yield* call("GET", `/ticket-quote/${quote.id}`), "ticketQuote.get"), quote)
         assert.strictEqual((yield* call("GET", "/ticket-quote/missing")).text, "")
 
-        // A PUT overrides a unit price; the engine recomputes the line total (whatever was sent) and the total.
+        // A PUT overrides a unit price; the engine recomputes the line total and the total (a total sent that is neither is refused).
         const { ticketId, currencyId, validUntil, lines } = quote
         const body = { ticketId, currencyId, validUntil, lines, state: "sent" }
-        const discounted = ok(
+        engineError(
           yield* call("PUT", `/ticket-quote/${quote.id}`, { ...body, lines: [lines[0], { ...lines[1], unitPrice: 1, total: 5 }] }),
+          422,
+          "lines.1.total"
+        )
+        const { total: _sent, ...overridden } = lines[1]
+        const discounted = ok(
+          yield* call("PUT", `/ticket-quote/${quote.id}`, { ...body, lines: [lines[0], { ...overridden, unitPrice: 1 }] }),
           "ticketQuote.replace"
         )
         assert.deepStrictEqual(discounted.lines[1], { ...lines[1], unitPrice: 1, total: 3 })

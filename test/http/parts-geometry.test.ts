@@ -1,8 +1,12 @@
 /**
  * Parts from model files, through HTTP: a local file host serves real model
  * files (written by src/engine/geometry/writers.ts); POST /ticket-model
- * downloads and analyses them. An unreadable file is a 422 from the engine
- * saying what is wrong; a download that fails (404, refused connection, too
+ * downloads and analyses them, as the world writes them too (vertex-coloured
+ * and continued OBJ, ZIP64 and streamed 3MF, degenerate triangles, an inch
+ * STL with `modelEndpoint.unit`, catalogue models in inches), measured
+ * exactly. An unreadable file is a 422 from the engine saying what is wrong
+ * (a damaged 3MF entry, a required extension not read, a unit that
+ * contradicts a 3MF's own, each with its `type`); a download that fails (404, refused connection, too
  * large, too slow, too many redirects, a refused URL) is an error whose
  * `x-error-source` is `model-fetcher`. The engine's fetcher is allowed to
  * reach 127.0.0.1 here (as MODEL_FETCH_ALLOW_PRIVATE=true would); the
@@ -11,7 +15,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
 import { defaultOptions, makeModelFetcher, MODEL_FETCHER_SOURCE, modelFetcherLayer } from "../../src/engine/geometry/ModelFetcher.ts"
-import { binaryStl, box, cubeWithHole, obj, threeMf } from "../../src/engine/geometry/writers.ts"
+import { binaryStl, box, corruptEntry, cubeWithHole, obj, threeMf, withDegenerateTriangles } from "../../src/engine/geometry/writers.ts"
 import { backends } from "../support/backends.ts"
 import { FileHost, FileHostLive } from "../support/fileHost.ts"
 import { appWithTicket, ok } from "../support/http.ts"
@@ -26,8 +30,34 @@ const FILES: Readonly<Record<string, Uint8Array | string>> = {
   "/download": binaryStl(box(2, 3, 4)),
   "/models/login.stl": "<!DOCTYPE html><html><body>Please sign in</body></html>",
   "/models/truncated.stl": binaryStl(box(1, 1, 1)).subarray(0, 300),
-  "/models/big.stl": new Uint8Array(LIMIT + 1)
+  "/models/big.stl": new Uint8Array(LIMIT + 1),
+  "/models/coloured.obj": obj(cubeWithHole(10, 4), { colours: "rgb" }),
+  "/models/nan-colours.obj": obj(cubeWithHole(10, 4), { colours: "nan" }),
+  "/models/continued.obj": obj(cubeWithHole(10, 4), { continued: true }),
+  "/models/zip64.3mf": threeMf({ objects: [{ id: 1, mesh: cubeWithHole(10, 4) }], items: [{ objectId: 1 }], zip64: "end-records" }),
+  "/models/zip64-extra.3mf": threeMf({
+    objects: [{ id: 1, mesh: cubeWithHole(10, 4) }],
+    items: [{ objectId: 1 }],
+    zip64: "extra-fields",
+    dataDescriptor: true
+  }),
+  "/models/degenerate.stl": binaryStl(withDegenerateTriangles(box(10, 10, 10))),
+  "/models/inch.stl": binaryStl(box(1, 2, 3)),
+  "/models/damaged.3mf": corruptEntry(
+    threeMf({ objects: [{ id: 1, mesh: box(10, 20, 30) }], items: [{ objectId: 1 }], stored: true }),
+    "3D/part.model",
+    "x=\"10\"",
+    "x=\"90\""
+  ),
+  "/models/beams.3mf": threeMf({
+    objects: [{ id: 1, mesh: box(10, 20, 30) }],
+    items: [{ objectId: 1 }],
+    requiredExtensions: { b: "http://schemas.microsoft.com/3dmanufacturing/beamlattice/2017/02" }
+  })
 }
+
+/** The 10 mm cube with a 4 mm square hole, as the API answers it (read in millimetres). */
+const HOLED = { volume: 840, surfaceArea: 728, boundingBox: { x: 10, y: 10, z: 10 }, triangleCount: 32, watertight: true, unit: "mm" }
 
 /** FILES, plus redirects, a stream without length, and a file that never ends. */
 const FileHostWithFaults = FileHostLive(FILES, (path, _request, response) => {
@@ -63,16 +93,26 @@ const fetcher = modelFetcherLayer({
   placeholderHosts: ["example"]
 })
 
-const failed = (reply: Reply, status: number, source: string, includes: string) => {
+const failed = (reply: Reply, status: number, source: string, includes: string, type?: string) => {
   assert.strictEqual(reply.status, status, reply.text)
   const body = reply.json()
   assert.strictEqual(body.code, status)
   assert.include(body.message, includes)
+  if (type !== undefined) assert.strictEqual(body.type, type, reply.text)
   assert.strictEqual(reply.headers.get("x-error-source"), source)
 }
 
 const close = (actual: number, expected: number, what: string) =>
   assert.isAtMost(Math.abs(actual - expected), 1e-9 * expected, `${what}: ${actual} vs ${expected}`)
+
+/** A geometry as answered against the closed-form one: the figures within 1e-9 relative, the rest equal. */
+const sameGeometry = (actual: any, expected: typeof HOLED) => {
+  assert.deepStrictEqual(Object.keys(actual).sort(), Object.keys(expected).sort())
+  close(actual.volume, expected.volume, "volume")
+  close(actual.surfaceArea, expected.surfaceArea, "surfaceArea")
+  for (const axis of ["x", "y", "z"] as const) close(actual.boundingBox[axis], expected.boundingBox[axis], `boundingBox.${axis}`)
+  assert.deepStrictEqual([actual.triangleCount, actual.watertight, actual.unit], [expected.triangleCount, expected.watertight, expected.unit])
+}
 
 for (const backend of backends) {
   layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostWithFaults), { timeout: 60_000, excludeTestServices: true })(
@@ -82,15 +122,15 @@ for (const backend of backends) {
         const host = yield* FileHost
         const { call, ticket } = yield* appWithTicket("geometry")
         const material = ok(yield* call("POST", "/material", { name: "PLA", technologyId: "fdm" }), "material")
-        const body = (modelEndpoint: Record<string, string>) => ({
-          ticketId: ticket.id,
+        const body = (modelEndpoint: Record<string, string>, ticketId = ticket.id) => ({
+          ticketId,
           modelEndpoint,
           technologyId: "fdm",
           materialId: material.id,
           quantity: 1
         })
         const part = (modelEndpoint: Record<string, string>) => call("POST", "/ticket-model", body(modelEndpoint))
-        return { call, host, part, body }
+        return { call, host, part, body, material, ticket }
       })
 
       it.effect("a binary STL: the part and its model version get the geometry", () =>
@@ -103,7 +143,8 @@ for (const backend of backends) {
             surfaceArea: 600,
             boundingBox: { x: 10, y: 10, z: 10 },
             triangleCount: 12,
-            watertight: true
+            watertight: true,
+            unit: "mm"
           })
           const [version] = ok(yield* call("GET", `/model-version?ticketModelId=${created.id}`), "versions")
           assert.deepStrictEqual(version.geometry, created.geometry)
@@ -124,6 +165,124 @@ for (const backend of backends) {
           const named = ok(yield* part({ url: `${host.url}/download?id=8`, fileName: "box.stl" }), "named")
           assert.strictEqual(named.fileName, "box.stl")
           assert.strictEqual(named.geometry.volume, 24)
+        }))
+
+      it.effect("files as the world writes them, measured exactly: coloured, nan-coloured and continued OBJ, ZIP64 and streamed 3MF", () =>
+        Effect.gen(function*() {
+          const { host, part } = yield* setup
+          for (const file of ["coloured.obj", "nan-colours.obj", "continued.obj", "zip64.3mf", "zip64-extra.3mf"]) {
+            sameGeometry(ok(yield* part({ url: `${host.url}/models/${file}` }), file).geometry, HOLED)
+          }
+        }))
+
+      it.effect("a cube with degenerate triangles: closed, the cube's figures, and a warning of its own rather than non-manifold edges", () =>
+        Effect.gen(function*() {
+          const { host, part } = yield* setup
+          const created = ok(yield* part({ url: `${host.url}/models/degenerate.stl` }), "degenerate")
+          assert.deepStrictEqual(created.geometry, {
+            volume: 1000,
+            surfaceArea: 600,
+            boundingBox: { x: 10, y: 10, z: 10 },
+            triangleCount: 24,
+            watertight: true,
+            unit: "mm"
+          })
+          const checks = Object.fromEntries(created.manufacturability.checks.map((check: any) => [check.id, check]))
+          assert.deepInclude(checks["mesh-degenerate-triangles"], { status: "warning", value: 12 })
+          assert.deepStrictEqual(checks["mesh-degenerate-triangles"].location.boundingBox, { min: { x: 0, y: 0, z: 0 }, max: { x: 10, y: 10, z: 10 } })
+          assert.strictEqual(checks["mesh-non-manifold-edges"].status, "ok")
+          assert.strictEqual(checks["mesh-open-edges"].status, "ok")
+        }))
+
+      it.effect("units: an inch STL in millimetres, the unit said; a replace with another unit analyses again; a 3MF's own unit wins", () =>
+        Effect.gen(function*() {
+          const { body, call, host, part } = yield* setup
+          const inch = ok(yield* part({ url: `${host.url}/models/inch.stl`, unit: "in" }), "inch")
+          sameGeometry(inch.geometry, {
+            volume: 6 * 25.4 ** 3,
+            surfaceArea: 22 * 25.4 ** 2,
+            boundingBox: { x: 25.4, y: 50.8, z: 76.2 },
+            triangleCount: 12,
+            watertight: true,
+            unit: "in"
+          })
+          assert.strictEqual(inch.modelEndpoint.unit, "in")
+          // The same file in millimetres: measured again, a second model version.
+          const mm = ok(yield* call("PUT", `/ticket-model/${inch.id}`, body({ url: `${host.url}/models/inch.stl` })), "mm")
+          assert.deepStrictEqual([mm.geometry.volume, mm.geometry.unit], [6, "mm"])
+          const versions = ok(yield* call("GET", `/model-version?ticketModelId=${inch.id}`), "versions") as Array<any>
+          assert.sameMembers(versions.map((version) => version.geometry.unit), ["in", "mm"])
+          // A 3MF in inches: stating inches is fine, stating millimetres contradicts it.
+          const threeMfInch = ok(yield* part({ url: `${host.url}/models/inch-box.3mf`, unit: "in" }), "3mf in").geometry
+          assert.deepStrictEqual([threeMfInch.boundingBox.z, threeMfInch.unit], [3 * 25.4, "in"])
+          const conflict = yield* part({ url: `${host.url}/models/inch-box.3mf`, unit: "mm" })
+          failed(conflict, 422, "engine", "modelEndpoint.unit: the model file inch-box.3mf: \"mm\" contradicts the 3MF's own unit, \"in\"", "ModelUnitConflict")
+          // A unit not in the list is the schema's 400, naming the field.
+          const furlong = yield* part({ url: `${host.url}/models/inch.stl`, unit: "furlong" })
+          assert.strictEqual(furlong.status, 400, furlong.text)
+          assert.include(furlong.text, "modelEndpoint")
+          assert.include(furlong.text, "unit")
+        }))
+
+      it.effect("a catalogue model in inches: its geometry in millimetres, shared by the parts made from it", () =>
+        Effect.gen(function*() {
+          const { call, host, material, ticket } = yield* setup
+          const catalogue = ok(yield* call("POST", "/catalogue", { name: "Inch parts" }), "catalogue")
+          const model = ok(
+            yield* call("POST", "/catalogue-model", {
+              catalogueId: catalogue.id,
+              name: "Inch block",
+              modelEndpoint: { url: `${host.url}/models/inch.stl`, unit: "in" },
+              configurations: [{ technologyId: "fdm", materialId: material.id }]
+            }),
+            "catalogue model"
+          )
+          sameGeometry(model.geometry, {
+            volume: 6 * 25.4 ** 3,
+            surfaceArea: 22 * 25.4 ** 2,
+            boundingBox: { x: 25.4, y: 50.8, z: 76.2 },
+            triangleCount: 12,
+            watertight: true,
+            unit: "in"
+          })
+          assert.strictEqual(model.modelEndpoint.unit, "in")
+          const made = ok(
+            yield* call("POST", "/ticket-model", {
+              ticketId: ticket.id,
+              catalogueModelConfigurationId: model.configurations[0].id,
+              technologyId: "fdm",
+              materialId: material.id,
+              quantity: 1
+            }),
+            "part from the catalogue"
+          )
+          assert.deepStrictEqual(made.geometry, model.geometry)
+          const replaced = ok(
+            yield* call("PUT", `/catalogue-model/${model.id}`, { ...model, modelEndpoint: { url: `${host.url}/models/inch.stl`, unit: "cm" } }),
+            "catalogue model in cm"
+          )
+          close(replaced.geometry.volume, 6000, "volume in cm")
+          assert.strictEqual(replaced.geometry.unit, "cm")
+        }))
+
+      it.effect("a damaged 3MF entry and a required extension not read are 422s naming the entry and the extension; nothing is created", () =>
+        Effect.gen(function*() {
+          const { call, host, part } = yield* setup
+          failed(
+            yield* part({ url: `${host.url}/models/damaged.3mf` }),
+            422,
+            "engine",
+            "damaged.3mf cannot be read: the 3MF archive is damaged: the entry 3D/part.model does not match its CRC-32",
+            "UnreadableModel"
+          )
+          failed(
+            yield* part({ url: `${host.url}/models/beams.3mf` }),
+            422,
+            "engine",
+            "beams.3mf cannot be read: 3MF 3D/part.model requires the extension \"b\" (http://schemas.microsoft.com/3dmanufacturing/beamlattice/2017/02)",
+            "UnsupportedModelExtension"
+          )
+          assert.deepStrictEqual(ok(yield* call("GET", "/ticket-model"), "list"), [])
         }))
 
       it.effect("redirects are followed, up to the limit", () =>

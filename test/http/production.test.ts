@@ -10,6 +10,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { RecordRepository } from "../../src/engine/RecordRepository.ts"
 import { backends } from "../support/backends.ts"
+import { patch } from "../support/http.ts"
 import { TestApp, TestClient } from "../support/TestApp.ts"
 
 const MUNICH = { latitude: 48.1351, longitude: 11.582 }
@@ -224,6 +225,25 @@ for (const backend of backends) {
         assertEngineError(yield* call("POST", "/v1/reel-group", { name: "X", materialId: "no-such-material" }), 422, "no-such-material")
       }))
 
+    it.effect("reel group ids are counted per app: each app's first group is 1, and another app's group of the same id stays its own", () =>
+      Effect.gen(function*() {
+        const a = yield* setup
+        const b = yield* setup
+        const first = yield* a.ok("POST", "/v1/reel-group", { name: "PLA black", materialId: a.materials.fdm })
+        const second = yield* a.ok("POST", "/v1/reel-group", { name: "PLA white", materialId: a.materials.fdm })
+        const theirs = yield* b.ok("POST", "/v1/reel-group", { name: "Resin grey", materialId: b.materials.sla })
+        assert.deepStrictEqual([first.id, second.id, theirs.id], [1, 2, 1])
+        // Each reads its own group 1; B has no group 2, and cannot write A's.
+        assert.deepStrictEqual(yield* a.ok("GET", "/v1/reel-group/1"), first)
+        assert.deepStrictEqual(yield* b.ok("GET", "/v1/reel-group/1"), theirs)
+        assert.strictEqual((yield* b.call("GET", "/v1/reel-group/2")).text, "")
+        assertEngineError(yield* b.call("PUT", "/v1/reel-group", { id: 2, name: "Mine now", materialId: b.materials.fdm }), 404, "2")
+        const [reel] = yield* b.ok("POST", "/v1/inventory-product-location/1/reel", { reels: [{ remainingWeight: 500 }] })
+        assert.strictEqual(reel.reelGroupId, 1)
+        assert.deepStrictEqual(yield* a.ok("GET", "/v1/inventory-product-location/1/reel"), [])
+        assert.deepStrictEqual(yield* a.ok("GET", "/v1/reel-group/1"), first)
+      }))
+
     it.effect("reels: created and listed in their group, listed, replaced, assigned to machines", () =>
       Effect.gen(function*() {
         const { call, ok, materials } = yield* setup
@@ -328,6 +348,34 @@ for (const backend of backends) {
         assert.strictEqual((yield* call("GET", `/v1/service-job/${spare.id}`)).text, "")
         assert.deepStrictEqual(yield* ok("GET", `/v1/pps?serviceJobId=${spare.id}`), [])
         assert.deepStrictEqual((yield* ok("GET", `/v1/pps?ticketModelId=${p1.id}`)).map((r: any) => [r.id, r.serviceJobId]), [[pps[0].id, null]])
+      }))
+
+    it.effect("one representation per field: a field with no value reads null on every path; times to the millisecond", () =>
+      Effect.gen(function*() {
+        const { appId, call, ok, materials } = yield* setup
+        const group = yield* ok("POST", "/v1/reel-group", { name: "PLA", materialId: materials.fdm })
+        const [reel] = yield* ok("POST", `/v1/inventory-product-location/${group.id}/reel`, { reels: [{ remainingWeight: 500 }] })
+        assert.strictEqual(reel.machineId, null, "after POST")
+        const replaced = yield* ok("PUT", "/v1/reel", { id: reel.id, reelGroupId: group.id, remainingWeight: 400 })
+        assert.strictEqual(replaced.machineId, null, "after a PUT that leaves it out")
+        assert.strictEqual((yield* ok("GET", `/v1/reel?ids=${reel.id}`))[0].machineId, null, "listed")
+        assert.deepStrictEqual(yield* ok("GET", `/v1/inventory-product-location/${group.id}/reel`), [replaced])
+
+        const job = yield* ok("POST", "/v1/service-job", { name: "Job", technologyId: "fdm", ticketModelIds: [] })
+        assert.deepStrictEqual([job.machineGroupId, job.machineId], [null, null], "after POST")
+        const renamed = yield* ok("PUT", `/v1/service-job/${job.id}`, { name: "Job 2", technologyId: "fdm", ticketModelIds: [], machineId: null })
+        assert.deepStrictEqual([renamed.machineGroupId, renamed.machineId], [null, null], "after PUT")
+        assert.deepStrictEqual(yield* ok("GET", `/v1/service-job/${job.id}`), renamed)
+
+        // A total that binary fractions cannot sum exactly (0.01 + 0.011 is 0.020999999999999998) stays whole milliseconds.
+        yield* patch("serviceJob", appId, job.id, { totalTime: 0.01 })
+        for (let round = 0; round < 5; round++) {
+          yield* ok("PUT", `/v1/service-job/${job.id}/timeline/start`)
+          const stopped = yield* ok("PUT", `/v1/service-job/${job.id}/timeline/stop`)
+          assert.strictEqual(stopped.totalTime, Math.round(stopped.totalTime * 1000) / 1000, `totalTime ${stopped.totalTime}`)
+          assert.isAtMost(String(stopped.totalTime).split(".")[1]?.length ?? 0, 3, `totalTime ${stopped.totalTime}`)
+        }
+        assertEngineError(yield* call("PUT", `/v1/service-job/${job.id}/timeline/stop`), 409, "paused")
       }))
 
     it.effect("service job production: read, progress within the quantity, listed with filters", () =>

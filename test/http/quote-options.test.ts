@@ -290,9 +290,15 @@ for (const backend of backends) {
           const { call, cube, put, quote, ticket } = yield* newApp("options-revise")
           const part = yield* cube(10)
           const made = yield* quote({ quantityOptions: [{ ticketModelId: part.id, quantities: [100] }] })
-          const revisedLines = made.lines.map((line) => ({ ...line, unitPrice: 1.5, options: [] }))
+          // The options are the engine's to set: others sent are refused (422 naming them), never silently replaced.
+          refused(
+            yield* put(made, bodyOf(made, "sent", made.lines.map((line) => ({ ...line, unitPrice: 1.5, options: [] })))),
+            422,
+            "lines.0.options: sent []"
+          )
+          const revisedLines = made.lines.map((line) => ({ ...line, unitPrice: 1.5 }))
           const revised = ok(yield* put(made, bodyOf(made, "sent", revisedLines)), "override") as Quote
-          // The options sent are the engine's to set: they are replaced, the one at the line's quantity at its new price.
+          // The options as read are taken back: the one at the line's quantity moves to its new price.
           assert.deepStrictEqual(revised.lines[0]!.options, made.lines[0]!.options!.map((o) => o.quantity === 10 ? { ...o, unitPrice: 1.5, total: 15 } : o))
           assert.deepStrictEqual([revised.lines[0]!.total, revised.total], [15, 15])
 

@@ -1,20 +1,18 @@
 /**
  * A quote as a PDF through HTTP: `GET /v1/ticket-quote/{id}` with
- * `Accept: application/pdf` answers an A4 PDF whose text (poppler's
- * pdftotext) holds the quote's number, its ticket and customer, every
+ * `Accept: application/pdf` answers an A4 PDF whose text (as PDF.js
+ * reads it) holds the quote's number, its ticket and customer, every
  * line and the total, with its fonts embedded; the same quote gives the
  * same bytes; many lines run over several pages; a line's quantity options
- * are listed under it, the chosen one marked; page 1 is rendered to a
- * PNG under test-output/ for a reviewer to look at. The JSON read answers
+ * are listed under it, the chosen one marked; page 1 is drawn to a PNG
+ * under test-output/ for a reviewer to look at. The PDFs are read with
+ * PDF.js (test/support/pdf.ts), so no system package is needed. The JSON read answers
  * as before, with the quote's `pdfUrl`; a missing quote asked for as a PDF
  * is a 404; the PDF is metered as the read, and the direct record read and
  * the router answer the same bytes.
  */
 import { assert, describe, expect, it as plain, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
-import { execFileSync } from "node:child_process"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
-import { join, resolve } from "node:path"
 import { threadId } from "node:worker_threads"
 import { modelFetcherLayer } from "../../src/engine/geometry/ModelFetcher.ts"
 import { binaryStl, box } from "../../src/engine/geometry/writers.ts"
@@ -25,6 +23,7 @@ import { formatAmount, renderQuotePdf } from "../../src/layers/pdf/QuotePdf.ts"
 import { ADMIN_TOKEN, backends } from "../support/backends.ts"
 import { FileHost, FileHostLive } from "../support/fileHost.ts"
 import { ok } from "../support/http.ts"
+import { readPdf } from "../support/pdf.ts"
 import { TestApp, TestClient } from "../support/TestApp.ts"
 
 const FILES: Readonly<Record<string, Uint8Array>> = {
@@ -34,9 +33,6 @@ const FILES: Readonly<Record<string, Uint8Array>> = {
 
 const fetcher = modelFetcherLayer({ allowPrivate: true, maxBytes: 1 << 20, timeout: Duration.seconds(5), maxRedirects: 0, placeholderHosts: [] })
 
-/** Where the rendered pages are kept for a reviewer (gitignored). */
-const OUTPUT = resolve(import.meta.dirname, "../../test-output")
-
 const PDF = "application/pdf"
 
 interface Binary {
@@ -45,36 +41,11 @@ interface Binary {
   readonly bytes: Buffer
 }
 
-/** Poppler's tools over a PDF written to test-output/<name>.pdf. */
-const poppler = (name: string, bytes: Uint8Array) => {
-  mkdirSync(OUTPUT, { recursive: true })
-  const file = join(OUTPUT, `${name}.pdf`)
-  writeFileSync(file, bytes)
-  const run = (tool: string, ...args: ReadonlyArray<string>) => execFileSync(tool, [...args], { encoding: "utf8" })
-  return {
-    file,
-    text: () => run("pdftotext", "-layout", file, "-"),
-    info: (...options: ReadonlyArray<string>) => run("pdfinfo", ...options, file),
-    fonts: () => run("pdffonts", file),
-    /** Page 1 as a PNG at 50 dpi: its path. */
-    firstPage: () => {
-      const prefix = join(OUTPUT, name)
-      run("pdftoppm", "-png", "-r", "50", "-f", "1", "-l", "1", "-singlefile", file, prefix)
-      return `${prefix}.png`
-    }
-  }
-}
+/** The PDF as PDF.js reads it (kept as test-output/<name>.pdf). */
+const read = (name: string, bytes: Uint8Array) => Effect.promise(() => readPdf(name, bytes))
 
-/** The total's line as pdftotext lays it out: `Total EUR 1,234.50`. */
+/** The total's line as the text reads: `Total EUR 1,234.50`. */
 const totalLine = (total: number) => new RegExp(`Total EUR\\s+${formatAmount(total, 2).replace(".", "\\.")}\\n`, "u")
-
-/** The embedded-ness of every font pdffonts lists: `yes` for each. */
-const embedded = (listing: string) =>
-  listing.split("\n").slice(2).filter((row) => row.trim().length > 0).map((row) => {
-    const columns = row.trim().split(/\s+/u)
-    // name, type (two words for CID TrueType), encoding, emb, sub, uni, object, generation
-    return columns.at(-5)
-  })
 
 describe("Accept: which answers prefer the PDF", () => {
   plain("a PDF named over JSON, or as much as a wildcard that takes JSON; never by a wildcard alone", () => {
@@ -110,11 +81,11 @@ describe("renderQuotePdf", () => {
       customer: { name: "Acme", email: "buyer@acme.example" },
       lines: [{ ...line, leadTimeDays: 7 }, { ...line, description: "Fee", kind: "item" as const, quantity: 1, unitPrice: 8.5, total: 8.5 }]
     }
-    const text = poppler("quote-pdf-lead-times", await renderQuotePdf(data, fonts)).text()
+    const { text } = await readPdf("quote-pdf-lead-times", await renderQuotePdf(data, fonts))
     expect(text).toContain("Lead time")
     expect(text).toMatch(/Bracket\s+10\s+4\.20\s+7 days\s+42\.00/u)
-    const without = poppler("quote-pdf-no-lead-times", await renderQuotePdf({ ...data, lines: [line] }, fonts)).text()
-    expect(without).not.toContain("Lead time")
+    const without = await readPdf("quote-pdf-no-lead-times", await renderQuotePdf({ ...data, lines: [line] }, fonts))
+    expect(without.text).not.toContain("Lead time")
   })
 })
 
@@ -235,9 +206,10 @@ for (const backend of backends) {
           assert.strictEqual(reply.headers.get("vary"), "Accept")
           assert.strictEqual(reply.bytes.subarray(0, 5).toString("latin1"), "%PDF-")
 
-          const pdf = poppler(`quote-pdf-${backend}`, reply.bytes)
-          assert.match(pdf.info(), /Page size:\s+595\.28 x 841\.89 pts \(A4\)/u)
-          const text = pdf.text()
+          const pdf = yield* read(`quote-pdf-${backend}`, reply.bytes)
+          // A4: 595.28 × 841.89 points.
+          assert.deepStrictEqual(pdf.pageSize, [595.28, 841.89])
+          const text = pdf.text
           for (const expected of [quote.number, ticket.number, "Prototype run", "Acme Robotics", "buyer@acme.example", appId, "SENT"]) {
             assert.include(text, expected)
           }
@@ -254,17 +226,18 @@ for (const backend of backends) {
           assert.include(text, `${quote.validUntil.slice(0, 16).replace("T", " ")} UTC (30 days)`)
           assert.include(text, "Page 1 of 1")
 
-          const fonts = embedded(pdf.fonts())
-          assert.isAbove(fonts.length, 0)
-          assert.deepStrictEqual(fonts, fonts.map(() => "yes"), pdf.fonts())
-          assert.include(pdf.fonts(), "DejaVuSans")
+          assert.isAbove(pdf.fonts.length, 0)
+          assert.deepStrictEqual(pdf.fonts.filter((font) => !font.embedded), [], "every font is embedded")
+          assert.isTrue(pdf.fonts.some((font) => font.name.endsWith("+DejaVuSans")), JSON.stringify(pdf.fonts))
 
-          const png = pdf.firstPage()
-          console.log(`quote PDF page 1 (${backend}): ${png}`)
-          const image = readFileSync(png)
-          assert.strictEqual(image.subarray(1, 4).toString("latin1"), "PNG")
-          // A4 at 50 dpi: 595.28 × 841.89 pt is 413.4 × 584.6 px, which pdftoppm rounds up (the IHDR chunk's width and height).
-          assert.deepStrictEqual([image.readUInt32BE(16), image.readUInt32BE(20)], [414, 585])
+          const page = yield* Effect.promise(() => pdf.firstPagePng(`quote-pdf-${backend}`, 50))
+          console.log(`quote PDF page 1 (${backend}): ${page.file}`)
+          assert.strictEqual(page.png.subarray(1, 4).toString("latin1"), "PNG")
+          // A4 at 50 dpi: 595.28 × 841.89 pt is 413.4 × 584.6 px, rounded up (the IHDR chunk's width and height).
+          assert.deepStrictEqual([page.png.readUInt32BE(16), page.png.readUInt32BE(20)], [414, 585])
+          // A page a reader sees text on: some ink, most of it paper.
+          assert.isAbove(page.ink, 0.005)
+          assert.isBelow(page.ink, 0.5)
         }))
 
       it.effect("a line's options are rows under it, each quantity with its prices; once accepted the chosen one is marked", () =>
@@ -276,14 +249,14 @@ for (const backend of backends) {
           assert.deepStrictEqual(options.map((option) => option.quantity), [1, 4, 100])
           const row = (label: string, option: (typeof options)[number]) =>
             new RegExp(`${label}\\s+${option.quantity}\\s+${formatAmount(option.unitPrice, 2)}\\s+${formatAmount(option.total, 2)}\\n`, "u")
-          const sent = poppler(`quote-pdf-options-${backend}`, (yield* binary(`/v1/ticket-quote/${quote.id}`)).bytes).text()
+          const { text: sent } = yield* read(`quote-pdf-options-${backend}`, (yield* binary(`/v1/ticket-quote/${quote.id}`)).bytes)
           for (const option of options) assert.match(sent, row("Option", option))
           assert.notInclude(sent, "Chosen")
 
           const lines = quote.lines.map((line: { quantity: number }) => ({ ...line, quantity: 100 }))
           const { currencyId, ticketId, validUntil } = quote
           ok(yield* call("PUT", `/ticket-quote/${quote.id}`, { ticketId, currencyId, validUntil, lines, state: "accepted" }), "accept at 100")
-          const accepted = poppler(`quote-pdf-options-accepted-${backend}`, (yield* binary(`/v1/ticket-quote/${quote.id}`)).bytes).text()
+          const { text: accepted } = yield* read(`quote-pdf-options-accepted-${backend}`, (yield* binary(`/v1/ticket-quote/${quote.id}`)).bytes)
           assert.match(accepted, row("Chosen option", options[2]!))
           assert.strictEqual(accepted.split("Chosen option").length, 2, "one option is marked")
           for (const option of options.slice(0, 2)) assert.match(accepted, row("Option", option))
@@ -309,9 +282,10 @@ for (const backend of backends) {
           assert.strictEqual(unchanged.status, 304)
           assert.strictEqual(unchanged.bytes.length, 0)
           // The document's dates are the quote's, never the time of rendering.
-          const info = poppler(`quote-pdf-twice-${backend}`, first.bytes).info("-isodates")
-          assert.match(info, new RegExp(`CreationDate:\\s+${quote.createdAt.slice(0, 19)}Z`, "u"))
-          assert.match(info, new RegExp(`ModDate:\\s+${quote.updatedAt.slice(0, 19)}Z`, "u"))
+          const dates = yield* read(`quote-pdf-twice-${backend}`, first.bytes)
+          // To the second, as a PDF date holds it.
+          assert.strictEqual(dates.createdAt?.toISOString(), `${quote.createdAt.slice(0, 19)}.000Z`)
+          assert.strictEqual(dates.modifiedAt?.toISOString(), `${quote.updatedAt.slice(0, 19)}.000Z`)
         }))
 
       it.effect("sixty lines run over several pages, each line and the total in the text", () =>
@@ -322,10 +296,10 @@ for (const backend of backends) {
           const quote = ok(yield* call("POST", `/ticket/${ticket.id}/quote`, {}), "quote")
           const reply = yield* binary(`/v1/ticket-quote/${quote.id}`)
           assert.strictEqual(reply.status, 200)
-          const pdf = poppler(`quote-pdf-60-lines-${backend}`, reply.bytes)
-          const pages = Number(/Pages:\s+(\d+)/u.exec(pdf.info())?.[1])
+          const pdf = yield* read(`quote-pdf-60-lines-${backend}`, reply.bytes)
+          const pages = pdf.pages
           assert.isAtLeast(pages, 2)
-          const text = pdf.text()
+          const text = pdf.text
           for (const name of names) assert.include(text, name)
           assert.match(text, totalLine(quote.total))
           assert.include(text, `Page ${pages} of ${pages}`)

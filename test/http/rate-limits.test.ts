@@ -33,11 +33,20 @@ const rateLimitOf = (reply: Reply) => {
   return { name: match![1]!, remaining: Number(match![2]), reset: Number(match![3]) }
 }
 
-/** Whether `reply` is the 429 of a spent budget, as an integrator sees it. */
-const assertRefused = (reply: Reply) => {
+/**
+ * Whether `reply` is the 429 of a spent budget, as an integrator sees it: the standard error body, or on MCP a JSON-RPC
+ * error with the request's id (`mcpId`), so that a client reads it as this server's answer to its request.
+ */
+const assertRefused = (reply: Reply, mcpId?: number) => {
   assert.strictEqual(reply.status, 429, reply.text)
-  const body = reply.json()
-  assert.deepStrictEqual(Object.keys(body).sort(), ["code", "message", "type"])
+  const answer = reply.json()
+  if (mcpId !== undefined) {
+    assert.deepStrictEqual(Object.keys(answer).sort(), ["error", "id", "jsonrpc"])
+    assert.strictEqual(answer.id, mcpId)
+    assert.deepStrictEqual(answer.error.data, { type: "TooManyRequests" })
+  }
+  const body = mcpId === undefined ? answer : { ...answer.error, type: answer.error.data.type }
+  assert.deepStrictEqual(Object.keys(body).sort(), ["code", "message", "type"].concat(mcpId === undefined ? [] : ["data"]).sort())
   assert.strictEqual(body.code, 429)
   assert.strictEqual(body.type, "TooManyRequests")
   assert.include(body.message, "3 calls per 60 seconds")
@@ -134,7 +143,8 @@ for (const backend of backends) {
         assert.deepInclude(rateLimitOf(answered), { name: "default", remaining: 2 })
         yield* toolCall()
         yield* toolCall()
-        assertRefused(yield* toolCall())
+        // The request's id (1) is echoed: the status stays 429, the body is MCP's.
+        assertRefused(yield* toolCall(), 1)
       }))
 
     it.effect("an override set through the admin API is in force at once; cleared, the default is back", () =>

@@ -131,8 +131,8 @@ for (const backend of backends) {
       Effect.gen(function*() {
         const { call } = yield* appWithTicket("rmw")
         const reply = yield* call("POST", "/ticket-model", {
-          ticketId: 1,
           technologyId: "fdm",
+          materialId: 7,
           quantity: -1,
           modelEndpoint: { url: 7 }
         })

@@ -138,7 +138,7 @@ for (const backend of backends) {
         assert.strictEqual(badTechnology.headers.get("x-error-source"), "engine")
       }))
 
-    it.effect("reads, replaces and deletes the app's material series; a global or missing one is a 404", () =>
+    it.effect("reads, replaces and deletes the app's material series; a global one is a 404; a PUT to a new id creates one (201)", () =>
       Effect.gen(function*() {
         const { appId, call } = yield* setup
         const own = yield* insert("materialSeries", appId, { technologyId: "fdm", name: "Standard filaments" })
@@ -152,12 +152,15 @@ for (const backend of backends) {
         const body = { technologyId: "fdm", name: "Engineering filaments" }
         const replaced = ok(yield* call("PUT", `/material-series/${own.id}`, body), "materialSeries.replace")
         assert.strictEqual(replaced.name, "Engineering filaments")
-        for (const id of [String(global.id), "missing-series"]) {
-          const put = yield* call("PUT", `/material-series/${id}`, body)
-          assert.strictEqual(put.status, 404, `replace ${id}`)
-          assert.strictEqual(put.headers.get("x-error-source"), "engine")
-          assert.strictEqual((yield* call("DELETE", `/material-series/${id}`)).status, 404, `delete ${id}`)
-        }
+        const put = yield* call("PUT", `/material-series/${global.id}`, body)
+        assert.strictEqual(put.status, 404, "replace the global one")
+        assert.strictEqual(put.headers.get("x-error-source"), "engine")
+        assert.strictEqual((yield* call("DELETE", `/material-series/${global.id}`)).status, 404, "delete the global one")
+        assert.strictEqual((yield* call("DELETE", "/material-series/missing-series")).status, 404, "delete a missing one")
+        // Nothing else creates a series (test/http/material-series.test.ts).
+        const created = yield* call("PUT", "/material-series/new-series", body)
+        assert.strictEqual(created.status, 201, created.text)
+        assert.strictEqual(ok(yield* call("DELETE", "/material-series/new-series"), "remove the new one").id, "new-series")
         assert.strictEqual(ok(yield* call("DELETE", `/material-series/${own.id}`), "materialSeries.remove").id, own.id)
         assert.strictEqual((yield* call("GET", `/material-series/${own.id}`)).text, "")
       }))

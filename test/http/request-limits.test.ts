@@ -95,10 +95,21 @@ layer(TestApp("pglite", { maxBodyBytes: LIMIT }), { timeout: 60_000, excludeTest
         body: { jsonrpc: "2.0", id: 1, method: "tools/list", params: { padding: "x".repeat(LIMIT) } }
       })
       assert.strictEqual(mcp.status, 413)
-      assert.deepStrictEqual(mcp.json(), {
-        jsonrpc: "2.0",
-        error: { code: -32600, message: `The request body is larger than ${LIMIT} bytes (MAX_BODY_BYTES)` }
+      const refusal = { code: -32600, message: `The request body is larger than ${LIMIT} bytes (MAX_BODY_BYTES)` }
+      // Over the limit by less than as much again, the body is read on (not kept) for its id: the answer carries it.
+      assert.deepStrictEqual(mcp.json(), { jsonrpc: "2.0", id: 1, error: refusal })
+      // Where the official clients put it, after the parameters: found all the same, and so is a string id.
+      const last = yield* client.call("POST", "/v1/mcp", {
+        headers: MCP_HEADERS,
+        body: { method: "tools/list", params: { padding: "x".repeat(LIMIT) }, jsonrpc: "2.0", id: "last" }
       })
+      assert.deepStrictEqual([last.status, last.json()], [413, { jsonrpc: "2.0", id: "last", error: refusal }])
+      // Twice the limit or more: refused at once, without reading it, so without the id.
+      const huge = yield* client.call("POST", "/v1/mcp", {
+        headers: MCP_HEADERS,
+        body: { jsonrpc: "2.0", id: 2, method: "tools/list", params: { padding: "x".repeat(2 * LIMIT) } }
+      })
+      assert.deepStrictEqual([huge.status, huge.json()], [413, { jsonrpc: "2.0", error: refusal }])
     }))
 
   it.effect("lists the 413 in the OpenAPI document, with the standard error body", () =>

@@ -271,11 +271,14 @@ for (const backend of backends) {
 
     it.effect("quote: after validUntil it reads as expired (get, list, state filter) and cannot be accepted", () =>
       Effect.gen(function*() {
-        const { call, item, quote, ticket } = yield* setup
+        const { appId, call, item, quote, ticket } = yield* setup
         yield* item(ticket.id)
         const sent = yield* quote(ticket.id)
         const past = new Date(Date.now() - 60_000).toISOString()
-        const lapsed = ok(yield* call("PUT", `/ticket-quote/${sent.id}`, quoteBody(sent, { validUntil: past })), "shortened")
+        // A validity is set only to the future (test/http/quote-replacement.test.ts): time passes here in storage.
+        refused(yield* call("PUT", `/ticket-quote/${sent.id}`, quoteBody(sent, { validUntil: past })), 422, "ValidationError", "validUntil", past)
+        yield* patch("ticketQuote", appId, sent.id, { validUntil: past })
+        const lapsed = ok(yield* call("GET", `/ticket-quote/${sent.id}`), "lapsed")
         assert.strictEqual(lapsed.state, "expired")
         assert.strictEqual(ok(yield* call("GET", `/ticket-quote/${sent.id}`), "get").state, "expired")
         const ids = (reply: Reply) => (ok(reply, "list") as Array<any>).map((q) => q.id)
@@ -313,7 +316,14 @@ for (const backend of backends) {
         const [partLine, feeLine] = sent.lines
         const put = (lines: ReadonlyArray<unknown>) => call("PUT", `/ticket-quote/${sent.id}`, quoteBody(sent, { lines }))
 
-        const discounted = ok(yield* put([{ ...partLine, unitPrice: 1.25, total: 999 }, { ...feeLine, description: "Setup and fixtures" }]), "override")
+        // A total sent is the line's as read or as the override makes it: another is refused, never replaced silently.
+        refused(
+          yield* put([{ ...partLine, unitPrice: 1.25, total: 999 }, feeLine]),
+          422,
+          "ValidationError",
+          "lines.0.total: sent 999, the engine's 8.75"
+        )
+        const discounted = ok(yield* put([{ ...partLine, unitPrice: 1.25 }, { ...feeLine, description: "Setup and fixtures" }]), "override")
         assert.deepStrictEqual(discounted.lines[0], { ...partLine, unitPrice: 1.25, total: 8.75 })
         assert.strictEqual(discounted.lines[1].description, "Setup and fixtures")
         assert.strictEqual(minor(discounted.total), minor(8.75) + minor(feeLine.total))

@@ -492,7 +492,7 @@ for (const backend of backends) {
 
         const document = (yield* client.call("GET", "/openapi.json")).json()
         const parameter = (path: string, method: string, name: string) => document.paths[path][method].parameters.find((p: any) => p.name === name)
-        const integer = { type: "integer", minimum: 1 }
+        const integer = { type: "integer", format: "int32", minimum: 1, maximum: 2_147_483_647 }
         assert.deepStrictEqual(parameter("/v1/reel-group/{id}", "get", "id").schema, integer)
         for (const method of ["get", "post"]) {
           assert.deepStrictEqual(

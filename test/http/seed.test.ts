@@ -23,6 +23,7 @@ for (const backend of backends) {
           projects: 2,
           suppliers: 2,
           users: 2,
+          materialSeries: 5,
           materials: 5,
           machineGroups: 3,
           machines: 4,
@@ -44,10 +45,18 @@ for (const backend of backends) {
         assert.sameMembers(projects.map((project) => project.name), ["Gripper retrofit", "Airframe spares"])
         assert.isTrue(projects.every((project) => /^P-\d{6}$/.test(project.number)), JSON.stringify(projects))
 
-        // Reel groups have numeric ids; the printers hold the reels loaded on them.
+        // Every demo material is in its technology's series.
+        const series = (yield* call("GET", "/material-series")) as Array<any>
+        assert.sameMembers(series.map((each) => each.id), ["demo-filaments", "demo-resins", "demo-sls-powders", "demo-mjf-powders", "demo-aluminium"])
+        const materials = (yield* call("GET", "/material")) as Array<any>
+        for (const material of materials) {
+          assert.strictEqual(series.find((each) => each.id === material.materialSeriesId)?.technologyId, material.technologyId, material.name)
+        }
+
+        // Reel groups have numeric ids, the app's own count (its first is 1); the printers hold the reels loaded on them.
         const groups = (yield* call("GET", "/reel-group")) as Array<any>
         assert.sameMembers(groups.map((group) => group.inventoryProductName), ["PLA black 1 kg", "PLA white 1 kg"])
-        assert.isTrue(groups.every((group) => Number.isInteger(group.id)))
+        assert.sameMembers(groups.map((group) => group.id), [1, 2])
         const reels = (yield* call("GET", `/inventory-product-location/${groups[0].id}/reel`)) as Array<any>
         assert.isAbove(reels.length, 0)
         const machines = (yield* call("GET", "/machine?technologyId=fdm")) as Array<any>

@@ -107,7 +107,7 @@ for (const backend of backends) {
 
           // The distribution is stored with the geometry, and not part of the API's answer.
           const answered = ok(yield* call("GET", `/ticket-model/${cube}`), "get").geometry
-          assert.deepStrictEqual(Object.keys(answered).sort(), ["boundingBox", "surfaceArea", "triangleCount", "volume", "watertight"])
+          assert.deepStrictEqual(Object.keys(answered).sort(), ["boundingBox", "surfaceArea", "triangleCount", "unit", "volume", "watertight"])
           assert.lengthOf(((yield* stored(appId, cube)).geometry as { shapeDistribution: ReadonlyArray<number> }).shapeDistribution, DISTRIBUTION_BINS)
         }))
 

@@ -8,7 +8,7 @@
  * them) and deliveries whose lease ran out are the relay's.
  */
 import { assert, layer } from "@effect/vitest"
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { Webhook } from "standardwebhooks"
 import { EVENT_TYPES } from "../../src/domain/events/types.ts"
@@ -68,7 +68,7 @@ for (const backend of backends) {
             SELECT started, claimed_until IS NOT NULL AS leased FROM engine_webhook_delivery WHERE id = ${id}`
           return row!
         }).pipe(Effect.orDie)
-      return { client, receiver, appId, call, ok, path, emit, change, deliveryRow }
+      return { client, receiver, appId, secret, call, ok, path, emit, change, deliveryRow }
     })
 
     it.effect("a call's event is attempted first by its own instance at once, without a workflow; a retry is its workflow's", () =>
@@ -175,6 +175,28 @@ for (const backend of backends) {
         assert.deepStrictEqual(yield* ok("GET", "/v1/event?requestId=another-call"), [])
         const missing = yield* call("POST", "/v1/webhook-endpoint/no-such-endpoint/test")
         assert.strictEqual(missing.status, 404)
+      }))
+
+    it.effect("a test with an Idempotency-Key holds no transaction while the receiver answers, and its retry answers its result", () =>
+      Effect.gen(function*() {
+        const { ok, receiver, path, client, secret } = yield* setup
+        const slow = `${path}/keyed-test`
+        const created = yield* ok("POST", "/v1/webhook-endpoint", { url: receiver.url(slow), events: ["*"] })
+        receiver.plan(slow, [{ status: 200, delayMs: 800 }])
+        const key = crypto.randomUUID()
+        const keyedTest = client.call("POST", `/v1/webhook-endpoint/${created.id}/test`, { secret, headers: { "idempotency-key": key } })
+        const running = yield* Effect.forkChild(Effect.zip(keyedTest, Effect.sync(() => performance.now())))
+        yield* receiver.waitFor(slow, 1)
+        // Meanwhile the app's other calls go on: on the embedded database a transaction held open would stop them.
+        yield* ok("GET", "/v1/webhook-endpoint")
+        const readAt = performance.now()
+        const [tested, testedAt] = yield* Fiber.join(running)
+        assert.strictEqual(tested.status, 200, tested.text)
+        assert.isAbove(testedAt - readAt, 300, "the read waited for the test's delivery")
+        const again = yield* client.call("POST", `/v1/webhook-endpoint/${created.id}/test`, { secret, headers: { "idempotency-key": key } })
+        assert.strictEqual(again.headers.get("idempotent-replayed"), "true")
+        assert.strictEqual(again.text, tested.text)
+        assert.lengthOf(receiver.received(slow), 1)
       }))
 
     it.effect("an event is delivered to every subscribed endpoint, retried after a 500 and after a timeout", () =>

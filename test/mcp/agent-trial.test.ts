@@ -15,6 +15,13 @@
  *
  * The model file is served on 127.0.0.1 by a local file host; the engine's
  * fetcher is allowed to reach it (as MODEL_FETCH_ALLOW_PRIVATE=true would).
+ *
+ * A second agent quotes and accepts ten catalogue bearing blocks, MCP only:
+ * the configuration found by completion and the catalogue resource, the part
+ * from the configuration alone at the unit price REST's `from-catalogue`
+ * gives; a colleague's edit over REST meanwhile makes its acceptance stale
+ * (412 with `ifMatch`), it reads the quote again and accepts it, the edit
+ * kept; it reads the quote's PDF (`mfg://ticket-quote/{id}/pdf`).
  */
 import { assert, layer } from "@effect/vitest"
 import { Client, StreamableHTTPClientTransport, UriTemplate } from "@modelcontextprotocol/client"
@@ -192,7 +199,7 @@ for (const backend of backends) {
           const stored = yield* rest("GET", `/ticket-model/${part.id}`)
           assert.deepStrictEqual(
             [stored.technologyId, stored.materialId, stored.colourId, stored.productionParameterIds, stored.fileName],
-            [technology.id, material.id, colour.id, { [field.name]: value.id }, "bracket.stl"]
+            [technology.id, material.id, colour.id, { ...stored.productionParameterIds, [field.name]: value.id }, "bracket.stl"]
           )
           assert.deepStrictEqual(stored.geometry.boundingBox, { x: 40, y: 20, z: 10 })
 
@@ -203,6 +210,112 @@ for (const backend of backends) {
           assert.strictEqual(metered.get("mcp.resources/read"), transcript.filter((line) => line.startsWith("read ")).length, said())
           assert.strictEqual(metered.get("mcp.create_part"), 1)
           assert.strictEqual(metered.get("mcp.create_ticket_quote"), 1)
+        }))
+
+      it.effect("a scripted agent quotes and accepts ten catalogue bearing blocks through MCP only: REST's price, a concurrent edit survived, the PDF read", () =>
+        Effect.gen(function*() {
+          const client = yield* TestClient
+          const appId = `agent-catalogue-${Math.random().toString(36).slice(2)}`
+          const { value: secret } = yield* client.createSecret(appId)
+          const rest = (method: string, path: string, body?: unknown, headers?: Record<string, string>) =>
+            client.call(method, `/v1${path}`, { secret, body, ...(headers === undefined ? {} : { headers }) })
+          yield* seedDemoData(appId)
+          const agent = new Client({ name: "catalogue-agent", version: "1.0.0" }, { versionNegotiation: { mode: { pin: MODERN } } })
+          yield* Effect.promise(() =>
+            agent.connect(
+              new StreamableHTTPClientTransport(new URL(`${client.baseUrl}/v1/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } })
+            )
+          )
+          const transcript: Array<string> = []
+          const said = () => transcript.join("\n")
+          const call = (name: string, args: Record<string, unknown>) =>
+            Effect.gen(function*() {
+              const result = yield* Effect.promise(() => agent.callTool({ name, arguments: args }))
+              transcript.push(`${name} → ${result.isError === true ? JSON.stringify(result.content) : "ok"}`)
+              return result as { isError?: boolean; structuredContent?: any; content: Array<{ type: string; text?: string }>; _meta?: any }
+            })
+          const succeed = (name: string, args: Record<string, unknown>) =>
+            Effect.map(call(name, args), (result) => {
+              assert.notStrictEqual(result.isError, true, said())
+              return result
+            })
+          const page = (uri: string) =>
+            Effect.map(Effect.promise(() => agent.readResource({ uri })), (result) => {
+              transcript.push(`read ${uri}`)
+              const content = result.contents[0]!
+              return JSON.parse("text" in content ? content.text : "{}").items as Array<any>
+            })
+
+          // The user: "quote ten bearing blocks in PLA for Acme Robotics". The agent completes the prompt's arguments from the app.
+          const { completion } = yield* Effect.promise(() =>
+            agent.complete({ ref: { type: "ref/prompt", name: "quote_a_part" }, argument: { name: "catalogueModelConfigurationId", value: "bearing" } })
+          )
+          const models = yield* page("mfg://catalogue-model")
+          const configuration = models.find((model) => model.name === "Bearing block")?.configurations.find((found: any) => /PLA/.test(found.name))
+          assert.isDefined(configuration, said())
+          assert.include(completion.values, configuration.id)
+          const prompt = yield* Effect.promise(() =>
+            agent.getPrompt({
+              name: "quote_a_part",
+              arguments: { catalogueModelConfigurationId: configuration.id, quantity: "10", customerName: "Acme Robotics" }
+            })
+          )
+          const steps = prompt.messages.map((message) => message.content.type === "text" ? message.content.text : "").join("\n")
+          assert.include(steps, `"catalogueModelConfigurationId": ${JSON.stringify(configuration.id)}, "quantity": 10`)
+          const [customer] = yield* page("mfg://customer?name=Acme%20Robotics")
+          const [project] = yield* page(`mfg://project?customerId=${customer.id}`)
+          assert.isDefined(project, said())
+
+          // The steps: a ticket, the part from the configuration alone, priced at once, the quote sent.
+          const ticket = (yield* succeed("create_ticket", { projectId: project.id, name: "Bearing blocks" })).structuredContent
+          const part = (yield* succeed("create_part", { ticketId: ticket.id, catalogueModelConfigurationId: configuration.id, quantity: 10 }))
+            .structuredContent
+          const [priced] = (yield* succeed("list_parts", { ticketId: [ticket.id] })).structuredContent as Array<any>
+          assert.isNumber(priced.unitPrice, said())
+          const created = yield* succeed("create_ticket_quote", { ticketId: ticket.id, notes: "Ten bearing blocks, PLA" })
+          const quote = created.structuredContent
+          assert.deepStrictEqual(quote.lines.map((line: any) => [line.ticketModelId, line.quantity]), [[part.id, 10]])
+
+          // The same configuration over REST's own catalogue path gives the same unit price.
+          const restTicket = ok(yield* rest("POST", "/ticket", { projectId: project.id, name: "REST twin" }), "ticket")
+          const [fromCatalogue] = ok(
+            yield* rest("POST", "/ticket-model/from-catalogue", {
+              ticketId: restTicket.id,
+              parts: [{ catalogueModelConfigurationId: configuration.id, quantity: 10 }]
+            }),
+            "from-catalogue"
+          ) as Array<any>
+          assert.strictEqual(quote.lines[0].unitPrice, fromCatalogue.unitPrice)
+          assert.strictEqual(priced.unitPrice, fromCatalogue.unitPrice)
+          assert.strictEqual(quote.total, fromCatalogue.totalPrice)
+
+          // Meanwhile a colleague extends the quote over REST: the agent's copy is stale.
+          const validUntil = new Date(Date.now() + 45 * 24 * 3600 * 1000).toISOString()
+          const edited = yield* rest("PUT", `/ticket-quote/${quote.id}`, { ...quote, notes: "Ten bearing blocks, PLA; delivery by courier", validUntil })
+          assert.strictEqual(edited.status, 200, edited.text)
+
+          // The customer says yes: the agent accepts its copy, with its etag. Refused, nothing lost.
+          const stale = yield* call("update_ticket_quote", { ...quote, state: "accepted", ifMatch: created._meta["io.mfg/etag"] })
+          assert.isTrue(stale.isError, said())
+          assert.deepInclude(JSON.parse(stale.content[0]!.text!), { code: 412, type: "PreconditionFailed" })
+          // It reads the quote again and accepts it as it now is.
+          const listed = yield* succeed("list_ticket_quotes", { ticketId: [ticket.id] })
+          const [fresh] = listed.structuredContent as Array<any>
+          const accepted = yield* succeed("update_ticket_quote", { ...fresh, state: "accepted", ifMatch: listed._meta["io.mfg/etags"][fresh.id] })
+          assert.deepInclude(accepted.structuredContent, { state: "accepted", notes: "Ten bearing blocks, PLA; delivery by courier" })
+
+          // The PDF for the customer, over MCP.
+          const pdf = yield* Effect.promise(() => agent.readResource({ uri: `mfg://ticket-quote/${quote.id}/pdf` }))
+          const blob = pdf.contents[0]!
+          assert.strictEqual(blob.mimeType, "application/pdf")
+          assert.isTrue("blob" in blob && Buffer.from(blob.blob, "base64").subarray(0, 5).toString() === "%PDF-", said())
+          yield* Effect.promise(() => agent.close())
+
+          // The end state over REST: accepted at REST's price, the colleague's change kept, the ticket accepted.
+          const stored = ok(yield* rest("GET", `/ticket-quote/${quote.id}`), "quote")
+          assert.deepInclude(stored, { state: "accepted", notes: "Ten bearing blocks, PLA; delivery by courier", total: fromCatalogue.totalPrice })
+          assert.strictEqual(Date.parse(stored.validUntil), Date.parse(validUntil))
+          assert.strictEqual(ok(yield* rest("GET", `/ticket/lookup?identifier=${ticket.id}`), "ticket").state, "accepted")
         }))
     }
   )

@@ -2,11 +2,12 @@
  * The CLI on the embedded store: it works whether or not a server is
  * running on the same DATA_DIR (PGlite admits one process).
  */
+import { execFile } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { baseEnvironment, runCli, type ServiceProcess, startService } from "../support/processes.ts"
+import { baseEnvironment, NODE, ROOT, runCli, type ServiceProcess, startService } from "../support/processes.ts"
 
 describe("CLI on the embedded store", () => {
   const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "mfg-cli-"))
@@ -27,9 +28,27 @@ describe("CLI on the embedded store", () => {
     expect(Fs.existsSync(Path.join(dataDir, "owner.lock"))).toBe(false)
   }, 60_000)
 
+  it("refuses `secret create` without --ip, naming --ip and how to allow any address; nothing is created", async () => {
+    const refused = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+      execFile(
+        NODE,
+        ["src/cli.ts", "secret", "create", "--app", "cli-no-ip"],
+        { cwd: ROOT, env, timeout: 30_000 },
+        (error, stdout, stderr) => done({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr })
+      )
+    })
+    expect(refused.code).toBe(1)
+    expect(refused.stdout).toBe("")
+    const { error } = JSON.parse(refused.stderr) as { error: { code: number; type: string; message: string; errors: Array<{ path: string }> } }
+    expect([error.code, error.type]).toEqual([400, "MissingField"])
+    expect(error.errors.map((problem) => problem.path)).toEqual(["--ip"])
+    expect(error.message).toContain("--ip 0.0.0.0/0")
+    expect(await cli("secret", "list", "--app", "cli-no-ip")).toEqual([])
+  }, 60_000)
+
   it("creates, lists and meters while the server holds DATA_DIR", async () => {
     server = await startService({ DATA_DIR: dataDir })
-    const created = await cli("secret", "create", "--app", "cli-app")
+    const created = await cli("secret", "create", "--app", "cli-app", "--ip", "0.0.0.0/0")
     const reply = await fetch(`${server.base}/v1/customer`, { headers: { authorization: created.value } })
     expect(reply.status).toBe(200)
     const listed = await cli("secret", "list", "--app", "cli-app")
@@ -37,6 +56,7 @@ describe("CLI on the embedded store", () => {
     expect(JSON.stringify(listed)).not.toContain(created.value.split(".")[1])
     const usage = await cli("usage", "--app", "cli-app")
     expect(usage.total).toBe(1)
+    expect(usage.outcomeUnknown).toBe(0)
     // A date as --to is the end of that day: today's call counts.
     const today = new Date().toISOString().slice(0, 10)
     expect((await cli("usage", "--app", "cli-app", "--from", today, "--to", today)).total).toBe(1)

@@ -7,7 +7,10 @@
  * - two gateways on one Redis (a private redis-server on a free port) share
  *   one budget per app; while Redis hangs or is gone, each counts the budget
  *   in its own memory (never every call through, never every call refused),
- *   warns once, and shares the budget again once Redis is back.
+ *   warns once, stays ready (`/ready` 200, Redis named as degraded), and
+ *   shares the budget again once Redis is back;
+ * - a Redis restart that lost its counters does not hand the app a fresh
+ *   budget: each gateway adds back what it took before and admitted meanwhile.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
@@ -95,7 +98,7 @@ describe("Rate limit overrides through the CLI beside a running server", () => {
 
   it("sets, shows and clears an override; the server applies each within POLICY_TTL_MS", async () => {
     server = await startService({ DATA_DIR: dataDir, RATE_LIMIT: "3/60s", ADMIN_TOKEN })
-    const secret = (await cli("secret", "create", "--app", "cli-limited")).value as string
+    const secret = (await cli("secret", "create", "--app", "cli-limited", "--ip", "0.0.0.0/0")).value as string
     assert.strictEqual((await get(server.base, secret)).policy, "\"default\";q=3;w=60")
 
     const set = await cli("rate-limit", "set", "--app", "cli-limited", "1000/1m")
@@ -198,6 +201,19 @@ describe.skipIf(!Fs.existsSync(REDIS_SERVER))("Two gateways on one Redis", () =>
     const gone = await app("gone")
     assert.deepStrictEqual(await statuses(gone.a, 5), [200, 200, 200, 200, 429])
     assert.deepStrictEqual(await statuses(gone.b, 5), [200, 200, 200, 200, 429])
+    // Still ready: the fallback serves; `/ready` names Redis as degraded.
+    for (const gateway of gateways) {
+      const ready = await fetch(`${gateway.base}/ready`)
+      assert.strictEqual(ready.status, 200)
+      const body = (await ready.json()) as { checks: Record<string, string> }
+      assert.deepStrictEqual({ ...body, checks: { ...body.checks, redis: undefined } }, {
+        status: "ready",
+        degraded: "redis unreachable: rate limits counted in each instance's memory",
+        checks: { storage: "ok", redis: undefined }
+      })
+      // "not connected", with the cause once a reconnection has failed ("(connection refused)").
+      assert.match(body.checks.redis!, /^unreachable: not connected/)
+    }
     // A warning when the outage starts (at most one more if a reconnection raced the kill), not one per call.
     for (const gateway of gateways) {
       const warnings = gateway.output().split("rate limits: Redis cannot answer").length - 1
@@ -217,5 +233,31 @@ describe.skipIf(!Fs.existsSync(REDIS_SERVER))("Two gateways on one Redis", () =>
     }
     const back = await app("back")
     assert.deepStrictEqual([...(await statuses(back.a, 2)), ...(await statuses(back.b, 3))], [200, 200, 200, 200, 429])
+    for (const gateway of gateways) {
+      const ready = await fetch(`${gateway.base}/ready`)
+      assert.deepStrictEqual([ready.status, await ready.json()], [200, { status: "ready", checks: { storage: "ok", redis: "ok" } }])
+    }
   }, 90_000)
+
+  it("keep an app's budget across a Redis restart that lost its counters", async () => {
+    const kept = await app("kept")
+    // Two of the four calls counted in Redis, through gateway a.
+    assert.deepStrictEqual(await statuses(kept.a, 2), [200, 200])
+    const reconciled = gateways.map((gateway) => gateway.output().split("rate limits: Redis lost its counters").length)
+
+    // Redis dies with its counters; meanwhile gateway b admits one call in its own memory.
+    redis!.kill("SIGKILL")
+    await new Promise((resolve) => redis!.once("exit", resolve))
+    assert.deepStrictEqual(await statuses(kept.b, 1), [200])
+
+    // Back, empty: each gateway adds what it took before (a: 2) and admitted meanwhile (b: 1).
+    redis = await startRedis(redisPort)
+    const deadline = Date.now() + 20_000
+    while (gateways.some((gateway, index) => gateway.output().split("rate limits: Redis lost its counters").length <= reconciled[index]!)) {
+      assert.isBelow(Date.now(), deadline, "the gateways did not add their counts back")
+      await sleep(200)
+    }
+    // One call left of the four, not a fresh budget.
+    assert.deepStrictEqual([...(await statuses(kept.a, 1)), ...(await statuses(kept.b, 1)), ...(await statuses(kept.a, 1))], [200, 429, 429])
+  }, 60_000)
 })

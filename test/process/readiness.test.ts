@@ -37,7 +37,7 @@ const STARTUP_TIMEOUT_MS = 45_000
 interface Reply {
   readonly status: number
   readonly text: string
-  readonly body: { readonly status?: string; readonly reason?: string; readonly checks?: Record<string, string> }
+  readonly body: { readonly status?: string; readonly reason?: string; readonly degraded?: string; readonly checks?: Record<string, string> }
 }
 
 const get = async (base: string, path: string): Promise<Reply> => {
@@ -141,9 +141,11 @@ describe("GET /ready", () => {
       const reply = await get(gateway.base, "/ready")
       const tookMs = Date.now() - began
       assert.strictEqual(reply.status, 503, reply.text)
+      // Redis down is a degraded gateway, not an unready one (rate limits are counted in memory meanwhile).
       assert.deepStrictEqual(reply.body, {
         status: "unavailable",
-        reason: "engine, redis unreachable",
+        reason: "engine unreachable",
+        degraded: "redis unreachable: rate limits counted in each instance's memory",
         checks: { storage: "ok", engine: "unreachable: no answer within 2 s", redis: "unreachable: not connected (connection refused)" }
       })
       // The checks run at once, each bounded: the answer comes about when the 2 s bound ends, however long the engine hangs.

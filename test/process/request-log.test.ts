@@ -185,6 +185,30 @@ describe("The request log", () => {
     }
   }, 30_000)
 
+  it("logs an intended refusal (every 4xx, the 501 of DELETE /item) at INFO, never at ERROR", async () => {
+    const before = logged!.stdout().length
+    const secret = await createSecret(base, "refusals")
+    const call = (method: string, path: string, body?: unknown, authorization = secret.value) =>
+      fetch(`${base}${path}`, {
+        method,
+        headers: { authorization, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+    const statuses = [
+      (await call("DELETE", "/v1/item/any-item")).status,
+      (await call("POST", "/v1/customer", { name: "" })).status,
+      (await call("GET", "/v1/customer", undefined, "wrong")).status,
+      (await call("PUT", "/v1/customer/missing-id", { name: "Acme", email: "buyer@acme.example" })).status,
+      (await call("POST", "/v1/project", { customerId: "no-such-customer", name: "Order" })).status
+    ]
+    expect(statuses).toEqual([501, 400, 401, 404, 422])
+    // The secret's creation and the 5 calls.
+    const lines = await requestLines(() => logged!.stdout().slice(before), 6)
+    const requests = lines.filter((line) => line.msg === "request")
+    expect(requests.map((line) => `${line.status} ${line.level}`)).toEqual(["201 INFO", "501 INFO", "400 INFO", "401 INFO", "404 INFO", "422 INFO"])
+    expect(lines.filter((line) => line.level === "ERROR")).toEqual([])
+  }, 30_000)
+
   it("REQUEST_LOG=false switches the request lines off", async () => {
     const quiet = await startLogged({ REQUEST_LOG: "false" })
     try {

@@ -228,7 +228,8 @@ describe("OpenTelemetry traces and metrics", () => {
     expect(server, JSON.stringify(spans.map((s) => s.name))).toBeDefined()
     expect(server!.parentSpanId).toBe("00f067aa0ba902b7")
     expect(attribute(server!, "http.request.method")).toBe("GET")
-    expect(attribute(server!, "http.route")).toBe("/v1/customer/:id")
+    expect(attribute(server!, "http.route")).toBe("/v1/customer/{id}")
+    expect(server!.name).toBe("GET /v1/customer/{id}")
     expect(attribute(server!, "url.path")).toBe("/v1/customer/missing-id")
     expect(Number(attribute(server!, "http.response.status_code"))).toBe(200)
     expect(attribute(server!, "client.address")).toBeDefined()
@@ -267,7 +268,7 @@ describe("OpenTelemetry traces and metrics", () => {
     const missing = await call(secret.value, "PUT", "/customer/missing-id", { name: "Acme", email: "buyer@acme.example" })
     expect(missing.status).toBe(404)
 
-    const route = { "http.route": "/v1/customer/:id", "http.request.method": "GET" }
+    const route = { "http.route": "/v1/customer/{id}", "http.request.method": "GET" }
     expect(await metricTotal("http.server.request.duration", { ...route, "http.response.status_code": "200" }, 2)).toBeGreaterThanOrEqual(2)
     expect(await metricTotal("http.server.request.duration", { ...route, "http.response.status_code": "401" }, 2)).toBeGreaterThanOrEqual(2)
     expect(metricUnit("http.server.request.duration")).toBe("s")

@@ -63,6 +63,7 @@ for (const backend of backends) {
         const caller = yield* secrets.authenticate(created.value, "127.0.0.1")
         const call = Effect.gen(function*() {
           const requestId = randomUUID()
+          const occurredAt = new Date()
           yield* Effect.flatten(meter.submit({
             requestId,
             appId: caller.appId,
@@ -74,9 +75,9 @@ for (const backend of backends) {
             operation: "customer.get",
             method: "GET",
             route: "/v1/customer/:id",
-            occurredAt: new Date()
+            occurredAt
           }))
-          meter.complete(requestId, 200, 1)
+          meter.complete(requestId, occurredAt, 200, 1)
           // Until the background write has stored the outcome.
           yield* sql<{ status: number | null }>`SELECT status FROM meter_event WHERE request_id = ${requestId}`.unprepared.pipe(
             Effect.flatMap((rows) => rows[0]?.status == null ? Effect.fail("outcome not written yet") : Effect.void),

@@ -98,7 +98,7 @@ describe("DATA_DIR is private", () => {
   }, 90_000)
 
   it("the CLI creates a fresh DATA_DIR private as well", async () => {
-    const { stdout } = await cli(cliDir, "secret", "create", "--app", "data-dir-app")
+    const { stdout } = await cli(cliDir, "secret", "create", "--app", "data-dir-app", "--ip", "0.0.0.0/0")
     expect(JSON.parse(stdout).value).toBeTypeOf("string")
     await cli(cliDir, "secret", "list")
     expectPrivate(cliDir)

@@ -116,7 +116,7 @@ for (const backend of backends) {
         yield* Effect.gen(function*() {
           const meter = yield* Meter
           yield* Effect.flatten(meter.submit(recorded))
-          meter.complete(recorded.requestId, 201, 12.5)
+          meter.complete(recorded.requestId, recorded.occurredAt, 201, 12.5)
         }).pipe(Effect.provide(Layer.fresh(MeterSql)))
         const [row] = yield* sql<{ status: number; duration_ms: number }>`
           SELECT status, duration_ms FROM meter_event WHERE request_id = ${recorded.requestId}`
@@ -135,7 +135,7 @@ for (const backend of backends) {
           const meter = yield* Meter
           yield* Effect.forEach(calls, (call) => Effect.flatten(meter.submit(call)), { concurrency: "unbounded" })
           // Completed in one turn: one batch, in which a whole number once made the driver refuse the rest.
-          calls.forEach((call, index) => meter.complete(call.requestId, 200 + index, durations[index]!))
+          calls.forEach((call, index) => meter.complete(call.requestId, call.occurredAt, 200 + index, durations[index]!))
         }).pipe(Effect.provide(Layer.fresh(MeterSql)))
         const rows = yield* sql<{ request_id: string; status: number; duration_ms: number }>`
           SELECT request_id, status, duration_ms FROM meter_event WHERE app_id = 'mixed'`
@@ -165,7 +165,7 @@ for (const backend of backends) {
           // The outcome's column gone: every write of it fails, as while storage refuses it.
           yield* sql`ALTER TABLE meter_event RENAME COLUMN duration_ms TO duration_refused`.unprepared
           const start = performance.now()
-          meter.complete(call.requestId, 200, 4.25)
+          meter.complete(call.requestId, call.occurredAt, 200, 4.25)
           yield* Effect.sleep("1600 millis")
           // Every 100 ms, 15 refusals; waiting twice as long after each (100, 200, 400, 800 ms), 4.
           assert.isAtLeast(refusals.length, 2)

@@ -4,7 +4,8 @@ import { Multipart } from "effect/http"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { NotFound } from "../../domain/Errors.ts"
 import { ModelFileQuery, ModelFileRecord, MULTIPART_MAX_FIELD_BYTES, MULTIPART_MAX_PARTS, UPLOAD_MEDIA_TYPES } from "../../domain/resources/modelFileUpload.ts"
-import { COMMON_ERRORS, get, IdParam, recordOf, tag } from "../endpoints.ts"
+import { COMMON_ERRORS, get, IdParam, MissingRecord, recordOf, tag } from "../endpoints.ts"
+import { emptyOk } from "../openapi.ts"
 
 const ModelFile = { name: "modelFile", path: "/model-file", title: "model file", record: ModelFileRecord } as const
 
@@ -35,18 +36,20 @@ export const ModelFileGroup = HttpApiGroup.make("modelFile")
         "the file name is `fileName`, else the `filename` of `Content-Disposition` (or of the form's file), else `model.<format>` of a `model/*` type " +
         "(`application/octet-stream` without a name is a 400). Another content type is a 415. A body over MODEL_UPLOAD_MAX_BYTES " +
         "(100 MiB unless configured) is a 413, at once when `Content-Length` says so, else when the bytes read pass it. " +
-        "Files are stored once per app and content: uploading the same bytes again answers the first upload's record, 200 both " +
+        "`unit` says what unit an STL or OBJ is in (mm unless stated; a 3MF states its own). " +
+        "Files are stored once per app, content and unit: uploading the same bytes again answers the first upload's record, 200 both " +
         "times (its `createdAt` tells). Give the answer's `url` and `fileName` as a part's `modelEndpoint`: the engine reads the " +
-        "file from its own storage (analysed once per file), never over the network."
+        "file from its own storage (analysed once per file), never over the network, in the upload's unit."
     ),
     get(ModelFile),
     HttpApiEndpoint.get("content", "/model-file/:id/content", {
       params: IdParam,
-      success: FileBytes,
-      error: [...COMMON_ERRORS, NotFound]
+      success: [FileBytes, MissingRecord],
+      error: COMMON_ERRORS
     }).annotate(OpenApi.Summary, "Read a model file's bytes").annotate(
       OpenApi.Description,
-      "The bytes as uploaded, with the content type of the file's format and its `Content-Length`. A missing id (or another app's) is a 404."
-    )
+      "The bytes as uploaded, with the content type of the file's format and its `Content-Length`. A missing id (or another app's) " +
+        "reads as 200 with an empty body, as every read: an empty `text/plain`, never the file's type."
+    ).annotate(OpenApi.Transform, emptyOk)
   )
   .annotateMerge(tag("Model file", "Model files uploaded to the service, for parts and catalogue models whose file has no public URL."))

@@ -23,7 +23,7 @@ import {
 } from "../../domain/resources/orders.ts"
 import { PriceBreaks, PriceBreaksRequest } from "../../domain/resources/priceBreaks.ts"
 import { ServiceJob } from "../../domain/resources/production.ts"
-import { COMMON_ERRORS, create, get, IdParam, list, lookup, PAGING, recordOf, remove, replace, tag } from "../endpoints.ts"
+import { COMMON_ERRORS, create, get, IdParam, list, lookup, MissingRecord, PAGING, recordOf, remove, replace, tag } from "../endpoints.ts"
 import { emptyOk } from "../openapi.ts"
 
 const Id = IdParam.id
@@ -164,7 +164,7 @@ export const TicketModelGroup = HttpApiGroup.make("ticketModel")
     ),
     HttpApiEndpoint.get("getMachiningStrategy", "/ticket-model/:ticketModelId/machining-strategy/:serviceId", {
       params: { ...TicketModelParams, serviceId: Id },
-      success: MachiningStrategy,
+      success: [MachiningStrategy, MissingRecord],
       error: COMMON_ERRORS
     }).annotate(OpenApi.Summary, "Get a machining strategy").annotate(OpenApi.Description, "None set reads as 200 with an empty body.")
       .annotate(OpenApi.Transform, emptyOk),
@@ -230,7 +230,11 @@ export const TicketQuoteGroup = HttpApiGroup.make("ticketQuote")
         "(quantity × unitPrice) and the total. A line with `options` is the exception: accepting the quote with the line's `quantity` set " +
         "to one of its options' quantities chooses that option (the line takes its unit price and total, the part that quantity and its " +
         "price at it, without superseding the quote); another quantity is a 422 naming `lines.<i>.quantity` and the quantities offered. " +
-        "`options` are the engine's (a value sent is replaced); the option at the line's quantity follows the line's unit price."
+        "`options` are the engine's; the option at the line's quantity follows the line's unit price. The shortest acceptance is the quote " +
+        "as read with `state: \"accepted\"`: the engine's fields (`number`, `exchangeRate`, `total`, a line's `total`, `manufacturability`, " +
+        "`options`) may be left out, and those sent must be the quote's as read or as the PUT makes them (one 422 naming each other value, " +
+        "never a silent overwrite). `validUntil` can change only to the future, never before the quote was made (422 naming `validUntil`); " +
+        "whether the quote has expired is judged on the stored quote (an expired one is a 409 naming the state)."
     )
   )
   .annotateMerge(tag("Ticket quote", "Quotes of a ticket: priced lines, a total, a state and a validity."))

@@ -2,6 +2,8 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { NotFound } from "../../domain/Errors.ts"
+import { INT32_MAX } from "../../domain/Integers.ts"
+import { MAX_FILTER_VALUES } from "../../domain/Resource.ts"
 import {
   Machine,
   MachineByDistance,
@@ -24,7 +26,7 @@ import {
   ServiceJobProductionQuery
 } from "../../domain/resources/production.ts"
 import { ReportMetrics, ReportMetricsQuery } from "../../domain/resources/reportMetrics.ts"
-import { COMMON_ERRORS, create, get, IdParam, list, pagedList, PAGING, recordOf, remove, replace, tag } from "../endpoints.ts"
+import { COMMON_ERRORS, create, get, IdParam, list, MissingRecord, pagedList, PAGING, recordOf, remove, replace, tag } from "../endpoints.ts"
 import { emptyOk } from "../openapi.ts"
 
 const Id = IdParam.id
@@ -86,7 +88,7 @@ const ReelGroupIdParam = { id: ReelGroupNumber }
 
 type Json = Record<string, unknown>
 
-const NUMBER = { type: "integer", minimum: 1 }
+const NUMBER = { type: "integer", format: "int32", minimum: 1, maximum: INT32_MAX }
 
 /**
  * Endpoint transform: the parameter `name` holds reel group numbers (integers
@@ -102,7 +104,7 @@ const reelGroupNumberIn = (name: string) => (operation: Json): Json => {
       parameter.schema = { ...NUMBER }
       parameter.description = "The reel group's number, as POST /reel-group answers it. Any other value is a reel group that does not exist."
     } else {
-      parameter.schema = { anyOf: [{ ...NUMBER }, { type: "array", items: { ...NUMBER } }] }
+      parameter.schema = { anyOf: [{ ...NUMBER }, { type: "array", items: { ...NUMBER }, maxItems: MAX_FILTER_VALUES }] }
       parameter.description = "Only these reel groups, by number; repeatable (`?ids=7&ids=8`)"
     }
   }
@@ -125,7 +127,7 @@ export const ReelGroupGroup = HttpApiGroup.make("reelGroup")
       ),
     HttpApiEndpoint.post("create", "/reel-group", { payload: ReelGroupInput, success: ReelGroup, error: COMMON_ERRORS })
       .annotate(OpenApi.Summary, "Create a reel group").annotate(OpenApi.Description, "Answers the group with its numeric `id`."),
-    HttpApiEndpoint.get("get", "/reel-group/:id", { params: ReelGroupIdParam, success: ReelGroup, error: COMMON_ERRORS })
+    HttpApiEndpoint.get("get", "/reel-group/:id", { params: ReelGroupIdParam, success: [ReelGroup, MissingRecord], error: COMMON_ERRORS })
       .annotate(OpenApi.Summary, "Get a reel group").annotate(
         OpenApi.Description,
         "A missing id, another app's, or a value that is no number reads as 200 with an empty body."
@@ -199,11 +201,15 @@ export const ServiceJobGroup = HttpApiGroup.make("serviceJob")
       OpenApi.Description,
       "Only a `queued` job (409 naming the state). Answers the deleted job; its parts keep their PPS records, in no job."
     ),
-    HttpApiEndpoint.get("production", "/service-job/:id/production", { params: IdParam, success: ServiceJobProduction, error: COMMON_ERRORS })
+    HttpApiEndpoint.get("production", "/service-job/:id/production", {
+      params: IdParam,
+      success: [ServiceJobProduction, MissingRecord],
+      error: COMMON_ERRORS
+    })
       .annotate(OpenApi.Summary, "Get a service job production").annotate(
         OpenApi.Description,
         "The job's state and the sums of its PPS records. A missing id reads as 200 with an empty body."
-      ),
+      ).annotate(OpenApi.Transform, emptyOk),
     HttpApiEndpoint.put("updateProduction", "/service-job/:id/production/:ppsId", {
       params: { ...IdParam, ppsId: Id },
       payload: PpsProgress,

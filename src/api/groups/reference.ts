@@ -18,7 +18,7 @@ import {
   Technology,
   User
 } from "../../domain/resources/reference.ts"
-import { COMMON_ERRORS, create, get, IdParam, list, recordOf, remove, replace, tag } from "../endpoints.ts"
+import { COMMON_ERRORS, create, get, IdParam, list, recordOf, remove, replace, replaceOrCreate, tag } from "../endpoints.ts"
 
 export const AppGroup = HttpApiGroup.make("app")
   .add(
@@ -59,7 +59,7 @@ export const CurrencyGroup = HttpApiGroup.make("currency")
     )
   )
 export const MaterialSeriesGroup = HttpApiGroup.make("materialSeries")
-  .add(list(MaterialSeries), get(MaterialSeries), replace(MaterialSeries), remove(MaterialSeries))
+  .add(list(MaterialSeries), get(MaterialSeries), replaceOrCreate(MaterialSeries), remove(MaterialSeries))
   .annotateMerge(tag("Material series", "Series of materials of a technology."))
 export const MaterialGroup = HttpApiGroup.make("material")
   .add(

@@ -52,7 +52,8 @@ const OtherRequest = Schema.Struct({
     "resources/templates/list",
     "resources/read",
     "prompts/list",
-    "prompts/get"
+    "prompts/get",
+    "completion/complete"
   ]),
   params: Schema.optional(Schema.Record(Schema.String, Schema.Unknown))
 }).annotate({ title: "MCP request", examples: [{ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }] })
@@ -82,8 +83,9 @@ export const McpAnswer = Schema.Union([
     id: Schema.optionalKey(JsonRpcId.annotate({ description: "The request's id; absent when it had none or could not be read" })),
     error: Schema.Struct({
       code: Schema.Int.annotate({
-        description: "-32700 not JSON, -32600 not a JSON-RPC request (or no id), -32020 a header missing or differing from the body, " +
-          "-32022 unsupported protocol version, -32601 unknown method, -32602 invalid params"
+        description: "-32700 not JSON, -32600 not a JSON-RPC request (or no id, or a refused body: 413, 415, 406, a foreign Origin), " +
+          "-32020 a header missing or differing from the body, -32022 unsupported protocol version, -32601 unknown method, " +
+          "-32602 invalid params, 429 the app's rate limit spent (the HTTP status as an application-defined code)"
       }),
       message: Schema.String,
       data: Schema.optionalKey(Schema.Unknown.annotate({ description: "Details of the error, when the server has any" }))
@@ -129,6 +131,11 @@ export const mcpPathItem = (schemas: Json, security: ReadonlyArray<Json>, unauth
         header(
           "Mcp-Name",
           "2026-07-28: the tool's name (tools/call), the resource's URI (resources/read) or the prompt's name (prompts/get); a mismatch is -32020"
+        ),
+        header(
+          "Idempotency-Key",
+          "tools/call of create_ticket, create_part, create_ticket_quote or send_ticket_to_production: the call runs once per app and " +
+            "key, its result answered again to a retry (`_meta[\"io.mfg/idempotentReplayed\"]`), as on REST"
         )
       ],
       requestBody: {
@@ -148,14 +155,31 @@ export const mcpPathItem = (schemas: Json, security: ReadonlyArray<Json>, unauth
           content: { "application/json": { schema: jsonSchema(McpAnswer, schemas) } }
         },
         "401": unauthorized,
-        "403": { description: "The request's `Origin` is not allowed" },
+        "403": {
+          description: "The request's `Origin` is not allowed (before the secret is judged; a JSON-RPC error without id)",
+          content: { "application/json": { schema: jsonSchema(McpAnswer, schemas) } }
+        },
         "404": {
           description: "2026-07-28: unknown method (-32601)",
           content: { "application/json": { schema: jsonSchema(McpAnswer, schemas) } }
         },
         "405": { description: "GET and DELETE: there is no stream and no session" },
-        "406": { description: "The `Accept` header must allow `application/json` and `text/event-stream`" },
-        "415": { description: "The body is not `application/json`" },
+        "406": {
+          description: "The `Accept` header must allow `application/json` and `text/event-stream` (-32600, with the request's id)",
+          content: { "application/json": { schema: jsonSchema(McpAnswer, schemas) } }
+        },
+        "413": {
+          description: "The body is larger than MAX_BODY_BYTES (-32600; with the request's id when it could be read)",
+          content: { "application/json": { schema: jsonSchema(McpAnswer, schemas) } }
+        },
+        "415": {
+          description: "The body is not `application/json` (-32600, with the request's id)",
+          content: { "application/json": { schema: jsonSchema(McpAnswer, schemas) } }
+        },
+        "429": {
+          description: "The app's rate limit is spent (code 429, `data.type` TooManyRequests, with the request's id); see `Retry-After`",
+          content: { "application/json": { schema: jsonSchema(McpAnswer, schemas) } }
+        },
         "503": unavailable
       }
     }

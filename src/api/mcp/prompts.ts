@@ -6,7 +6,10 @@
  *
  * Prompt arguments are strings (MCP `prompts/get`); the Schema decodes them
  * (a quantity from its text) and states the one-model-source rule, so a
- * `prompts/get` that breaks it is invalid params naming the argument.
+ * `prompts/get` that breaks it is invalid params naming the argument. The
+ * customer, project, technology, material and catalogue configuration
+ * arguments complete (`completion/complete`) from the app's own records
+ * (McpPrompts).
  */
 import { Schema } from "effect"
 import { Name, Quantity, Ref } from "../../domain/resources/fields.ts"
@@ -42,15 +45,35 @@ export const QuoteAPartArguments = Schema.Struct({
   quantity: Schema.NumberFromString.pipe(Schema.decodeTo(Quantity)).annotate({ description: "How many parts to quote, a whole number (e.g. 25)" }),
   customerName: Schema.optionalKey(
     Name.annotate({ description: "The customer's name as the `mfg://customer` resource has it; left out, the agent asks the user." })
+  ),
+  projectId: Schema.optionalKey(
+    Ref("project").annotate({
+      description: "The project (order) to quote in: a project `id` from `mfg://project`; left out, the agent chooses one of the customer's."
+    })
+  ),
+  technologyId: Schema.optionalKey(
+    Ref("technology").annotate({
+      description: "With modelUrl: the technology to make it with, a technology `id` from `mfg://technology`; left out, the agent chooses. " +
+        "(A catalogue configuration brings its own.)"
+    })
+  ),
+  materialId: Schema.optionalKey(
+    Ref("material").annotate({
+      description: "With modelUrl: a material `id` of the technology, from `mfg://material`; left out, the agent chooses. " +
+        "(A catalogue configuration brings its own.)"
+    })
   )
-}).check(Schema.makeFilter((args) =>
-  (args.modelUrl === undefined) === (args.catalogueModelConfigurationId === undefined)
-    ? {
+}).check(Schema.makeFilter((args) => {
+  if ((args.modelUrl === undefined) === (args.catalogueModelConfigurationId === undefined)) {
+    return {
       path: [args.modelUrl === undefined ? "modelUrl" : "catalogueModelConfigurationId"],
       issue: "exactly one of modelUrl and catalogueModelConfigurationId is required"
     }
-    : true
-))
+  }
+  // A catalogue configuration is made as it says: its technology and material are not chosen again.
+  const chosen = args.catalogueModelConfigurationId === undefined ? undefined : (["technologyId", "materialId"] as const).find((key) => args[key] !== undefined)
+  return chosen === undefined ? true : { path: [chosen], issue: `${chosen} goes with modelUrl: a catalogue configuration brings its own` }
+}))
 export type QuoteAPartArguments = typeof QuoteAPartArguments.Type
 
 /** RFC 6570 form-style expansion of one query parameter (a `<placeholder>` is left for the agent to fill in). */
@@ -73,33 +96,44 @@ const quoteAPartText = (args: QuoteAPartArguments): string => {
   const findCustomer = args.customerName === undefined
     ? `Ask the user which customer, then read \`${customer.uri}\` (or the template \`${customer.uriTemplate}\`) and find it.`
     : `Read \`${withQuery(customer.uri, "name", args.customerName)}\` (an exact name; otherwise read \`${customer.uri}\` and look).`
+  const findProject = args.projectId === undefined
+    ? `Then read \`${withQuery(project.uri, "customerId", "<customer id>")}\` and choose the project to quote in (its \`currencyId\` is the ` +
+      "quote's default currency)."
+    : `The project is ${args.projectId}: read \`${withQuery(project.uri, "customerId", "<customer id>")}\` to check it is the customer's ` +
+      "(its `currencyId` is the quote's default currency)."
+  const chooseTechnology = args.technologyId === undefined
+    ? `2. How to make it. Read \`${technology.uri}\` and choose the technology.`
+    : `2. How to make it. The technology is ${args.technologyId} (\`${technology.uri}\` lists it).`
+  const chooseMaterial = args.materialId === undefined
+    ? `   Read \`${withQuery(material.uri, "technologyId", "<technology id>")}\` and choose a material; its \`colours\` are the colours it comes in: ` +
+      "take one's `id` as `colourId`, or leave `colourId` out."
+    : `   The material is ${args.materialId}: read \`${withQuery(material.uri, "technologyId", "<technology id>")}\` for it; its \`colours\` are ` +
+      "the colours it comes in: take one's `id` as `colourId`, or leave `colourId` out."
   const make = fromUrl
     ? [
-      `2. How to make it. Read \`${technology.uri}\` and choose the technology.`,
-      `   Read \`${withQuery(material.uri, "technologyId", "<technology id>")}\` and choose a material; its \`colours\` are the colours it comes in: ` +
-      "take one's `id` as `colourId`, or leave `colourId` out.",
+      chooseTechnology,
+      chooseMaterial,
       `   Read \`${withQuery(fields.uri, "technologyId", "<technology id>")}\`: each field not set takes its \`defaultValueId\`; to choose another, ` +
       "set `productionParameterIds[<field name>]` to one of the field's `values[].id`.",
       `   Optionally read \`${services.uri}\` and list, as \`serviceIds\`, services whose \`technologyIds\` include the technology.`
     ]
     : [
-      `2. How to make it. Read \`${catalogue.uri}\` (template \`${catalogue.uriTemplate}\`) and find the model whose ` +
-      `\`configurations\` has the \`id\` ${args.catalogueModelConfigurationId}: that configuration's \`technologyId\`, \`materialId\`, ` +
-      "`colourId` and `productionParameterIds` are the part's."
+      `2. How to make it. The catalogue configuration ${args.catalogueModelConfigurationId} says it: its \`technologyId\`, ` +
+      `\`materialId\`, \`colourId\` and \`productionParameterIds\` (read \`${catalogue.uri}\`, template \`${catalogue.uriTemplate}\`, ` +
+      "to tell the user) are the part's."
     ]
   const partArguments = fromUrl
     ? `{"ticketId": "<ticket id>", "modelEndpoint": {"url": ${JSON.stringify(args.modelUrl)}}, "technologyId": "<technology id>", ` +
       `"materialId": "<material id>", "quantity": ${args.quantity}} plus \`colourId\`, \`productionParameterIds\` and \`serviceIds\` as chosen. ` +
       "The engine downloads the model file and analyses it"
     : `{"ticketId": "<ticket id>", "catalogueModelConfigurationId": ${JSON.stringify(args.catalogueModelConfigurationId)}, ` +
-      `"technologyId": "<technology id>", "materialId": "<material id>", "quantity": ${args.quantity}} plus \`colourId\` and ` +
-      "`productionParameterIds` as the configuration has them"
+      `"quantity": ${args.quantity}}: the configuration brings the technology, material, colour, production parameters and ` +
+      "services, and the part is priced as it says"
   return [
     `Quote ${args.quantity} × ${source} for ${who}, and send the quote. Take every id from this server's resources ` +
     "(resources/read); never guess one.",
     "",
-    `1. Customer and project (order). ${findCustomer} Then read \`${withQuery(project.uri, "customerId", "<customer id>")}\` and ` +
-    "choose the project to quote in (its `currencyId` is the quote's default currency). The tools cannot create customers or " +
+    `1. Customer and project (order). ${findCustomer} ${findProject} The tools cannot create customers or ` +
     "projects: if none fits, ask the user, or create them with the REST API (POST /v1/customer, then POST /v1/project) when you " +
     "can call it, and read the resources again.",
     ...make,

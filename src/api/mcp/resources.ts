@@ -331,3 +331,22 @@ export const resourceOfUri = (uri: string): McpResourceSpec | undefined => {
   const base = uri.split("?")[0]
   return MCP_RESOURCES.find((spec) => spec.uri === base)
 }
+
+/**
+ * A quote as a PDF (A4, the same bytes for the same quote), as `GET
+ * /v1/ticket-quote/{id}` answers it to `Accept: application/pdf`: one
+ * `application/pdf` blob, for an agent that speaks only MCP to hand the
+ * customer the quote it made.
+ */
+export const QUOTE_PDF = {
+  uriTemplate: "mfg://ticket-quote/{id}/pdf",
+  name: "ticket-quote-pdf",
+  title: "Ticket quote as a PDF",
+  description: "A ticket quote as a PDF (A4): the quote's `id` (create_ticket_quote, list_ticket_quotes) in the URI. The content is one " +
+    "`application/pdf` blob, the same bytes for the same quote.",
+  mimeType: "application/pdf",
+  /** The REST operation it reads (its scope is the read's: src/api/Scopes.ts). */
+  operation: "ticketQuote.get",
+  /** The quote's id in a URI of the template, or undefined when the URI is none of its. */
+  idOf: (uri: string): string | undefined => /^mfg:\/\/ticket-quote\/([^/?#]+)\/pdf$/.exec(uri)?.[1]
+} as const

@@ -23,16 +23,19 @@ import { Effect, Schema, SchemaIssue } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { type HttpApiEndpoint, HttpApiSchema } from "effect/http-api"
 import { BadRequest, type DownstreamError, FieldProblem } from "../../domain/Errors.ts"
+import { DATE_FIELDS } from "../../domain/Resource.ts"
 import { CurrentCaller } from "../Authorization.ts"
 import { badRequestOf } from "../BadRequests.ts"
 import { TicketGroup, TicketModelGroup, TicketQuoteGroup } from "../groups/orders.ts"
+import { inputStructure, outputStructure } from "./toolSchemas.ts"
 
 /** What a failed tool call answers: the REST error body, `{code, message, type}`, and `errors` for invalid arguments. */
 export const ToolFailure = Schema.Struct({
   code: Schema.Int,
   message: Schema.String,
   type: Schema.String,
-  errors: Schema.optional(Schema.Array(FieldProblem))
+  errors: Schema.optional(Schema.Array(FieldProblem)),
+  moreErrors: Schema.optional(Schema.Int)
 }).annotate({ title: "Tool error", description: "The REST error body: `code` is the HTTP status the REST endpoint would answer." })
 export type ToolFailure = typeof ToolFailure.Type
 
@@ -49,6 +52,8 @@ interface JsonSchemaObject {
 interface InputPart {
   readonly part: Part
   readonly keys: ReadonlySet<string>
+  /** The keys taken and dropped unread: the read-only fields of a record as read. */
+  readonly ignored: ReadonlySet<string>
   readonly decode: (input: unknown) => Effect.Effect<unknown, Schema.SchemaError>
 }
 
@@ -78,6 +83,13 @@ export interface McpToolSpec {
   readonly arguments?: Readonly<Record<string, string>>
   /** The REST endpoint answers an empty 200 for a missing record: the tool answers `null`. */
   readonly nullable?: boolean
+  /** The tool changes one existing record, and takes `ifMatch` (the REST `If-Match`): the version it was read at. */
+  readonly conditional?: boolean
+  /**
+   * The read whose representation the tool's records are (the REST read that answers the same record, and whose
+   * `ETag` the result's `_meta` repeats); none when the tool answers no record of its own kind.
+   */
+  readonly recordRead?: HttpApiEndpoint.Top
 }
 
 const endpointOf = (group: { readonly identifier: string; readonly endpoints: object }, name: string) => {
@@ -90,11 +102,56 @@ const ticket = (name: string) => endpointOf(TicketGroup, name)
 const ticketModel = (name: string) => endpointOf(TicketModelGroup, name)
 const ticketQuote = (name: string) => endpointOf(TicketQuoteGroup, name)
 
+/** The REST reads of the tools' records (a ticket has no `GET /ticket/{id}`: its lookup reads it by id). */
+const quoteRead = ticketQuote("get").endpoint
+const ticketRead = ticket("lookup").endpoint
+const partRead = ticketModel("get").endpoint
+
 /** Where an agent finds a ticket's id. */
 const TICKET_ID = "the `id` of a `create_ticket` or `lookup_ticket` result"
 const LIST_TEXT = "Each filter takes one or more values (an array) and filters combine with AND; `createdAt` and `updatedAt` take a date " +
   "(the whole UTC day) or a date-time, or a range with `[from]` and `[to]`. Oldest first; `limit` (default 100, at most 1000) and `offset` page."
 const RECORD_AS_READ = "as a list or create result answers it, changed where it should change (its read-only fields are accepted and ignored)"
+
+/**
+ * A list's date filter as the tools state it: what its check accepts (a date or a date-time, or null for none), in few
+ * words, as LIST_TEXT says the rest in the tool's description.
+ */
+const dateFilter = (description: string) => ({
+  anyOf: [{ type: "string", anyOf: [{ format: "date" }, { format: "date-time" }], description }, { type: "null" }]
+})
+const DATE_FILTERS: Readonly<Record<string, unknown>> = Object.fromEntries(DATE_FIELDS.flatMap((field) => {
+  const what = field === "createdAt" ? "Created" : "Last changed"
+  return [
+    [field, dateFilter(`${what} on this date (a UTC day) or at this date-time`)],
+    [`${field}[from]`, dateFilter(`${what} at or after this date or date-time`)],
+    [`${field}[to]`, dateFilter(`${what} at or before this date-time, or by the end of this date`)]
+  ]
+}))
+
+/** The argument of a conditional tool naming the version of the record it changes. */
+export const IF_MATCH = "ifMatch"
+
+/** A read-only field of a record as read, in an update tool's input: any value, dropped. */
+const READ_ONLY_ARGUMENT = { description: "Read-only (the engine sets it): ignored" }
+
+const IF_MATCH_ARGUMENT = {
+  type: "string",
+  minLength: 1,
+  maxLength: 1000,
+  description: "The record's `etag` as read (a result's `_meta[\"io.mfg/etag\"]`; a list's `_meta[\"io.mfg/etags\"][<id>]`): if it " +
+    "changed since, nothing changes and the call fails with code 412"
+}
+
+/** What an `If-Match` header holds: `*`, or entity tags separated by commas (RFC 9110). */
+const ENTITY_TAG_LIST = /^\s*(\*|(W\/)?"[\x21\x23-\x7e\x80-\xff]*"(\s*,\s*(W\/)?"[\x21\x23-\x7e\x80-\xff]*")*)\s*$/
+const isEntityTagList = (value: unknown): value is string => typeof value === "string" && value.length <= 1000 && ENTITY_TAG_LIST.test(value)
+
+/** An `ifMatch` that is no entity tag, as the schema's own issue, naming the argument. */
+const INVALID_IF_MATCH: SchemaIssue.Issue = new SchemaIssue.Pointer(
+  [IF_MATCH],
+  new SchemaIssue.InvalidValue({ message: "expected an etag as a result's _meta gives it (a quoted string, e.g. \"abc\"), or *" })
+)
 
 /** The 9 tools, in the order of the architecture page. */
 export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
@@ -109,6 +166,7 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
     destructive: false,
     idempotent: true,
     openWorld: false,
+    recordRead: quoteRead,
     arguments: {
       ids: "Only the quotes with these `id`s",
       ticketId: `Only the quotes of these tickets: ticket ids, each ${TICKET_ID}`,
@@ -130,6 +188,7 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
     destructive: true,
     idempotent: false,
     openWorld: false,
+    recordRead: quoteRead,
     arguments: { ticketId: `The ticket to quote: ${TICKET_ID}` }
   },
   {
@@ -137,9 +196,12 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
     title: "Replace a ticket quote",
     description: `Replaces a \`sent\` quote with the arguments: pass the quote ${RECORD_AS_READ}. Omitted optional fields (\`notes\`) ` +
       "are cleared. `state` `accepted` records the customer's acceptance (the newest sent quote, still valid; the ticket becomes " +
-      "`accepted`), `rejected` the refusal; both are final. While `sent`, a line's `description` and `unitPrice` may change; lines " +
-      "cannot be added, removed or re-pointed, `ticketId` and `currencyId` cannot change. A line with `options` is accepted at the " +
-      "quantity the buyer chose: set its `quantity` to one of its options' quantities with `state` `accepted` (the line takes that " +
+      "`accepted`), `rejected` the refusal; both are final. To accept, send the quote as read with `state` changed and its etag: " +
+      "`{...quote, \"state\": \"accepted\", \"ifMatch\": <its _meta etag>}`; the engine's fields (`number`, `total`, " +
+      "`exchangeRate`, `pdfUrl`, timestamps, a line's `total`) may be left out, any sent must be as read. While `sent`, a line's " +
+      "`description` and `unitPrice` " +
+      "may change; lines cannot be added, removed or re-pointed, `ticketId` and `currencyId` cannot change. A line with `options` " +
+      "is accepted at the quantity the buyer chose: set its `quantity` to one of its options' quantities (the line takes that " +
       "option's price, the part that quantity).",
     rest: "PUT /v1/ticket-quote/{id}",
     ...ticketQuote("replace"),
@@ -148,6 +210,8 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
     destructive: true,
     idempotent: true,
     openWorld: false,
+    recordRead: quoteRead,
+    conditional: true,
     arguments: {
       id: "The quote to replace: the `id` of a `create_ticket_quote` or `list_ticket_quotes` result",
       ticketId: "The quoted ticket's id, as the quote reads it; it cannot change",
@@ -164,6 +228,7 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
     destructive: false,
     idempotent: true,
     openWorld: false,
+    recordRead: ticketRead,
     nullable: true,
     arguments: { identifier: "The ticket's id, number (T-000042) or external reference" }
   },
@@ -177,7 +242,8 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
     readOnly: false,
     destructive: false,
     idempotent: false,
-    openWorld: false
+    openWorld: false,
+    recordRead: ticketRead
   },
   {
     name: "send_ticket_to_production",
@@ -192,6 +258,7 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
     destructive: true,
     idempotent: true,
     openWorld: false,
+    conditional: true,
     arguments: { id: `The ticket to send, its quote accepted: ${TICKET_ID}` }
   },
   {
@@ -204,6 +271,7 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
     destructive: false,
     idempotent: true,
     openWorld: false,
+    recordRead: partRead,
     arguments: {
       ids: "Only the parts with these `id`s",
       ticketId: `Only the parts of these tickets: ticket ids, each ${TICKET_ID}`,
@@ -214,11 +282,11 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
   {
     name: "create_part",
     title: "Create a part",
-    description: "Adds a part (ticket model) to a `draft` or `quoted` ticket, from exactly one model source: a model file URL " +
-      "(`modelEndpoint`; the engine downloads and analyses the file) or a catalogue model configuration " +
-      "(`catalogueModelConfigurationId`). With the technology, a material of it, the quantity and, optionally, colour, production " +
-      "parameters and post-processing services. Answers the part, analysed and priced. On a `quoted` ticket the open quote " +
-      "becomes `superseded` and the ticket returns to `draft`.",
+    description: "Adds a part (ticket model) to a `draft` or `quoted` ticket from one model source: a model file URL " +
+      "(`modelEndpoint`, downloaded and analysed) with the technology, a material of it and optionally colour, production " +
+      "parameters and services; or a catalogue configuration (`catalogueModelConfigurationId`), which brings all of them (any " +
+      "given must agree). Answers the part, analysed and priced. On a `quoted` ticket the open quote becomes `superseded` and " +
+      "the ticket returns to `draft`.",
     rest: "POST /v1/ticket-model",
     ...ticketModel("create"),
     readOnly: false,
@@ -226,6 +294,7 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
     destructive: true,
     idempotent: false,
     openWorld: true,
+    recordRead: partRead,
     arguments: { ticketId: `The \`draft\` or \`quoted\` ticket the part is for: ${TICKET_ID}` }
   },
   {
@@ -241,6 +310,8 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
     destructive: true,
     idempotent: true,
     openWorld: true,
+    recordRead: partRead,
+    conditional: true,
     arguments: {
       id: "The part to replace: the `id` of a `create_part` or `list_parts` result",
       ticketId: `The ticket the part is in, as read (a \`draft\` or \`quoted\` one to move it): ${TICKET_ID}`
@@ -255,22 +326,20 @@ export const TOOL_SPECS: ReadonlyArray<McpToolSpec> = [
  */
 const ARGUMENT_SOURCES: Readonly<Record<string, string>> = {
   ticketId: `The ticket: ${TICKET_ID}`,
-  projectId: "The project (order) the ticket belongs to: the `id` of a project from the `mfg://project{?customerId}` resource " +
-    "(the customers are in `mfg://customer`)",
-  technologyId: "The technology that makes the part: the `id` of a technology from the `mfg://technology` resource",
-  materialId: "A material of the part's technology: the `id` of a material from the `mfg://material{?technologyId}` resource",
-  colourId: "The part's colour: one of the material's colours (its `colours` in the `mfg://material{?technologyId}` resource); " +
-    "any colour of `mfg://colour` when the material lists none",
-  modelEndpoint: "One model source (or else `catalogueModelConfigurationId`): the model file's URL, which the engine downloads " +
-    "and analyses (STL, 3MF or OBJ; a public http(s) URL)",
-  catalogueModelConfigurationId: "The other model source (instead of `modelEndpoint`): the `id` of one of a catalogue model's " +
-    "`configurations`, from the `mfg://catalogue-model` resource, of the part's technology",
-  productionParameterIds: "Production parameters: a field's `name` → the `id` of one of its `values`, for the fields of the part's " +
-    "technology in the `mfg://production-parameter-field{?technologyId}` resource; a field left out takes its default value",
-  serviceIds: "Post-processing services: `id`s from the `mfg://post-processing-service` resource whose `technologyIds` include the part's technology",
-  currencyId: "The quote's currency: the `id` of a currency from the `mfg://currency` resource",
-  ticketModelId: "A part of the ticket: the `id` of a `create_part` or `list_parts` result; on a quote's line, the part the line " +
-    "prices, as the quote reads it: keep it",
+  projectId: "A project (order) `id` from `mfg://project{?customerId}` (the customers are in `mfg://customer`)",
+  technologyId: "The technology that makes the part: a technology `id` from `mfg://technology`",
+  materialId: "A material of the part's technology: a material `id` from `mfg://material{?technologyId}`",
+  colourId: "One of the material's `colours` (`mfg://material{?technologyId}`); any colour of `mfg://colour` when it lists none",
+  modelEndpoint: "One model source (or else `catalogueModelConfigurationId`): a public http(s) URL of an STL, 3MF or OBJ file, which " +
+    "the engine downloads and analyses",
+  catalogueModelConfigurationId: "The other model source (instead of `modelEndpoint`): the `id` of one of the `configurations` of a " +
+    "model in `mfg://catalogue-model`",
+  productionParameterIds: "A field's `name` → the `id` of one of its `values`, for the technology's fields in " +
+    "`mfg://production-parameter-field{?technologyId}`; a field left out takes its default value",
+  serviceIds: "Post-processing service `id`s from `mfg://post-processing-service` whose `technologyIds` include the part's technology",
+  currencyId: "The quote's currency: a currency `id` from `mfg://currency`",
+  ticketModelId: "A part of the ticket (the `id` of a `create_part` or `list_parts` result); on a quote's line, the part it prices, " +
+    "as the quote reads it: keep it",
   itemId: "The ticket item this line prices, as the quote reads it: keep it"
 }
 
@@ -297,10 +366,13 @@ const jsonSchemaOf = (codec: Schema.Top) => {
   return { schema: document.schema as JsonSchemaObject, definitions: document.definitions as Record<string, unknown> }
 }
 
-const failureOf = (error: BadRequest): ToolFailure =>
-  error.errors === undefined
-    ? { code: error.code, message: error.message, type: error.type }
-    : { code: error.code, message: error.message, type: error.type, errors: error.errors }
+const failureOf = (error: BadRequest): ToolFailure => ({
+  code: error.code,
+  message: error.message,
+  type: error.type,
+  ...(error.errors === undefined ? {} : { errors: error.errors }),
+  ...(error.moreErrors === undefined ? {} : { moreErrors: error.moreErrors })
+})
 
 type Json = Record<string, unknown>
 const isJson = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
@@ -405,12 +477,16 @@ export const deriveTool = (spec: McpToolSpec) => {
     // The decoded side: what the endpoint's handler receives, with the checks across fields.
     const decoded = part === "payload" ? jsonSchemaOf(jsonCodec(schema)).schema : json
     const own = new Set<string>()
+    const ignored = new Set<string>()
     for (const [key, value] of writableFirst(json, decoded)) {
       // A replace body may carry the record's `id` back as read; the tool takes it once, as the path's.
       const optionalEcho = part === "payload" && key in properties && !(json.required ?? []).includes(key)
       if (optionalEcho) continue
       if (key in properties) throw new Error(`MCP tool ${spec.name}: argument "${key}" is both in the path, query or body`)
-      properties[key] = value
+      // What the record as read adds to the writable fields (timestamps, geometry, prices): taken, whatever it holds, and dropped.
+      const readOnly = part === "payload" && decoded.properties !== undefined && !(key in decoded.properties)
+      properties[key] = readOnly ? READ_ONLY_ARGUMENT : part === "query" && key in DATE_FILTERS ? DATE_FILTERS[key] : value
+      if (readOnly) ignored.add(key)
       own.add(key)
     }
     required.push(...(json.required ?? []))
@@ -420,11 +496,13 @@ export const deriveTool = (spec: McpToolSpec) => {
     parts.push({
       part,
       keys: own,
+      ignored,
       decode: (input) => decode(input, { onExcessProperty: "error", errors: "all" })
     })
   }
+  if (spec.conditional === true) properties[IF_MATCH] = IF_MATCH_ARGUMENT
   const argumentText = spec.arguments ?? {}
-  const inputSchema = {
+  const inputSchema = inputStructure({
     type: "object",
     properties: Object.fromEntries(
       Object.entries(propertiesWithSources(properties)).map(([name, property]) => {
@@ -436,7 +514,7 @@ export const deriveTool = (spec: McpToolSpec) => {
     ...placeRules(rules),
     additionalProperties: false,
     ...(Object.keys(defs).length > 0 ? { $defs: withSources(defs) } : {})
-  }
+  })
   for (const name of Object.keys(argumentText)) {
     if (!(name in properties)) throw new Error(`MCP tool ${spec.name}: no argument "${name}" to describe`)
   }
@@ -445,19 +523,27 @@ export const deriveTool = (spec: McpToolSpec) => {
   if (body === undefined) throw new Error(`MCP tool ${spec.name}: ${spec.operation} has no response body`)
   const success: Schema.Top = spec.nullable === true ? Schema.NullOr(body) : body
   const decodeAnswer = Schema.decodeUnknownEffect(jsonCodec(success))
+  // Inline (no `$defs`): the output is one record or a list of them.
+  const outputSchema = outputStructure(Schema.toJsonSchemaDocument(success, { referencePolicy: () => undefined }).schema as Record<string, unknown>)
 
-  /** The tool's arguments, split and decoded into the engine request the REST endpoint would send. */
+  /**
+   * The tool's arguments, split and decoded into the engine request the REST
+   * endpoint would send, and the version `ifMatch` names (a conditional tool's).
+   */
   const decodeArguments = Effect.fnUntraced(function*(args: unknown) {
     const input = args ?? {}
     if (typeof input !== "object" || Array.isArray(input)) {
       return yield* Effect.fail(failureOf(BadRequest.of("The arguments must be a JSON object")))
     }
-    const record = input as Record<string, unknown>
+    const { [IF_MATCH]: ifMatchArgument, ...record } = input as Record<string, unknown>
+    const ifMatch = spec.conditional === true ? ifMatchArgument : undefined
     // Every problem of every argument at once, as the REST endpoint's 400 lists them.
     const issues: Array<SchemaIssue.Issue> = Object.keys(record).filter((key) => !parts.some((part) => part.keys.has(key))).map(unknownArgument)
+    if (spec.conditional !== true && ifMatchArgument !== undefined) issues.push(unknownArgument(IF_MATCH))
+    if (ifMatch !== undefined && ifMatch !== null && !isEntityTagList(ifMatch)) issues.push(INVALID_IF_MATCH)
     const request: { params?: Record<string, unknown>; query?: Record<string, unknown>; payload?: unknown } = {}
     for (const part of parts) {
-      const own = Object.fromEntries(Object.entries(record).filter(([key]) => part.keys.has(key)))
+      const own = Object.fromEntries(Object.entries(record).filter(([key]) => part.keys.has(key) && !part.ignored.has(key)))
       const decoded = yield* Effect.result(part.decode(own))
       if (decoded._tag === "Failure") {
         issues.push(decoded.failure.issue)
@@ -467,7 +553,7 @@ export const deriveTool = (spec: McpToolSpec) => {
       else request[part.part] = decoded.success as Record<string, unknown>
     }
     if (issues.length > 0) return yield* Effect.fail(failureOf(badRequestOf(issues.map((issue) => ({ kind: "Payload", issue })))))
-    return request
+    return { request, ifMatch: typeof ifMatch === "string" ? ifMatch : undefined }
   })
 
   const mismatch: ToolFailure = {
@@ -492,7 +578,7 @@ export const deriveTool = (spec: McpToolSpec) => {
     .annotate(Tool.Idempotent, spec.idempotent)
     .annotate(Tool.OpenWorld, spec.openWorld)
 
-  return { spec, tool, inputSchema, success, decodeArguments, checkAnswer }
+  return { spec, tool, inputSchema, outputSchema, success, decodeArguments, checkAnswer }
 }
 
 export type DerivedTool = ReturnType<typeof deriveTool>

@@ -1,11 +1,7 @@
 /** Customer: the company or person that orders parts (Customer 1–n Project). */
 import { Schema } from "effect"
 import { defineResource } from "../Resource.ts"
-
-const Email = Schema.String.check(
-  Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: "expected an e-mail address" }),
-  Schema.isMaxLength(320)
-).annotate({ examples: ["buyer@example.com"] })
+import { Email } from "./fields.ts"
 
 const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max))
 

@@ -40,10 +40,17 @@ export const CatalogueConfiguration = Schema.Struct({
   technologyId: Ref("technology"),
   materialId: Ref("material"),
   colourId: Schema.optional(Ref("colour")),
-  productionParameterIds: Schema.optional(ProductionParameterIds)
+  productionParameterIds: Schema.optional(ProductionParameterIds),
+  serviceIds: Schema.optional(
+    Schema.Array(Ref("post-processing service")).annotate({
+      description: "Post-processing services of the parts made from the configuration, each one that applies to its technology",
+      examples: [["sanding"]]
+    })
+  )
 }).annotate({
   description: "A way to make the model: the material must be of the technology, the colour one of the material's colours (when it lists them), " +
-    "and each production parameter a field of the technology with one of its values"
+    "each production parameter a field of the technology with one of its values, and each service one for the technology. A part made " +
+    "from it takes all of these (a field left out of `productionParameterIds` its default value)"
 })
 
 export const CatalogueModel = defineResource({

@@ -5,6 +5,8 @@
  * models take as `modelEndpoint.url`.
  */
 import { Schema } from "effect"
+import { Int32 } from "../Integers.ts"
+import { ModelUnit } from "./modelFiles.ts"
 
 /** The media types an upload may have; `application/octet-stream` needs a file name saying the format. */
 export const MODEL_MEDIA_TYPES = {
@@ -52,6 +54,11 @@ export const ModelFileQuery = Schema.Struct({
   fileName: Schema.optional(ModelFileName.annotate({
     description: "The file's name: required with `application/octet-stream` unless `Content-Disposition` names it; " +
       "its extension must agree with a `model/*` content type"
+  })),
+  unit: Schema.optional(ModelUnit.annotate({
+    description: "The unit the file's coordinates are in, for formats without units (STL, OBJ): mm unless stated; cm, m, in, ft or um. " +
+      "Parts and catalogue models made from the file are read in it; one whose `modelEndpoint.unit` says otherwise is a 422 `ModelUnitConflict`, " +
+      "as is a 3MF whose own unit is another. The same bytes in another unit are another file"
   }))
 })
 
@@ -62,7 +69,8 @@ export const ModelFileRecord = Schema.Struct({
     description: "SHA-256 of the file's bytes, lower-case hex",
     examples: ["9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"]
   }),
-  size: Schema.Int.annotate({ description: "The file's size in bytes" }),
+  size: Int32.annotate({ description: "The file's size in bytes" }),
+  unit: Schema.optional(ModelUnit.annotate({ description: "The unit the upload stated the file is in; absent when it stated none" })),
   url: Schema.String.annotate({
     description: "Where the file's bytes are read (GET, with the app's secret): give it as `modelEndpoint.url` of a part or " +
       "catalogue model, with `modelEndpoint.fileName`",

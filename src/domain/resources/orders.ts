@@ -3,12 +3,14 @@
  * items are extra lines of a ticket; a ticket's quote prices its parts and
  * items; model versions keep each model file a part has had.
  */
-import { Schema } from "effect"
+import { Schema, SchemaIssue } from "effect"
+import { Int32 } from "../Integers.ts"
+import { NonEmptyList } from "../NonEmptyList.ts"
 import { acceptingTheRecord, defineResource } from "../Resource.ts"
 import { ProductionParameterIds } from "./catalogue.ts"
 import { IsoDateTime, MAX_QUANTITY, Money, Name, NonNegative, Positive, Quantity, Ref, Text } from "./fields.ts"
 import { fileNameRule } from "./modelFileName.ts"
-import { Geometry, MODEL_SOURCE_ONE_OF, ModelEndpoint } from "./modelFiles.ts"
+import { Geometry, MODEL_SOURCE_ONE_OF, MODEL_SOURCE_REQUIRES, ModelEndpoint } from "./modelFiles.ts"
 
 export const Project = defineResource({
   name: "project",
@@ -94,10 +96,20 @@ export const ManufacturabilityStatus = Schema.Literals(["ok", "warning", "blocke
     "(no machine of its technology holds it, walls thinner than the technology makes). docs/geometry.md, \"Manufacturability\""
 })
 
+const PartPoint = Schema.Struct({ x: Schema.Finite, y: Schema.Finite, z: Schema.Finite })
+
+/** Where a finding is: docs/geometry.md, "Located findings". */
+export const FindingLocation = Schema.Struct({
+  boundingBox: Schema.Struct({ min: PartPoint, max: PartPoint }).annotate({
+    description: "The box of everything the finding concerns (edges, faces, sampled points, bodies; the whole part for build-volume)"
+  }),
+  points: Schema.Array(PartPoint).annotate({ description: "A few points of it (at most 5): the thinnest walls first, the largest overhangs first" })
+}).annotate({ description: "Where the finding is, in the part's coordinates: millimetres, in the model file's axes" })
+
 export const ManufacturabilityCheck = Schema.Struct({
   id: Schema.String.annotate({
-    description: "The check: mesh-open-edges, mesh-non-manifold-edges, mesh-inconsistent-normals, mesh-shells, build-volume, wall-thickness, " +
-      "overhang (FDM, SLA), enclosed-cavities (SLS, MJF), cnc-undercuts, cnc-stock-size (CNC milling)",
+    description: "The check: mesh-open-edges, mesh-non-manifold-edges, mesh-inconsistent-normals, mesh-degenerate-triangles, mesh-shells, " +
+      "build-volume, wall-thickness, overhang (FDM, SLA), enclosed-cavities (SLS, MJF), cnc-undercuts, cnc-stock-size (CNC milling)",
     examples: ["build-volume"]
   }),
   status: ManufacturabilityStatus,
@@ -105,7 +117,14 @@ export const ManufacturabilityCheck = Schema.Struct({
   limit: Schema.NullOr(Schema.Finite).annotate({ description: "The technology's limit the value is held to, in `unit`; null when none applies" }),
   unit: Schema.String.annotate({ examples: ["mm", "mm²", "edges"] }),
   message: Schema.String,
-  machineIds: Schema.optional(Schema.Array(Schema.String).annotate({ description: "build-volume: the app's machines of the technology the part fits" }))
+  machineIds: Schema.optional(Schema.Array(Schema.String).annotate({ description: "build-volume: the app's machines of the technology the part fits" })),
+  location: Schema.optional(FindingLocation.annotate({
+    description: "A check that warns or blocks: where, in the part's coordinates (mm). Absent on a model measured before findings were located"
+  })),
+  suggestion: Schema.optional(Schema.String.annotate({
+    description: "A check that warns or blocks: what to change, in one sentence",
+    examples: ["Thicken the wall to 0.8 mm at least."]
+  }))
 })
 
 export const Manufacturability = Schema.Struct({
@@ -115,6 +134,10 @@ export const Manufacturability = Schema.Struct({
   description: "Design-for-manufacturing checks of the part's model for its technology, from the geometry (measured once with it) and the app's " +
     "machines as of the part's last write; null until the model is analysed. A blocked part is not quoted unless the quote request says `override`"
 })
+
+const PartTechnologyId = Ref("technology").annotate({ description: "The id of the technology that makes the part", examples: ["fdm"] })
+const PartMaterialId = Ref("material").annotate({ description: "The id of a material of the part's technology" })
+const FROM_CONFIGURATION = "Required with `modelEndpoint`; from a catalogue configuration, the configuration's (a value sent must be it)"
 
 export const TicketModel = defineResource({
   name: "ticketModel",
@@ -129,23 +152,30 @@ export const TicketModel = defineResource({
         description: "The id of a catalogue model configuration (of the part's technology): the part is made from that catalogue model"
       })
     ),
-    technologyId: Ref("technology").annotate({ description: "The id of the technology that makes the part", examples: ["fdm"] }),
-    materialId: Ref("material").annotate({ description: "The id of a material of the part's technology" }),
+    technologyId: Schema.optional(PartTechnologyId.annotate({ description: `${PartTechnologyId.ast.annotations?.description} ${FROM_CONFIGURATION}` })),
+    materialId: Schema.optional(PartMaterialId.annotate({ description: `${PartMaterialId.ast.annotations?.description} ${FROM_CONFIGURATION}` })),
     colourId: Schema.optional(
       Ref("colour").annotate({
-        description: "The id of a colour: one of the material's `colourIds` when it lists them",
+        description: "The id of a colour: one of the material's `colourIds` when it lists them. From a catalogue configuration: the " +
+          "configuration's (none when it has none); a value sent must be it",
         examples: ["black"]
       })
     ),
     quantity: Quantity.annotate({ description: `How many pieces: a whole number from 1 to ${MAX_QUANTITY}` }),
-    productionParameterIds: Schema.optional(ProductionParameterIds),
+    productionParameterIds: Schema.optional(ProductionParameterIds.annotate({
+      description: "Production parameter field `name` → the id of one of that field's `values`, for the production parameter fields of the " +
+        "technology; a field left out takes its default value. As read: every field of the technology, with the value the part is " +
+        "priced with. From a catalogue configuration: the configuration's; a value sent must be it"
+    })),
     serviceIds: Schema.optional(
       Schema.Array(Ref("post-processing service")).annotate({
-        description: "Post-processing services for the part, each one that applies to its technology",
+        description: "Post-processing services for the part, each one that applies to its technology. From a catalogue configuration: " +
+          "the configuration's; a list sent must hold the same services",
         examples: [["sanding"]]
       })
     )
   },
+  completed: { technologyId: PartTechnologyId, materialId: PartMaterialId },
   computed: {
     fileName: Schema.NullOr(Schema.String),
     geometry: Schema.NullOr(Geometry).annotate({ description: "From the model file; null until analysed" }),
@@ -167,6 +197,9 @@ export const TicketModel = defineResource({
         issue: "exactly one of modelEndpoint and catalogueModelConfigurationId is required"
       }
     }
+    // From a model file, nothing else says how the part is made: the field is missing, as a required one is (400 MissingField).
+    const missing = hasEndpoint ? MODEL_SOURCE_REQUIRES.modelEndpoint.filter((field) => part[field] === undefined) : []
+    if (missing.length > 0) return missing.map((field) => ({ path: [field], issue: new SchemaIssue.MissingKey(undefined) }))
     return fileNameRule(part.modelEndpoint)
   }
 })
@@ -195,7 +228,7 @@ export const QuantityLadder = Schema.Array(Quantity).check(
 )
 
 /** Working days until something is made (docs/pricing.md, "Lead times"). */
-export const LeadTimeDays = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+export const LeadTimeDays = Int32.check(Schema.isGreaterThanOrEqualTo(0))
 
 export const QuoteOption = Schema.Struct({
   quantity: Quantity.annotate({ description: "A quantity the buyer may choose for the line's part" }),
@@ -229,21 +262,28 @@ export const QuoteLine = Schema.Struct({
       "accepts the quote: one of the options' quantities chooses that option (the part takes the quantity)"
   }),
   manufacturability: Schema.optional(ManufacturabilityStatus.annotate({
-    description: "Set by the engine on a part's line: the part's manufacturability status when the quote was made; a value sent is replaced"
+    description: "Set by the engine on a part's line: the part's manufacturability status when the quote was made; a value sent must be " +
+      "the line's (422 naming `lines.<i>.manufacturability`)"
   })),
   unitPrice: Money.annotate({
     description: "In the quote's currency, in its minor unit (0.01 for EUR): the part's or item's EUR unit price at the quote's exchange rate; " +
       "a replacement of the quote may override it while the quote is sent"
   }),
-  total: Money.annotate({ description: "Set by the engine: quantity × unitPrice, exactly; a value sent is replaced" }),
+  total: Money.annotate({
+    description: "Set by the engine: quantity × unitPrice, exactly. A replacement may leave it out; a value sent must be the line's as " +
+      "read or as the replacement makes it (422 naming `lines.<i>.total`)"
+  }),
   options: Schema.optional(
     Schema.Array(QuoteOption).annotate({
       description: "Set by the engine on a part's line quoted at several quantities (`quantityOptions` of the quote request), in ascending " +
         "quantity, the line's own quantity among them; the buyer chooses one by accepting the quote with the line's `quantity` set to it. " +
-        "A value sent is replaced"
+        "A value sent must be the line's as read or as the replacement makes it (422 naming `lines.<i>.options`)"
     })
   )
 })
+
+/** A line as a replacement of the quote sends it: its total may be left out (the engine sets it). */
+const QuoteLineSent = QuoteLine.mapFields((fields) => ({ ...fields, total: Schema.optional(fields.total) }))
 
 export const TicketQuote = defineResource({
   name: "ticketQuote",
@@ -256,9 +296,10 @@ export const TicketQuote = defineResource({
     validUntil: IsoDateTime.annotate({
       description: "The quote can be accepted until this instant (an ISO 8601 date-time); a sent quote read after it is expired"
     }),
-    lines: Schema.Array(QuoteLine),
+    lines: Schema.Array(QuoteLineSent),
     notes: Schema.optional(Notes)
   },
+  completed: { lines: Schema.Array(QuoteLine) },
   computed: {
     number: Schema.String.annotate({ description: "The quote number, numbered per app and kind: the app's first quote is Q-000001; kept on a replace" }),
     exchangeRate: Positive.annotate({
@@ -271,6 +312,8 @@ export const TicketQuote = defineResource({
     })
   },
   filters: ["ticketId", "state"],
+  // A replacement that carries them back must carry the engine's: an edited total is refused, not silently replaced.
+  verified: ["number", "exchangeRate", "total"],
   storage: { numberPrefix: "Q", references: { ticketId: "ticket", currencyId: "currency" } }
 })
 
@@ -282,7 +325,7 @@ export const QuoteRequest = Schema.Struct({
     examples: [1.08]
   })),
   validDays: Schema.optional(
-    Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 365 })).annotate({
+    Int32.check(Schema.isBetween({ minimum: 1, maximum: 365 })).annotate({
       description: "How many days the quote is valid, 1 to 365 (default 30)",
       examples: [30]
     })
@@ -308,7 +351,7 @@ export const ModelVersion = defineResource({
   title: "Model version",
   fields: {
     ticketModelId: Ref("part"),
-    version: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "1 for the part's first model file, then 2, 3, …" }),
+    version: Int32.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "1 for the part's first model file, then 2, 3, …" }),
     fileName: Schema.NullOr(Schema.String),
     modelEndpoint: Schema.NullOr(ModelEndpoint),
     geometry: Schema.NullOr(Geometry)
@@ -319,7 +362,7 @@ export const ModelVersion = defineResource({
 
 /** `POST /model-version/{id}/fields-resolve`: values of named fields of a version. */
 export const FieldsResolveRequest = Schema.Struct({
-  fields: Schema.NonEmptyArray(Schema.String.check(Schema.isMaxLength(100)))
+  fields: NonEmptyList(Schema.String.check(Schema.isMaxLength(100)), 100)
 })
 export const FieldsResolveResult = Schema.Struct({
   modelVersionId: Schema.String,
@@ -355,18 +398,24 @@ export const ProductionNote = defineResource({
   storage: { references: { ticketId: "ticket", serviceJobId: "serviceJob" } }
 })
 
+/** The most parts one `from-catalogue` call creates. */
+export const MAX_PARTS_FROM_CATALOGUE = 100
+
 /** `POST /ticket-model/from-catalogue`: parts for a ticket from catalogue configurations. */
 export const FromCatalogueRequest = Schema.Struct({
   ticketId: Ref("ticket"),
-  parts: Schema.NonEmptyArray(Schema.Struct({
-    catalogueModelConfigurationId: Ref("catalogue model configuration"),
-    quantity: Quantity
-  }))
+  parts: NonEmptyList(
+    Schema.Struct({
+      catalogueModelConfigurationId: Ref("catalogue model configuration"),
+      quantity: Quantity
+    }),
+    MAX_PARTS_FROM_CATALOGUE
+  )
 })
 
 /** `POST /ticket-model/{id}/similarity`. */
 export const SimilarityRequest = Schema.Struct({
-  limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100 })))
+  limit: Schema.optional(Int32.check(Schema.isBetween({ minimum: 1, maximum: 100 })))
 })
 export const SimilarPart = Schema.Struct({ ticketModelId: Schema.String, score: Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 })) })
 

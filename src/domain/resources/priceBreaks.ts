@@ -5,6 +5,7 @@
  * an expedite option (docs/pricing.md, "Price breaks" and "Lead times").
  */
 import { Schema } from "effect"
+import { Int32 } from "../Integers.ts"
 import { Money, NonNegative, Positive, Quantity } from "./fields.ts"
 import { LeadTimeDays, MAX_QUANTITY_LADDER, ProductionTimes, QuantityLadder } from "./orders.ts"
 
@@ -46,8 +47,8 @@ export const PriceBreak = Schema.Struct({
 
 /** What the lead times are computed from; null when the app has no machine of the part's technology. */
 export const LeadTimeBasis = Schema.Struct({
-  machineCount: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "The app's machines of the technology" }),
-  workingDaysPerWeek: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 7 })).annotate({
+  machineCount: Int32.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "The app's machines of the technology" }),
+  workingDaysPerWeek: Int32.check(Schema.isBetween({ minimum: 1, maximum: 7 })).annotate({
     description: "Weekdays on which at least one of them works (their groups' `workingHours`; a machine without one works every day)"
   }),
   capacityHoursPerWorkingDay: Positive.annotate({ description: "Machine hours per working day: their hours per week over the working days" }),

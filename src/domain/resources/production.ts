@@ -6,7 +6,9 @@
  * The rules between them are in docs/workflows-production.md.
  */
 import { Schema, SchemaGetter } from "effect"
-import { acceptingTheRecord, DateRangeQuery, defineResource } from "../Resource.ts"
+import { Int32 } from "../Integers.ts"
+import { NonEmptyList } from "../NonEmptyList.ts"
+import { acceptingTheRecord, DateRangeQuery, defineResource, FilterText, repeatable } from "../Resource.ts"
 import { Dimensions, IsoDateTime, Location, Money, Name, NonNegative, Quantity, Ref, Text } from "./fields.ts"
 
 /** A time of day, `HH:MM` on the 24-hour clock; `24:00` is the end of the day. */
@@ -19,7 +21,7 @@ export const minutesOfDay = (time: string) => Number(time.slice(0, 2)) * 60 + Nu
 
 /** When a group's machines work, every week: the same hours on each of its days (docs/pricing.md, "Lead times"). */
 export const WorkingHours = Schema.Struct({
-  days: Schema.Array(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 7 }))).check(
+  days: Schema.Array(Int32.check(Schema.isBetween({ minimum: 1, maximum: 7 }))).check(
     Schema.isMinLength(1),
     Schema.isUnique({ message: "expected distinct days" })
   ).annotate({ description: "The weekdays they work, ISO numbers: 1 Monday … 7 Sunday", examples: [[1, 2, 3, 4, 5]] }),
@@ -68,7 +70,7 @@ export const ProximityRequest = Schema.Struct({
   latitude: Location.fields.latitude,
   longitude: Location.fields.longitude,
   technologyId: Schema.optional(Ref("technology")),
-  limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100 })))
+  limit: Schema.optional(Int32.check(Schema.isBetween({ minimum: 1, maximum: 100 })))
 })
 export const MachineByDistance = Machine.record.mapFields((fields) => ({
   ...fields,
@@ -78,7 +80,7 @@ export const MachineByDistance = Machine.record.mapFields((fields) => ({
 export const MachineReelsRequest = Schema.Struct({ reelIds: Schema.Array(Ref("reel")) })
 
 /** A reel group's id is a number, the same in POST, GET and the body of PUT /reel-group. */
-export const ReelGroupId = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+export const ReelGroupId = Int32.check(Schema.isGreaterThanOrEqualTo(1))
 
 const reelGroupFields = {
   materialId: Ref("material"),
@@ -132,8 +134,8 @@ export const ReelGroup = Schema.Struct({
   updatedAt: Schema.String
 }).annotate({ title: "Reel group" })
 export const ReelGroupListQuery = Schema.Struct({
-  ids: Schema.optional(Schema.ArrayEnsure(Schema.String)),
-  materialId: Schema.optional(Schema.ArrayEnsure(Schema.String)),
+  ids: Schema.optional(repeatable(FilterText)),
+  materialId: Schema.optional(repeatable(FilterText)),
   ...DateRangeQuery,
   limit: PageLimit,
   offset: PageOffset
@@ -163,7 +165,7 @@ export const ReelUpdate = acceptingTheRecord(Schema.Struct({ id: Ref("reel"), ..
 }).annotate({ title: "Reel replacement" })
 /** `POST /inventory-product-location/{id}/reel`: new reels in a reel group. */
 export const NewReelsRequest = Schema.Struct({
-  reels: Schema.NonEmptyArray(Schema.Struct({ remainingWeight: NonNegative, lotNumber: Schema.optional(Text(100)) }))
+  reels: NonEmptyList(Schema.Struct({ remainingWeight: NonNegative, lotNumber: Schema.optional(Text(100)) }), 100)
 })
 
 export const ServiceJobState = Schema.Literals(["queued", "running", "paused", "done", "merged"]).annotate({
@@ -189,7 +191,7 @@ export const ServiceJob = defineResource({
   computed: {
     state: ServiceJobState,
     timeline: Schema.Array(TimelineInterval),
-    totalTime: NonNegative.annotate({ description: "Seconds of the stopped intervals" })
+    totalTime: NonNegative.annotate({ description: "Seconds of the stopped intervals, to the millisecond", examples: [5400.021] })
   },
   filters: ["technologyId", "machineGroupId", "ticketId", "state"],
   storage: { references: { technologyId: "technology", machineGroupId: "machineGroup", machineId: "machine", ticketId: "ticket" } }
@@ -210,8 +212,8 @@ export const Pps = defineResource({
     ticketModelId: Ref("part"),
     quantity: Quantity.annotate({ description: "The planned quantity: the part's, when the record was made" }),
     state: PpsState,
-    producedQuantity: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
-    scrappedQuantity: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+    producedQuantity: Int32.check(Schema.isGreaterThanOrEqualTo(0)),
+    scrappedQuantity: Int32.check(Schema.isGreaterThanOrEqualTo(0))
   },
   filters: ["serviceJobId", "ticketModelId", "state"],
   storage: { references: { serviceJobId: "serviceJob", ticketModelId: "ticketModel" } }
@@ -221,15 +223,15 @@ export const Pps = defineResource({
 export const ServiceJobProduction = Schema.Struct({
   serviceJobId: Schema.String,
   state: ServiceJobState,
-  quantity: Schema.Int,
-  producedQuantity: Schema.Int,
-  scrappedQuantity: Schema.Int,
+  quantity: Int32,
+  producedQuantity: Int32,
+  scrappedQuantity: Int32,
   pps: Schema.Array(Pps.record)
 }).annotate({ title: "Service job production" })
 export const ServiceJobProductionQuery = Schema.Struct({
-  ids: Schema.optional(Schema.ArrayEnsure(Schema.String).annotate({ description: "Only the productions of these service jobs (repeatable)" })),
-  serviceJobIds: Schema.optional(Schema.ArrayEnsure(Schema.String).annotate({ description: "The same as `ids`, kept for existing clients" })),
-  state: Schema.optional(Schema.ArrayEnsure(ServiceJobState)),
+  ids: Schema.optional(repeatable(FilterText).annotate({ description: "Only the productions of these service jobs (repeatable)" })),
+  serviceJobIds: Schema.optional(repeatable(FilterText).annotate({ description: "The same as `ids`, kept for existing clients" })),
+  state: Schema.optional(repeatable(ServiceJobState)),
   ...DateRangeQuery,
   limit: PageLimit,
   offset: PageOffset
@@ -237,18 +239,18 @@ export const ServiceJobProductionQuery = Schema.Struct({
 /** `PUT /service-job/{id}/production/{ppsId}`: a PPS record's progress. */
 export const PpsProgress = Schema.Struct({
   state: PpsState,
-  producedQuantity: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({
+  producedQuantity: Int32.check(Schema.isGreaterThanOrEqualTo(0)).annotate({
     description: "Good pieces made: at most the record's quantity, and equal to it for `done`"
   }),
-  scrappedQuantity: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({ description: "Pieces scrapped on the way (besides the good ones)" })
+  scrappedQuantity: Int32.check(Schema.isGreaterThanOrEqualTo(0)).annotate({ description: "Pieces scrapped on the way (besides the good ones)" })
 })
 
 export const MergeRequest = Schema.Struct({
   targetServiceJobId: Ref("service job"),
-  sourceServiceJobIds: Schema.NonEmptyArray(Ref("service job"))
+  sourceServiceJobIds: NonEmptyList(Ref("service job"), 100)
 })
 export const ReassignRequest = Schema.Struct({
   fromServiceJobId: Ref("service job"),
   toServiceJobId: Ref("service job"),
-  ticketModelIds: Schema.NonEmptyArray(Ref("part"))
+  ticketModelIds: NonEmptyList(Ref("part"), 1000)
 })

@@ -6,6 +6,8 @@
  */
 import { Schema } from "effect"
 import { Mode } from "../Grants.ts"
+import { Int32 } from "../Integers.ts"
+import { NonEmptyList } from "../NonEmptyList.ts"
 import { defineResource } from "../Resource.ts"
 import { Dimensions, Email, Money, Name, NonNegative, Positive, Ref, Text } from "./fields.ts"
 
@@ -27,7 +29,7 @@ export const Currency = defineResource({
       .annotate({ description: "ISO 4217 code", examples: ["EUR"] }),
     name: Name.annotate({ examples: ["Euro"] }),
     symbol: Text(5).annotate({ examples: ["€"] }),
-    minorUnits: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 4 })).annotate({
+    minorUnits: Int32.check(Schema.isBetween({ minimum: 0, maximum: 4 })).annotate({
       description: "Decimal places of the minor unit (ISO 4217 exponent): prices in this currency are rounded to it",
       examples: [2]
     }),
@@ -93,7 +95,7 @@ export const ProductionParameterField = defineResource({
     technologyId: Ref("technology"),
     name: Name.annotate({ description: "The key of `productionParameterIds` on a part", examples: ["layerHeight"] }),
     label: Name,
-    values: Schema.NonEmptyArray(ParameterValue),
+    values: NonEmptyList(ParameterValue, 100),
     defaultValueId: Schema.String
   },
   filters: ["technologyId", "name"],

@@ -6,6 +6,7 @@
  * quote recorded.
  */
 import { Schema } from "effect"
+import { Int32 } from "../Integers.ts"
 import { DateRangeQuery } from "../Resource.ts"
 import { Money, NonNegative, Positive } from "./fields.ts"
 
@@ -19,7 +20,7 @@ const BaseValue = Money.annotate({ description: "In the base currency (EUR)" })
 
 export const CurrencyFigures = Schema.Struct({
   currencyId: Schema.String,
-  quotesSent: Schema.Int,
+  quotesSent: Int32,
   quotedValue: Money.annotate({ description: "Sum of the quotes' totals, in this currency" }),
   baseValue: BaseValue.annotate({ description: "The same quotes in EUR: each total divided by its quote's exchangeRate, rounded to the cent, summed" }),
   exchangeRates: Schema.Array(Positive).annotate({ description: "The rates these quotes used (units per 1 EUR), ascending; usually one" })
@@ -29,14 +30,14 @@ export const ReportMetrics = Schema.Struct({
   from: Schema.NullOr(Schema.String).annotate({ description: "Start of the period as asked (`createdAt[from]`, or `createdAt`), null when open" }),
   to: Schema.NullOr(Schema.String).annotate({ description: "End of the period as asked (`createdAt[to]`, or `createdAt`), null when open" }),
   baseCurrencyId: Schema.String.annotate({ description: "The currency of every converted value", examples: ["EUR"] }),
-  quotesSent: Schema.Int,
+  quotesSent: Int32,
   acceptedShare: Schema.Finite,
   quotedValue: BaseValue,
   byCurrency: Schema.Array(CurrencyFigures),
   productionHours: NonNegative,
   byTechnology: Schema.Array(Schema.Struct({
     technologyId: Schema.String,
-    quotesSent: Schema.Int,
+    quotesSent: Int32,
     quotedValue: BaseValue,
     productionHours: NonNegative
   }))

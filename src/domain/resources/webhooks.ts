@@ -5,7 +5,9 @@
  */
 import { Schema } from "effect"
 import { EVENT_TYPES, EventTypeSchema } from "../events/types.ts"
-import { DateRangeQuery, defineResource, PageLimit, PageOffset } from "../Resource.ts"
+import { Int32 } from "../Integers.ts"
+import { NonEmptyList } from "../NonEmptyList.ts"
+import { DateRangeQuery, defineResource, PageLimit, PageOffset, repeatable } from "../Resource.ts"
 import { Ref, Text } from "./fields.ts"
 
 const WebhookUrl = Schema.String.check(
@@ -24,7 +26,7 @@ export const WebhookEndpoint = defineResource({
   title: "Webhook endpoint",
   fields: {
     url: WebhookUrl,
-    events: Schema.NonEmptyArray(Subscribed).check(Schema.isMaxLength(EVENT_TYPES.length + 1)).annotate({
+    events: NonEmptyList(Subscribed, EVENT_TYPES.length + 1).annotate({
       description: "The event types delivered to the endpoint; `*` is every type"
     }),
     enabled: Schema.optional(Schema.Boolean).annotate({
@@ -56,8 +58,8 @@ export const DeliveryStatus = Schema.Literals(["pending", "succeeded", "failed"]
 
 export const DeliveryAttempt = Schema.Struct({
   at: Schema.String.annotate({ description: "When the request was sent" }),
-  statusCode: Schema.NullOr(Schema.Int).annotate({ description: "The receiver's status; null when it did not answer" }),
-  latencyMs: Schema.Int,
+  statusCode: Schema.NullOr(Int32).annotate({ description: "The receiver's status; null when it did not answer" }),
+  latencyMs: Int32,
   error: Schema.optional(Schema.String.annotate({ description: "Why it failed: a non-2xx status, a timeout, a refused connection" })),
   responseSnippet: Schema.optional(Schema.String.annotate({ description: "The first 500 characters of the receiver's answer" }))
 })
@@ -84,7 +86,7 @@ export const WebhookDeliveryQuery = Schema.Struct({
 })
 
 export const EventQuery = Schema.Struct({
-  type: Schema.optional(Schema.ArrayEnsure(EventTypeSchema).annotate({ description: "Only these types (repeatable)" })),
+  type: Schema.optional(repeatable(EventTypeSchema).annotate({ description: "Only these types (repeatable)" })),
   requestId: Schema.optional(
     Schema.String.check(Schema.isMaxLength(200)).annotate({
       description: "Only the events written by the call with this `X-Request-Id` (the answer of every call carries its own)"

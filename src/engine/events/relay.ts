@@ -26,6 +26,7 @@ import { Duration, Effect, Schedule } from "effect"
 import { Singleton } from "effect/cluster"
 import { SqlClient } from "effect/sql"
 import type { WorkflowEngine } from "effect/workflow"
+import { traced } from "../../domain/Span.ts"
 import { expireQuotes } from "../orders/quoteExpiry.ts"
 import { MAX_ATTEMPTS } from "./attempts.ts"
 import { startDeliveryWorkflows } from "./delivery.ts"
@@ -44,28 +45,37 @@ export const EXPIRY_INTERVAL = Duration.minutes(1)
 /** Events, and deliveries, per round. */
 const BATCH = 500
 
+/**
+ * A look that usually finds nothing: no span, so that an idle instance
+ * exports none (the relay looks 4 times a second). What a look finds is
+ * worked on in a span of its own, a root whose SQL is under it.
+ */
+const untraced = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.withTracerEnabled(effect, false)
+
 /** Step 1: the oldest events not relayed within FALLBACK_GRACE become deliveries; how many events. */
 export const relayEvents = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   // Most rounds find nothing: a look through the partial index first, so an idle relay writes nothing.
   // Its order is the index's, so no plan reads the table instead: without it, the plan PostgreSQL
   // settles on while the table is small scans it whole, however many events it has come to hold.
-  const waiting = yield* sql`
+  const waiting = yield* untraced(sql`
     SELECT 1 FROM engine_event WHERE NOT relayed AND created_at < now() - make_interval(secs => ${Duration.toMillis(FALLBACK_GRACE) / 1000})
-    ORDER BY seq LIMIT 1`
+    ORDER BY seq LIMIT 1`)
   if (waiting.length === 0) return 0
-  return (yield* fanOut({ olderThan: FALLBACK_GRACE, limit: BATCH }, undefined)).events
+  return (yield* fanOut({ olderThan: FALLBACK_GRACE, limit: BATCH }, undefined).pipe(traced("webhook relay events"))).events
 })
 
 /** Step 2: the workflows of the pending deliveries neither started nor leased; how many. */
 export const startDeliveries = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const deliveries = yield* sql<{ id: string; attemptsMade: number }>`
+  const deliveries = yield* untraced(sql<{ id: string; attemptsMade: number }>`
     SELECT id, jsonb_array_length(attempts) AS "attemptsMade" FROM engine_webhook_delivery
     WHERE NOT started AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < now())
-    ORDER BY created_at LIMIT ${BATCH}`
+    ORDER BY created_at LIMIT ${BATCH}`)
+  if (deliveries.length === 0) return 0
   // At least one attempt left to make: more recorded than MAX_ATTEMPTS - 1 only when some were repeated after a takeover.
   yield* startDeliveryWorkflows(deliveries.map(({ attemptsMade, id }) => ({ id, attemptsMade: Math.min(attemptsMade, MAX_ATTEMPTS - 1) })))
+    .pipe(traced("webhook relay deliveries", { attributes: { "webhook.deliveries": deliveries.length } }))
   return deliveries.length
 })
 
@@ -82,8 +92,9 @@ const round: Effect.Effect<number, never, SqlClient.SqlClient | WorkflowEngine.W
 
 const relayLoop = Effect.forever(Effect.flatMap(round, (done) => done === 0 ? Effect.sleep(POLL_INTERVAL) : Effect.void))
 
+/** The sweep is background polling too: no span; the quotes it expires are logged. */
 const expiryLoop = Effect.forever(
-  expireQuotes.pipe(
+  untraced(expireQuotes).pipe(
     Effect.tap((moved) => moved === 0 ? Effect.void : Effect.logInfo("quotes expired", { quotes: moved })),
     Effect.catch((error) => Effect.logWarning("quote expiry sweep failed; next sweep in a minute", { error: String(error) })),
     Effect.andThen(Effect.sleep(EXPIRY_INTERVAL))

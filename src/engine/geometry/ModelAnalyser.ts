@@ -47,6 +47,7 @@ import { Context, Duration, Effect, Layer, Scope } from "effect"
 import { Piscina } from "piscina"
 import { InvalidConfig } from "../../domain/Errors.ts"
 import { DEFAULT_MODEL_ANALYSIS, modelAnalysisConfig, modelAnalysisProblem, type ModelAnalysisSettings } from "../../domain/ModelSettings.ts"
+import type { ModelUnit } from "../../domain/ModelUnits.ts"
 import { isOutOfMemory, onDemandPool, perAppLimit, runWithinBudget } from "../BudgetedPool.ts"
 import type { AnalysisOutcome, AnalysisTask } from "./analysisWorker.ts"
 import type { AnalysisLimits } from "./limits.ts"
@@ -61,9 +62,10 @@ export interface ModelAnalyserShape {
    * The geometry of a model file, analysed in a worker thread for `appId`;
    * a ModelError when it cannot be read or exceeds a budget. The bytes are
    * moved to the worker when they fill their buffer (not copied): the
-   * caller must not use them afterwards.
+   * caller must not use them afterwards. `unit` is the unit the caller
+   * states (STL and OBJ are read in it; a 3MF's own must agree).
    */
-  readonly analyse: (bytes: Uint8Array, fileName: string | null, appId: string) => Effect.Effect<AnalysedGeometry, ModelError>
+  readonly analyse: (bytes: Uint8Array, fileName: string | null, appId: string, unit?: ModelUnit) => Effect.Effect<AnalysedGeometry, ModelError>
   /** The ids of the pool's threads (diagnostics and tests: a terminated thread's id is gone). */
   readonly threadIds: () => ReadonlyArray<number>
 }
@@ -145,10 +147,10 @@ const makeAnalyser = (options: ModelAnalyserOptions, idleTimeout: Duration.Durat
   })
 
   /** One file on the pool, within the time budget (BudgetedPool.ts); the bytes are moved to its thread. */
-  const run = (bytes: Uint8Array, fileName: string | null) => {
+  const run = (bytes: Uint8Array, fileName: string | null, unit: ModelUnit | undefined) => {
     const data = movable(bytes)
     return Effect.flatMap(
-      runWithinBudget(pools, { bytes: data, fileName, limits }, options.timeout, [data.buffer as ArrayBuffer]),
+      runWithinBudget(pools, { bytes: data, fileName, limits, unit }, options.timeout, [data.buffer as ArrayBuffer]),
       (outcome): Effect.Effect<AnalysedGeometry, ModelError> => {
         switch (outcome._tag) {
           case "Done":
@@ -167,8 +169,8 @@ const makeAnalyser = (options: ModelAnalyserOptions, idleTimeout: Duration.Durat
   const forApp = perAppLimit(perApp)
 
   return {
-    analyse: (bytes, fileName, appId) =>
-      measuredAnalysis(forApp(appId, run(bytes, fileName))).pipe(
+    analyse: (bytes, fileName, appId, unit) =>
+      measuredAnalysis(forApp(appId, run(bytes, fileName, unit))).pipe(
         Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.type": error.type ?? "UnreadableModel" })),
         Effect.withSpan("geometry analyse", { attributes: { "model.bytes": bytes.length, "app.id": appId } }, { captureStackTrace: false })
       ),
@@ -191,14 +193,14 @@ export const makeModelAnalyser = (
 let processPool: Analyser | undefined
 
 const fromConfig: ModelAnalyserShape = {
-  analyse: (bytes, fileName, appId) =>
+  analyse: (bytes, fileName, appId, unit) =>
     Effect.suspend(() =>
       processPool !== undefined
-        ? processPool.analyse(bytes, fileName, appId)
+        ? processPool.analyse(bytes, fileName, appId, unit)
         : configured.pipe(
           Effect.flatMap((options) => {
             processPool ??= makeAnalyser(options, IDLE_POOL_TIMEOUT)
-            return processPool.analyse(bytes, fileName, appId)
+            return processPool.analyse(bytes, fileName, appId, unit)
           })
         )
     ),

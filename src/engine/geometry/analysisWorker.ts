@@ -12,14 +12,17 @@
  * nothing of Effect but effect/Data, so a new thread is ready quickly.
  */
 import type { MessagePort } from "node:worker_threads"
+import type { ModelUnit } from "../../domain/ModelUnits.ts"
 import type { AnalysisLimits } from "./limits.ts"
-import { type AnalysedGeometry, analyseWithDfm, type ModelErrorType } from "./mesh.ts"
-import { asModelError, parseModel } from "./modelFile.ts"
+import type { AnalysedGeometry, ModelErrorType } from "./mesh.ts"
+import { analyseModelFile, asModelError } from "./modelFile.ts"
 
 export interface AnalysisTask {
   readonly bytes: Uint8Array
   readonly fileName: string | null
   readonly limits: AnalysisLimits
+  /** The unit the caller states the file is in, if it states one. */
+  readonly unit: ModelUnit | undefined
   /** Told (any message) when the task starts running; then closed. */
   readonly started: MessagePort
 }
@@ -32,7 +35,7 @@ export default function analyseTask(task: AnalysisTask): AnalysisOutcome {
   task.started.postMessage(true)
   task.started.close()
   try {
-    return { ok: true, geometry: analyseWithDfm(parseModel(task.bytes, task.fileName, task.limits)) }
+    return { ok: true, geometry: analyseModelFile(task.bytes, task.fileName, task.limits, task.unit) }
   } catch (thrown) {
     const error = asModelError(thrown)
     return { ok: false, type: error.type ?? "UnreadableModel", reason: error.reason }

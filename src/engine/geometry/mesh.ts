@@ -7,17 +7,23 @@
  */
 // effect/Data, not the whole of effect: the analysis workers load this module, and start faster so.
 import * as Data from "effect/Data"
+import type { ModelUnit } from "../../domain/ModelUnits.ts"
 import { type DfmMeasurements, measureDfm } from "./dfm/measure.ts"
 import { d2Distribution } from "./shapeDistribution.ts"
 
 /**
  * What kind of refusal a ModelError is (the API's error `type`):
  * `UnreadableModel` (the default) when the file is not a model that can be
- * read; the others when a budget of the analysis is exceeded (limits.ts,
- * ModelAnalyser.ts).
+ * read (damaged, malformed, or breaking a rule of its format);
+ * `UnsupportedModelExtension` when a 3MF requires an extension the reader
+ * does not implement; `ModelUnitConflict` when the unit the caller states
+ * contradicts the file's own; the others when a budget of the analysis is
+ * exceeded (limits.ts, ModelAnalyser.ts).
  */
 export type ModelErrorType =
   | "UnreadableModel"
+  | "UnsupportedModelExtension"
+  | "ModelUnitConflict"
   | "ModelTooComplex"
   | "ModelTooLarge"
   | "ModelAnalysisTimeout"
@@ -54,6 +60,8 @@ export interface Geometry {
  * the similarity ranking only and not part of the API's `geometry`.
  */
 export interface AnalysedGeometry extends Geometry {
+  /** The unit the file's coordinates were read in (the figures are millimetres); absent on geometry analysed before units were read. */
+  readonly unit?: ModelUnit
   readonly shapeDistribution: ReadonlyArray<number>
   /** The manufacturability measurements (dfm/measure.ts); absent on geometry analysed before they existed. */
   readonly dfm?: DfmMeasurements
@@ -170,7 +178,7 @@ export const analyse = (mesh: Mesh): AnalysedGeometry => {
   }
 }
 
-/** The geometry of a mesh with its manufacturability measurements, as the engine stores it with a part (docs/geometry.md). */
+/** The geometry of a mesh with its manufacturability measurements, as the engine stores it with a part (docs/geometry.md); its unit is the caller's to add. */
 export const analyseWithDfm = (mesh: Mesh): AnalysedGeometry => ({ ...analyse(mesh), dfm: measureDfm(mesh.positions, mesh.triangles) })
 
 /**

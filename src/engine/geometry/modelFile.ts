@@ -1,14 +1,17 @@
 /**
  * A model file's geometry, synchronously: the format from the file name's
  * extension (else from the content), checks that the content is that
- * format, the mesh, and its measures and shape distribution, within the
+ * format, the mesh in millimetres (STL and OBJ in the unit the caller
+ * states, millimetres unless stated; a 3MF in its own, which a stated unit
+ * must not contradict), and its measures and shape distribution, within the
  * budgets of `limits` (limits.ts).
  *
  * No Effect here: this is what the analysis workers load (analysisWorker.ts),
  * and they start faster without it. model.ts wraps it for the engine.
  */
+import { DEFAULT_MODEL_UNIT, MILLIMETRES_PER_UNIT, type ModelUnit } from "../../domain/ModelUnits.ts"
 import { type AnalysisLimits, DEFAULT_LIMITS } from "./limits.ts"
-import { analyse, type AnalysedGeometry, type Mesh, ModelError } from "./mesh.ts"
+import { type AnalysedGeometry, analyseWithDfm, type Mesh, ModelError } from "./mesh.ts"
 import { parseObj } from "./obj.ts"
 import { isBinaryStl, parseStl } from "./stl.ts"
 import { parse3mf } from "./threeMf.ts"
@@ -51,8 +54,43 @@ const notAModel = (bytes: Uint8Array): string | undefined => {
   return undefined
 }
 
-/** The mesh of a model file; fails with what is wrong when it cannot be read. */
-export const parseModel = (bytes: Uint8Array, fileName: string | null | undefined, limits: AnalysisLimits = DEFAULT_LIMITS): Mesh => {
+/** A model file as read: its mesh, in millimetres, and the unit its coordinates were read in. */
+export interface ReadModel {
+  readonly mesh: Mesh
+  readonly unit: ModelUnit
+}
+
+/** The coordinates in millimetres: multiplied in place (the readers' own arrays). */
+const inMillimetres = (mesh: Mesh, unit: ModelUnit): Mesh => {
+  const scale = MILLIMETRES_PER_UNIT[unit]
+  if (scale === 1) return mesh
+  const positions = mesh.positions
+  for (let i = 0; i < positions.length; i++) positions[i] = positions[i]! * scale
+  return mesh
+}
+
+/** The 3MF's own unit, which a stated one may repeat and must not contradict. */
+const ownUnit = (unit: ModelUnit, stated: ModelUnit | undefined): ModelUnit => {
+  if (stated !== undefined && stated !== unit) {
+    throw new ModelError({
+      type: "ModelUnitConflict",
+      reason: `"${stated}" contradicts the 3MF's own unit, "${unit}" (its model's unit attribute, which wins): state "${unit}" or leave the unit out`
+    })
+  }
+  return unit
+}
+
+/**
+ * The mesh of a model file in millimetres, and the unit it was read in;
+ * fails with what is wrong when it cannot be read. `stated` is the unit the
+ * caller says the file is in (STL and OBJ have none of their own).
+ */
+export const parseModel = (
+  bytes: Uint8Array,
+  fileName: string | null | undefined,
+  limits: AnalysisLimits = DEFAULT_LIMITS,
+  stated?: ModelUnit
+): ReadModel => {
   const junk = notAModel(bytes)
   if (junk !== undefined) throw new ModelError({ reason: junk })
   const extension = extensionOf(fileName)
@@ -66,22 +104,33 @@ export const parseModel = (bytes: Uint8Array, fileName: string | null | undefine
   const zip = isZip(bytes)
   if (format === "3mf" && !zip) throw new ModelError({ reason: "the file is not a ZIP archive, as a 3MF file is" })
   if (format !== "3mf" && zip) throw new ModelError({ reason: `the file is a ZIP archive, not ${format === "stl" ? "an STL" : "an OBJ"} file` })
+  const unit = stated ?? DEFAULT_MODEL_UNIT
   switch (format) {
     case "stl":
-      return parseStl(bytes, limits)
-    case "3mf":
-      return parse3mf(bytes, limits)
+      return { mesh: inMillimetres(parseStl(bytes, limits), unit), unit }
+    case "3mf": {
+      const model = parse3mf(bytes, limits)
+      return { mesh: model.mesh, unit: ownUnit(model.unit, stated) }
+    }
     case "obj":
-      return parseObj(new TextDecoder().decode(bytes), limits)
+      return { mesh: inMillimetres(parseObj(new TextDecoder().decode(bytes), limits), unit), unit }
   }
 }
 
-/** The geometry of a model file, synchronously (throws ModelError), in this thread: for trusted files (the seed, tests, benchmarks). */
-export const analyseModelSync = (
+/**
+ * The geometry of a model file with its manufacturability measurements and
+ * the unit it was read in, synchronously (throws ModelError): what the
+ * analysis threads answer (analysisWorker.ts), and model.ts in this thread.
+ */
+export const analyseModelFile = (
   bytes: Uint8Array,
   fileName: string | null | undefined,
-  limits: AnalysisLimits = DEFAULT_LIMITS
-): AnalysedGeometry => analyse(parseModel(bytes, fileName, limits))
+  limits: AnalysisLimits = DEFAULT_LIMITS,
+  stated?: ModelUnit
+): AnalysedGeometry => {
+  const { mesh, unit } = parseModel(bytes, fileName, limits, stated)
+  return { ...analyseWithDfm(mesh), unit }
+}
 
 /** A thrown value as a ModelError: itself, or what could not be read. */
 export const asModelError = (error: unknown): ModelError =>

@@ -1,7 +1,8 @@
 /**
- * STL, binary and ASCII. Units are not in the file: millimetres. Facet
- * normals are ignored (the vertex order says which side is out); vertices
- * with equal coordinates are welded, so watertightness can be checked.
+ * STL, binary and ASCII. Units are not in the file: the caller's (modelFile.ts
+ * converts the coordinates to millimetres). Facet normals are ignored (the
+ * vertex order says which side is out); vertices with equal coordinates are
+ * welded, so watertightness can be checked.
  */
 import { type AnalysisLimits, DEFAULT_LIMITS, tooManyTriangles } from "./limits.ts"
 import { GrowableFloats, type Mesh, ModelError, VertexWelder } from "./mesh.ts"

@@ -1,49 +1,68 @@
 /**
- * 3MF: a ZIP whose model part (named by `_rels/.rels`, else
+ * 3MF (docs/geometry.md, "3MF: the rules read and enforced"): a ZIP
+ * (zip.ts) whose model part (named by `_rels/.rels`, else
  * `3D/3dmodel.model`) lists objects (meshes, or components: other objects
  * with a transform) and a build (items: objects with a transform). The
  * geometry is that of every build item, placed by its transform, in the
- * model's `unit` (converted to millimetres). Objects of type `support`,
- * `surface` and `other` are not part of the solid and are left out.
- * Components and items may name another model part of the archive
- * (`p:path`, production extension).
+ * model's `unit` (converted to millimetres). Mesh objects of type `support`,
+ * `solidsupport`, `surface` and `other` are not part of the part and are
+ * left out; an object with components is placed whatever its type (the core
+ * specification ignores it: its components' types count). Components and
+ * items may name another model part of the archive (`p:path`, production
+ * extension).
  *
- * The XML is read by a streaming SAX parser (saxes: a state machine, linear
- * in the input, no regular expressions over the document), fed chunk by
- * chunk as the ZIP entry inflates (zip.ts, which charges the unpacked
- * budget on the bytes produced). Every budget is checked before the memory
- * it guards is taken:
+ * Elements and attributes count only in the namespaces read: the core's
+ * (or none, for a model that declares no namespace), and the production
+ * extension's `path`; what other namespaces hold is ignored, as the core
+ * specification requires (2.3.3.1). A model part whose
+ * `requiredextensions` names an extension this reader does not implement
+ * is refused, naming it (2.3.1: a consumer must not misread it); the
+ * extensions whose content is not geometry (materials and properties,
+ * triangle sets) and the production extension are read. Object ids must be
+ * unique within a part (3.4.2).
+ *
+ * The XML is read as the ZIP entry inflates (xmlPart.ts; zip.ts charges
+ * the unpacked budget on the bytes produced). Every budget is checked
+ * before the memory it guards is taken:
  *
  * - the triangles and vertices the parts define, as they are read;
  * - the triangles and vertices the build places, counted through the
  *   component instancing (each object's count is its own plus its
  *   components', memoised, with the depth and cycle check) before anything
  *   is placed: a few hundred bytes of nested components cannot fan out to
- *   millions of copies;
- * - no token (a comment, an attribute, a tag) may run longer than
- *   MAX_TOKEN characters: the parser accumulates them whole.
+ *   millions of copies.
  */
-import { SaxesParser, type SaxesTagPlain } from "saxes"
+import { MILLIMETRES_PER_UNIT, type ModelUnit, THREE_MF_UNITS } from "../../domain/ModelUnits.ts"
 import { type AnalysisLimits, DEFAULT_LIMITS, maxVertices, tooManyTriangles, tooManyVertices } from "./limits.ts"
 import { GrowableFloats, GrowableIndices, type Mesh, ModelError, weld } from "./mesh.ts"
-import { readZip, streamEntry, type UnpackBudget, unpackBudget, type ZipEntry } from "./zip.ts"
+import { attribute, type Element, namespaceOf, prefixedAttribute, readXml } from "./xmlPart.ts"
+import { readZip, type UnpackBudget, unpackBudget, type ZipEntry } from "./zip.ts"
 
-/** Millimetres per model unit. */
-export const UNITS: Readonly<Record<string, number>> = {
-  micron: 0.001,
-  millimeter: 1,
-  centimeter: 10,
-  inch: 25.4,
-  foot: 304.8,
-  meter: 1000
-}
-
-const MODEL_TYPE = "http://schemas.microsoft.com/3dmanufacturing/2013/01/3dmodel"
+const START_PART = "http://schemas.microsoft.com/3dmanufacturing/2013/01/3dmodel"
 const DEFAULT_MODEL = "3D/3dmodel.model"
 export const MAX_DEPTH = 32
-/** The longest run of characters without a tag starting or ending (a comment, an attribute value, a tag). */
-export const MAX_TOKEN = 16 * 1024 * 1024
-const WRITE_SLICE = 1024 * 1024
+
+/** The core namespace (3MF core specification, appendix C.3). */
+export const CORE_NAMESPACE = "http://schemas.microsoft.com/3dmanufacturing/core/2015/02"
+export const PRODUCTION_NAMESPACE = "http://schemas.microsoft.com/3dmanufacturing/production/2015/06"
+
+/**
+ * The extensions a model part may require: those this reader implements
+ * (production: `p:path`), and those whose content the geometry does not
+ * depend on, which the reader ignores as it ignores any namespace.
+ */
+export const READ_EXTENSIONS: Readonly<Record<string, string>> = {
+  [CORE_NAMESPACE]: "core",
+  [PRODUCTION_NAMESPACE]: "production (components and items in other model parts, by p:path; UUIDs are not geometry)",
+  "http://schemas.microsoft.com/3dmanufacturing/material/2015/02": "materials and properties (colours, textures, composites: not geometry)",
+  "http://schemas.microsoft.com/3dmanufacturing/trianglesets/2021/07": "triangle sets (named groups of triangles: not geometry)"
+}
+
+/** The mesh of a 3MF, in millimetres, and the unit the model states. */
+export interface ThreeMfModel {
+  readonly mesh: Mesh
+  readonly unit: ModelUnit
+}
 
 /** A 3MF transform: m00 m01 m02 m10 m11 m12 m20 m21 m22 m30 m31 m32 (row vectors: p' = p·M). */
 type Matrix = ReadonlyArray<number>
@@ -78,7 +97,7 @@ interface ObjectDef {
 }
 
 interface ModelPart {
-  readonly unit: number
+  readonly unit: ModelUnit
   readonly objects: Map<string, ObjectDef>
   readonly items: Array<Reference>
 }
@@ -89,25 +108,14 @@ interface Defined {
   vertices: number
 }
 
-const localName = (name: string) => name.slice(name.indexOf(":") + 1)
-
 const XYZ = ["x", "y", "z"] as const
 const CORNERS = ["v1", "v2", "v3"] as const
 
-/**
- * An attribute by its local name (saxes decodes the entities): `x`, else a
- * prefixed `p:x`.
- */
-const attribute = (tag: SaxesTagPlain, name: string): string | undefined => {
-  const attributes = tag.attributes
-  const plain = attributes[name]
-  if (plain !== undefined) return plain
-  let found: string | undefined
-  for (const key in attributes) {
-    if (key.length > name.length && key.endsWith(name) && localName(key) === name) found = attributes[key]
-  }
-  return found
-}
+/** Mesh objects of these types are not the part (supports, open surfaces, other). */
+const NOT_THE_PART = new Set(["support", "solidsupport", "surface", "other"])
+
+/** Whether an element is the core's: in its namespace, or in none (a model that declares no namespace). */
+const isCore = (element: Element) => element.namespace === CORE_NAMESPACE || element.namespace === undefined
 
 const number = (where: string, name: string, value: string | undefined): number => {
   const parsed = value === undefined ? NaN : Number(value)
@@ -128,57 +136,27 @@ const matrix = (where: string, value: string | undefined): Matrix => {
 }
 
 /**
- * Reads the XML of one ZIP entry with saxes, streamed: `onOpen` and
- * `onClose` get every element (a self-closing one both). A malformed
- * document is a ModelError naming the part.
+ * The `requiredextensions` of a `<model>` (namespace prefixes declared on
+ * it), each one this reader reads; otherwise the refusal naming it.
  */
-const readXml = (
-  bytes: Uint8Array,
-  entry: ZipEntry,
-  budget: UnpackBudget,
-  onOpen: (tag: SaxesTagPlain) => void,
-  onClose: (name: string) => void
-): void => {
-  const parser = new SaxesParser<{ xmlns: false; position: false }>({ xmlns: false, position: false })
-  const decoder = new TextDecoder()
-  // Characters written so far, and the length of the chunk being written (where an error is, about).
-  let fed = 0
-  let writing = 0
-  let lastEvent = 0
-  let sawEvent = false
-  parser.on("error", (error) => {
-    const where = writing === 0 ? "at its end" : `within characters ${fed + 1}–${fed + writing}`
-    throw new ModelError({ reason: `3MF ${entry.name} is not well-formed XML (${where}): ${error.message}` })
-  })
-  parser.on("opentag", (tag) => {
-    sawEvent = true
-    onOpen(tag)
-  })
-  parser.on("closetag", (tag) => {
-    sawEvent = true
-    onClose(tag.name)
-  })
-  // In slices of at most WRITE_SLICE characters (an inflated chunk can be megabytes), so the run without an event is measured closely.
-  const write = (text: string) => {
-    for (let at = 0; at < text.length; at += WRITE_SLICE) {
-      const slice = at === 0 && text.length <= WRITE_SLICE ? text : text.slice(at, at + WRITE_SLICE)
-      writing = slice.length
-      parser.write(slice)
-      fed += slice.length
-      if (sawEvent) {
-        lastEvent = fed
-        sawEvent = false
-      } else if (fed - lastEvent > MAX_TOKEN) {
-        throw new ModelError({
-          reason: `3MF ${entry.name}: more than ${MAX_TOKEN} characters without a tag (a comment, text or attribute that long is not a model)`
-        })
-      }
+const checkRequiredExtensions = (partName: string, model: Element) => {
+  const required = attribute(model, "requiredextensions", model.namespace)?.trim()
+  if (required === undefined || required === "") return
+  for (const prefix of required.split(/\s+/)) {
+    const namespace = namespaceOf(model.scope, `${prefix}:x`)
+    if (namespace === undefined) {
+      throw new ModelError({
+        reason: `3MF ${partName}: requiredextensions names the prefix "${prefix}", which the model does not declare (3MF core specification 2.3.1)`
+      })
+    }
+    if (READ_EXTENSIONS[namespace] === undefined) {
+      throw new ModelError({
+        type: "UnsupportedModelExtension",
+        reason: `3MF ${partName} requires the extension "${prefix}" (${namespace}), which this reader does not implement ` +
+          "(3MF core specification 2.3.1: a consumer must not read a model whose required extensions it does not support)"
+      })
     }
   }
-  streamEntry(bytes, entry, budget, (chunk) => write(decoder.decode(chunk, { stream: true })))
-  write(decoder.decode())
-  writing = 0
-  parser.close()
 }
 
 const parseModelPart = (bytes: Uint8Array, entry: ZipEntry, budget: UnpackBudget, defined: Defined): ModelPart => {
@@ -186,35 +164,48 @@ const parseModelPart = (bytes: Uint8Array, entry: ZipEntry, budget: UnpackBudget
   const partName = entry.name
   const objects = new Map<string, ObjectDef>()
   const items: Array<Reference> = []
-  let unit = 1
+  let unit: ModelUnit = "mm"
   let current: ObjectDef | undefined
   let currentId = ""
   let sawModel = false
-  readXml(bytes, entry, budget, (tag) => {
-    const name = localName(tag.name)
-    switch (name) {
+  readXml(bytes, entry, budget, (element) => {
+    if (!isCore(element)) return
+    const namespace = element.namespace
+    switch (element.name) {
       case "model": {
         sawModel = true
-        const declared = attribute(tag, "unit") ?? "millimeter"
-        const scale = UNITS[declared]
-        if (scale === undefined) {
-          throw new ModelError({ reason: `3MF unit "${declared}" is unknown (expected one of ${Object.keys(UNITS).join(", ")})` })
+        checkRequiredExtensions(partName, element)
+        const declared = attribute(element, "unit", namespace) ?? "millimeter"
+        const read = THREE_MF_UNITS[declared]
+        if (read === undefined) {
+          throw new ModelError({ reason: `3MF unit "${declared}" is unknown (expected one of ${Object.keys(THREE_MF_UNITS).join(", ")})` })
         }
-        unit = scale
+        unit = read
         break
       }
       case "object": {
-        currentId = attribute(tag, "id") ?? ""
+        currentId = attribute(element, "id", namespace) ?? ""
         if (currentId === "") throw new ModelError({ reason: `3MF ${partName}: an object has no id` })
-        current = { type: attribute(tag, "type") ?? "model", vertices: new GrowableFloats(), triangles: new GrowableIndices(), components: [] }
+        if (objects.has(currentId)) {
+          throw new ModelError({
+            reason: `3MF ${partName}: object id ${currentId} is defined twice (3MF core specification 3.4.2: resource ids must be unique)`
+          })
+        }
+        current = {
+          type: attribute(element, "type", namespace) ?? "model",
+          vertices: new GrowableFloats(),
+          triangles: new GrowableIndices(),
+          components: []
+        }
         objects.set(currentId, current)
         break
       }
       case "vertex": {
         if (current === undefined) break
         if (++defined.vertices > maxVertices(limits)) throw tooManyVertices(limits, `the 3MF ${partName} defines more`)
+        const attributes = element.attributes
         for (const key of XYZ) {
-          const value = attribute(tag, key)
+          const value = attributes[key] ?? attribute(element, key, namespace)
           const parsed = Number(value)
           // The common case without building the message; `number` says what is wrong otherwise.
           if (value !== undefined && Number.isFinite(parsed) && (parsed !== 0 || value.trim() !== "")) current.vertices.push(parsed)
@@ -226,8 +217,9 @@ const parseModelPart = (bytes: Uint8Array, entry: ZipEntry, budget: UnpackBudget
         if (current === undefined) break
         if (++defined.triangles > limits.maxTriangles) throw tooManyTriangles(limits, `the 3MF ${partName} defines more`)
         const first = current.triangles.length
+        const attributes = element.attributes
         for (const key of CORNERS) {
-          const value = attribute(tag, key)
+          const value = attributes[key] ?? attribute(element, key, namespace)
           const index = Number(value)
           if (value !== undefined && Number.isInteger(index) && index >= 0 && (index !== 0 || value.trim() !== "")) {
             current.triangles.push(index)
@@ -242,36 +234,44 @@ const parseModelPart = (bytes: Uint8Array, entry: ZipEntry, budget: UnpackBudget
       case "component": {
         if (current === undefined) break
         const where = `object ${currentId}, component ${current.components.length + 1}`
-        const objectId = attribute(tag, "objectid")
+        const objectId = attribute(element, "objectid", namespace)
         if (objectId === undefined) throw new ModelError({ reason: `3MF ${where}: objectid is missing` })
-        current.components.push({ objectId, transform: matrix(where, attribute(tag, "transform")), path: attribute(tag, "path") })
+        current.components.push({
+          objectId,
+          transform: matrix(where, attribute(element, "transform", namespace)),
+          path: prefixedAttribute(element, "path", PRODUCTION_NAMESPACE)
+        })
         break
       }
       case "item": {
         const where = `build item ${items.length + 1}`
-        const objectId = attribute(tag, "objectid")
+        const objectId = attribute(element, "objectid", namespace)
         if (objectId === undefined) throw new ModelError({ reason: `3MF ${where}: objectid is missing` })
-        items.push({ objectId, transform: matrix(where, attribute(tag, "transform")), path: attribute(tag, "path") })
+        items.push({
+          objectId,
+          transform: matrix(where, attribute(element, "transform", namespace)),
+          path: prefixedAttribute(element, "path", PRODUCTION_NAMESPACE)
+        })
         break
       }
     }
   }, (name) => {
-    if (localName(name) === "object") current = undefined
+    if (name === "object") current = undefined
   })
-  if (!sawModel) throw new ModelError({ reason: `3MF ${partName} has no <model> element` })
+  if (!sawModel) throw new ModelError({ reason: `3MF ${partName} has no <model> element (in the 3MF core namespace)` })
   return { unit, objects, items }
 }
 
-/** The model part `_rels/.rels` names, else the usual one. */
+/** The model part `_rels/.rels` names (its StartPart relationship), else the usual one. */
 const rootPart = (bytes: Uint8Array, entries: ReadonlyMap<string, ZipEntry>, budget: UnpackBudget): string => {
   const rels = entries.get("_rels/.rels")
   if (rels === undefined) return DEFAULT_MODEL
   let target: string | undefined
-  readXml(bytes, rels, budget, (tag) => {
-    if (target !== undefined || localName(tag.name) !== "Relationship") return
-    const type = attribute(tag, "Type")
-    const relTarget = attribute(tag, "Target")
-    if (type === MODEL_TYPE && relTarget !== undefined) target = relTarget.replace(/^\//, "")
+  readXml(bytes, rels, budget, (element) => {
+    if (target !== undefined || element.name !== "Relationship") return
+    const type = attribute(element, "Type", element.namespace)
+    const relTarget = attribute(element, "Target", element.namespace)
+    if (type === START_PART && relTarget !== undefined) target = relTarget.replace(/^\//, "")
   }, () => {})
   return target ?? DEFAULT_MODEL
 }
@@ -287,7 +287,10 @@ const NOTHING: Placed = { triangles: 0, vertices: 0, height: 0 }
 
 const nestTooDeep = () => new ModelError({ reason: `3MF components nest deeper than ${MAX_DEPTH} (a cycle?)` })
 
-export const parse3mf = (bytes: Uint8Array, limits: AnalysisLimits = DEFAULT_LIMITS): Mesh => {
+/** A mesh object that is not the part: left out (an object with components is placed whatever its type). */
+const leftOut = (object: ObjectDef) => object.components.length === 0 && NOT_THE_PART.has(object.type)
+
+export const parse3mf = (bytes: Uint8Array, limits: AnalysisLimits = DEFAULT_LIMITS): ThreeMfModel => {
   const entries = readZip(bytes)
   const budget = unpackBudget(limits)
   const defined: Defined = { triangles: 0, vertices: 0 }
@@ -317,7 +320,7 @@ export const parse3mf = (bytes: Uint8Array, limits: AnalysisLimits = DEFAULT_LIM
   const count = (reference: Reference, inPart: string, depth: number): Placed => {
     if (depth > MAX_DEPTH) throw nestTooDeep()
     const { object, partName } = objectOf(reference, inPart)
-    if (object.type === "support" || object.type === "surface" || object.type === "other") return NOTHING
+    if (leftOut(object)) return NOTHING
     const key = `${partName}\n${reference.objectId}`
     const known = counted.get(key)
     if (known === null) throw nestTooDeep()
@@ -358,7 +361,7 @@ export const parse3mf = (bytes: Uint8Array, limits: AnalysisLimits = DEFAULT_LIM
   let triangleAt = 0
   const place = (reference: Reference, inPart: string, transform: Matrix) => {
     const { object, partName } = objectOf(reference, inPart)
-    if (object.type === "support" || object.type === "surface" || object.type === "other") return
+    if (leftOut(object)) return
     const at = compose(reference.transform, transform)
     for (const component of object.components) place(component, partName, at)
     const vertexCount = object.vertices.length / 3
@@ -372,7 +375,7 @@ export const parse3mf = (bytes: Uint8Array, limits: AnalysisLimits = DEFAULT_LIM
       positions[3 * vertexAt + 2] = x * at[2]! + y * at[5]! + z * at[8]! + at[11]!
       vertexAt++
     }
-    // A mirroring transform turns the triangles inside out: keep them facing outwards.
+    // A mirroring transform turns the triangles inside out: keep them facing outwards (3.3: the volume keeps its sign).
     const mirrored = determinant(at) < 0
     const t = object.triangles.data
     const length = object.triangles.length
@@ -391,7 +394,7 @@ export const parse3mf = (bytes: Uint8Array, limits: AnalysisLimits = DEFAULT_LIM
     }
   }
   for (const item of model.items) place(item, root, IDENTITY)
-  const scale = model.unit
-  for (let i = 0; i < positions.length; i++) positions[i] = positions[i]! * scale
-  return weld(positions, triangles)
+  const scale = MILLIMETRES_PER_UNIT[model.unit]
+  if (scale !== 1) { for (let i = 0; i < positions.length; i++) positions[i] = positions[i]! * scale }
+  return { mesh: weld(positions, triangles), unit: model.unit }
 }

@@ -1,12 +1,17 @@
 /**
- * Model files written from a mesh: binary and ASCII STL, OBJ, and a 3MF
- * archive (stored or deflated ZIP). The tests and the benchmark use them to
- * produce real files; shapes with known measures are here too, and the
- * hostile files the analysis must refuse cheaply (components fanning out,
- * deflate bombs, ZIP entries that lie about their size).
+ * Model files written from a mesh: binary and ASCII STL, OBJ (with vertex
+ * colours, weights, continued lines), and a 3MF archive (stored or
+ * deflated, plain ZIP, ZIP64 or streamed: zipWriter.ts; with required
+ * extensions). The tests and the benchmark use them to produce real files;
+ * shapes with known measures are here too, and the hostile files the
+ * analysis must refuse cheaply (components fanning out, deflate bombs, ZIP
+ * entries that lie about their size).
  */
 import { constants, crc32, deflateRawSync } from "node:zlib"
 import type { Mesh } from "./mesh.ts"
+import { zip, type ZipOptions } from "./zipWriter.ts"
+
+export { corruptEntry, zip, type ZipEntryInput, type ZipOptions } from "./zipWriter.ts"
 
 // ---------------------------------------------------------------------------
 // Shapes
@@ -134,19 +139,62 @@ export const asciiStl = (mesh: Mesh, name = "part"): string => {
   return lines.join("\n") + "\n"
 }
 
-/** OBJ with 1-based indices, or negative (relative) ones. */
-export const obj = (mesh: Mesh, options: { readonly relative?: boolean } = {}): string => {
-  const lines = ["# written by the tests", "o part"]
+export interface ObjOptions {
+  /** Negative (relative) indices rather than 1-based ones. */
+  readonly relative?: boolean
+  /**
+   * Vertex colours after the position, as MeshLab and scanners write them:
+   * `rgb` (`v x y z r g b`, 0–1), `nan` (`v x y z nan nan nan`), or
+   * `weighted-rgb` (`v x y z 1 r g b`, a weight of 1 between).
+   */
+  readonly colours?: "rgb" | "nan" | "weighted-rgb"
+  /** A homogeneous weight: `v wx wy wz w`, whose position is the mesh's. */
+  readonly weight?: number
+  /** Every vertex and face line split over two lines by a trailing backslash. */
+  readonly continued?: boolean
+}
+
+/** OBJ with 1-based indices, or negative (relative) ones; colours, weights and continued lines as `options` say. */
+export const obj = (mesh: Mesh, options: ObjOptions = {}): string => {
+  // A comment ends at its line, even one ending in a backslash (as a Windows path does).
+  const lines = [options.continued === true ? "# written by the tests in C:\\models\\" : "# written by the tests", "o part"]
   const vertexCount = mesh.positions.length / 3
-  for (let v = 0; v < vertexCount; v++) lines.push(`v ${mesh.positions[3 * v]} ${mesh.positions[3 * v + 1]} ${mesh.positions[3 * v + 2]}`)
+  const split = (words: ReadonlyArray<string>) =>
+    options.continued === true ? `${words.slice(0, 2).join(" ")} \\\n  ${words.slice(2).join(" ")}` : words.join(" ")
+  for (let v = 0; v < vertexCount; v++) {
+    const w = options.weight
+    const position = [0, 1, 2].map((k) => String(mesh.positions[3 * v + k]! * (w ?? 1)))
+    const colour = [(v % 7) / 7, (v % 3) / 3, 1].map(String)
+    const extra = w !== undefined
+      ? [String(w)]
+      : options.colours === "rgb"
+      ? colour
+      : options.colours === "nan"
+      ? ["nan", "nan", "nan"]
+      : options.colours === "weighted-rgb"
+      ? ["1", ...colour]
+      : []
+    lines.push(split(["v", ...position, ...extra]))
+  }
   for (let t = 0; t < mesh.triangles.length / 3; t++) {
     const refs = [0, 1, 2].map((k) => {
       const index = mesh.triangles[3 * t + k]!
       return options.relative === true ? String(index - vertexCount) : `${index + 1}//1`
     })
-    lines.push(`f ${refs.join(" ")}`)
+    lines.push(split(["f", ...refs]))
   }
   return lines.join("\n") + "\n"
+}
+
+/**
+ * The box with a triangle of no area beside each of its 12 (a, b, b: a
+ * repeated vertex, as CAD exports leave them): 24 triangles, still closed,
+ * the box's volume and area.
+ */
+export const withDegenerateTriangles = (mesh: Mesh): Mesh => {
+  const extra: Array<number> = []
+  for (let t = 0; t < mesh.triangles.length / 3; t++) extra.push(mesh.triangles[3 * t]!, mesh.triangles[3 * t + 1]!, mesh.triangles[3 * t + 1]!)
+  return { positions: mesh.positions, triangles: Uint32Array.from([...mesh.triangles, ...extra]) }
 }
 
 /** The `<mesh>` element of a 3MF object. */
@@ -162,74 +210,6 @@ export const meshXml = (mesh: Mesh): string => {
   return `<mesh><vertices>${vertices.join("")}</vertices><triangles>${triangles.join("")}</triangles></mesh>`
 }
 
-export interface ZipEntryInput {
-  readonly name: string
-  readonly content: string | Uint8Array
-  /** Already deflated (raw DEFLATE) content, written as is: `content` is then ignored, the CRC 0. */
-  readonly deflated?: Uint8Array
-  /** The unpacked size the headers declare, when it should not be the true one (a lie). */
-  readonly declaredSize?: number
-}
-
-/** A ZIP archive of the entries (deflated unless `stored`). */
-export const zip = (entries: ReadonlyArray<ZipEntryInput>, stored = false): Uint8Array => {
-  const locals: Array<Uint8Array> = []
-  const centrals: Array<Uint8Array> = []
-  let offset = 0
-  for (const entry of entries) {
-    const name = new TextEncoder().encode(entry.name)
-    const content = entry.deflated !== undefined
-      ? new Uint8Array(0)
-      : typeof entry.content === "string"
-      ? new TextEncoder().encode(entry.content)
-      : entry.content
-    const method = entry.deflated !== undefined ? 8 : stored ? 0 : 8
-    const data = entry.deflated ?? (stored ? content : new Uint8Array(deflateRawSync(content)))
-    const crc = entry.deflated !== undefined ? 0 : crc32(content)
-    const size = entry.declaredSize ?? content.length
-    const local = new Uint8Array(30 + name.length)
-    const lv = new DataView(local.buffer)
-    lv.setUint32(0, 0x04034b50, true)
-    lv.setUint16(4, 20, true)
-    lv.setUint16(8, method, true)
-    lv.setUint32(14, crc, true)
-    lv.setUint32(18, data.length, true)
-    lv.setUint32(22, size, true)
-    lv.setUint16(26, name.length, true)
-    local.set(name, 30)
-    const central = new Uint8Array(46 + name.length)
-    const cv = new DataView(central.buffer)
-    cv.setUint32(0, 0x02014b50, true)
-    cv.setUint16(4, 20, true)
-    cv.setUint16(6, 20, true)
-    cv.setUint16(10, method, true)
-    cv.setUint32(16, crc, true)
-    cv.setUint32(20, data.length, true)
-    cv.setUint32(24, size, true)
-    cv.setUint16(28, name.length, true)
-    cv.setUint32(42, offset, true)
-    central.set(name, 46)
-    locals.push(local, data)
-    centrals.push(central)
-    offset += local.length + data.length
-  }
-  const centralSize = centrals.reduce((sum, part) => sum + part.length, 0)
-  const end = new Uint8Array(22)
-  const ev = new DataView(end.buffer)
-  ev.setUint32(0, 0x06054b50, true)
-  ev.setUint16(8, entries.length, true)
-  ev.setUint16(10, entries.length, true)
-  ev.setUint32(12, centralSize, true)
-  ev.setUint32(16, offset, true)
-  const out = new Uint8Array(offset + centralSize + 22)
-  let at = 0
-  for (const part of [...locals, ...centrals, end]) {
-    out.set(part, at)
-    at += part.length
-  }
-  return out
-}
-
 export interface ThreeMfObject {
   readonly id: number
   readonly mesh?: Mesh
@@ -243,6 +223,14 @@ export const threeMf = (options: {
   readonly objects: ReadonlyArray<ThreeMfObject>
   readonly items: ReadonlyArray<{ readonly objectId: number; readonly transform?: string }>
   readonly stored?: boolean
+  /** ZIP64 (zipWriter.ts): the end records only, or with extra fields in every header. */
+  readonly zip64?: ZipOptions["zip64"]
+  /** Written in streaming mode (data descriptors). */
+  readonly dataDescriptor?: boolean
+  /** Extensions the model requires, by prefix: declared on `<model>` and listed in its `requiredextensions`. */
+  readonly requiredExtensions?: Readonly<Record<string, string>>
+  /** XML inside `<resources>` after the objects (another namespace's resources, say). */
+  readonly extraResources?: string
 }): Uint8Array => {
   const transform = (value: string | undefined) => (value === undefined ? "" : ` transform="${value}"`)
   const objects = options.objects.map((object) => {
@@ -252,10 +240,13 @@ export const threeMf = (options: {
     return `<object id="${object.id}" type="${object.type ?? "model"}">${content}</object>`
   })
   const items = options.items.map((item) => `<item objectid="${item.objectId}"${transform(item.transform)}/>`)
+  const required = Object.entries(options.requiredExtensions ?? {})
+  const declarations = required.map(([prefix, namespace]) => ` xmlns:${prefix}="${namespace}"`).join("")
+  const requires = required.length === 0 ? "" : ` requiredextensions="${required.map(([prefix]) => prefix).join(" ")}"`
   const model = `<?xml version="1.0" encoding="UTF-8"?>
-<model unit="${options.unit ?? "millimeter"}" xml:lang="en-US" xmlns="http://schemas.microsoft.com/3dmanufacturing/core/2015/02">
+<model unit="${options.unit ?? "millimeter"}" xml:lang="en-US" xmlns="http://schemas.microsoft.com/3dmanufacturing/core/2015/02"${declarations}${requires}>
 <!-- written by the tests: <object id="99"/> in a comment is not an object -->
-<resources>${objects.join("\n")}</resources>
+<resources>${objects.join("\n")}${options.extraResources ?? ""}</resources>
 <build>${items.join("")}</build>
 </model>`
   return zip([
@@ -270,7 +261,11 @@ export const threeMf = (options: {
         `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Target="/3D/part.model" Id="rel0" Type="http://schemas.microsoft.com/3dmanufacturing/2013/01/3dmodel"/></Relationships>`
     },
     { name: "3D/part.model", content: model }
-  ], options.stored ?? false)
+  ], {
+    stored: options.stored ?? false,
+    ...(options.zip64 === undefined ? {} : { zip64: options.zip64 }),
+    dataDescriptor: options.dataDescriptor ?? false
+  })
 }
 
 // ---------------------------------------------------------------------------
@@ -290,15 +285,24 @@ const concat = (parts: ReadonlyArray<Uint8Array>): Uint8Array => {
  * A raw DEFLATE stream of `prefix`, then `unit` `count` times, then
  * `suffix`, without compressing the whole: each piece is deflated on its own
  * and ends on a byte boundary (a sync flush), so the pieces concatenate; the
- * unit's is repeated. A megabyte of it can inflate to a gigabyte.
+ * unit's is repeated. A megabyte of it can inflate to a gigabyte. With the
+ * content's CRC-32, as a ZIP entry declares it.
  */
-export const deflatedRepeat = (prefix: string | Uint8Array, unit: Uint8Array, count: number, suffix: string | Uint8Array): Uint8Array => {
+export const deflatedRepeat = (
+  prefix: string | Uint8Array,
+  unit: Uint8Array,
+  count: number,
+  suffix: string | Uint8Array
+): { readonly deflated: Uint8Array; readonly crc: number } => {
   const bytes = (value: string | Uint8Array) => (typeof value === "string" ? new TextEncoder().encode(value) : value)
   const flushed = (value: Uint8Array) => new Uint8Array(deflateRawSync(value, { finishFlush: constants.Z_SYNC_FLUSH }))
   const head = flushed(bytes(prefix))
   const body = flushed(unit)
   const tail = new Uint8Array(deflateRawSync(bytes(suffix)))
-  return concat([head, ...Array.from({ length: count }, () => body), tail])
+  let crc = crc32(bytes(prefix))
+  for (let k = 0; k < count; k++) crc = crc32(unit, crc)
+  crc = crc32(bytes(suffix), crc)
+  return { deflated: concat([head, ...Array.from({ length: count }, () => body), tail]), crc }
 }
 
 /**
@@ -349,7 +353,7 @@ export const paddedCube3mf = (mebibytes: number): Uint8Array =>
     name: "3D/3dmodel.model",
     content: "",
     declaredSize: 10,
-    deflated: deflatedRepeat(MODEL_OPEN, paddingMiB(), mebibytes, `${CUBE_RESOURCES()}<build><item objectid="1"/></build></model>`)
+    ...deflatedRepeat(MODEL_OPEN, paddingMiB(), mebibytes, `${CUBE_RESOURCES()}<build><item objectid="1"/></build></model>`)
   }])
 
 /**
@@ -366,7 +370,7 @@ export const lyingParts3mf = (mebibytes: number): Uint8Array => {
     name,
     content: "",
     declaredSize: 10,
-    deflated: deflatedRepeat(MODEL_OPEN, padding, mebibytes, `${content}</model>`)
+    ...deflatedRepeat(MODEL_OPEN, padding, mebibytes, `${content}</model>`)
   })
   return zip([
     lying(

@@ -17,6 +17,7 @@ const asRecord = (file: StoredModelFile): ModelFileRecord => ({
   fileName: file.fileName,
   sha256: file.sha256,
   size: file.size,
+  ...(file.unit === undefined ? {} : { unit: file.unit }),
   url: `/v1${modelFileContentPath(file.id)}`,
   createdAt: file.createdAt
 })
@@ -40,7 +41,7 @@ export const modelFileHandlers: GroupHandlers<"modelFile"> = {
     if (fileName === undefined || formatOf(fileName) === undefined) {
       return yield* EngineError.invalid("fileName: a file name ending in .stl, .3mf or .obj is required")
     }
-    const { file } = yield* storeModelFile(context.appId, fileName, fileBytes(payload)).pipe(
+    const { file } = yield* storeModelFile(context.appId, fileName, query.unit, fileBytes(payload)).pipe(
       Effect.catchTags({
         UploadInterrupted: () => Effect.fail(interrupted),
         EmptyUpload: () => Effect.fail(EngineError.invalid("The model file is empty"))

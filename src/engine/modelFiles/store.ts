@@ -1,6 +1,6 @@
 /**
- * Uploaded model files in the database (migration 0012): one row per app
- * and content in `engine_model_file`, the bytes in `engine_model_file_chunk`
+ * Uploaded model files in the database (migrations 0012, 0016): one row per
+ * app, content and stated unit in `engine_model_file`, the bytes in `engine_model_file_chunk`
  * rows of 1 MiB, so no statement carries a whole file and an upload is
  * written as it arrives. The file's row is written last, once the whole body
  * arrived and its SHA-256 is known: until then the chunks belong to no file
@@ -11,6 +11,7 @@ import { Data, Effect, Option, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { createHash } from "node:crypto"
+import { MODEL_UNITS, type ModelUnit } from "../../domain/ModelUnits.ts"
 import { timeOrderedUuid } from "../../domain/TimeOrderedId.ts"
 import type { AnalysedGeometry } from "../geometry/mesh.ts"
 
@@ -24,6 +25,9 @@ export interface StoredModelFile {
   readonly sha256: string
   readonly size: number
   readonly createdAt: string
+  /** The unit the upload stated its coordinates are in; undefined when it stated none. */
+  readonly unit: ModelUnit | undefined
+  /** The geometry of the file read in `unit` (millimetres, or a 3MF's own, when undefined). */
   readonly geometry: AnalysedGeometry | null
 }
 
@@ -33,8 +37,11 @@ interface FileRow {
   readonly sha256: string
   readonly size: number
   readonly createdAt: Date | string
+  readonly unit: string
   readonly geometry: AnalysedGeometry | string | null
 }
+
+const unitOf = (stored: string): ModelUnit | undefined => MODEL_UNITS.find((unit) => unit === stored)
 
 const asFile = (row: FileRow): StoredModelFile => ({
   id: row.id,
@@ -42,6 +49,7 @@ const asFile = (row: FileRow): StoredModelFile => ({
   sha256: row.sha256,
   size: Number(row.size),
   createdAt: new Date(row.createdAt).toISOString(),
+  unit: unitOf(row.unit),
   geometry: typeof row.geometry === "string" ? JSON.parse(row.geometry) as AnalysedGeometry : row.geometry
 })
 
@@ -49,16 +57,16 @@ const asFile = (row: FileRow): StoredModelFile => ({
 export const findModelFile = (appId: string, id: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql<FileRow>`
-      SELECT id, file_name AS "fileName", sha256, size::int AS size, created_at AS "createdAt", geometry
+      SELECT id, file_name AS "fileName", sha256, size::int AS size, created_at AS "createdAt", unit, geometry
       FROM engine_model_file WHERE app_id = ${appId} AND id = ${id}`.pipe(
       Effect.map((rows) => rows[0] === undefined ? undefined : asFile(rows[0]))
     ))
 
-const findBySha = (appId: string, sha256: string) =>
+const findBySha = (appId: string, sha256: string, unit: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql<FileRow>`
-      SELECT id, file_name AS "fileName", sha256, size::int AS size, created_at AS "createdAt", geometry
-      FROM engine_model_file WHERE app_id = ${appId} AND sha256 = ${sha256}`.pipe(
+      SELECT id, file_name AS "fileName", sha256, size::int AS size, created_at AS "createdAt", unit, geometry
+      FROM engine_model_file WHERE app_id = ${appId} AND sha256 = ${sha256} AND unit = ${unit}`.pipe(
       Effect.map((rows) => rows[0] === undefined ? undefined : asFile(rows[0]))
     ))
 
@@ -78,14 +86,16 @@ export class UploadInterrupted extends Data.TaggedError("UploadInterrupted") {}
 export class EmptyUpload extends Data.TaggedError("EmptyUpload") {}
 
 /**
- * Stores the body as the app's file `fileName`, unless the app has a file
- * with the same bytes: then the chunks are dropped and that file answers
- * (`created: false`). Memory holds one chunk at a time. A body that fails
- * (UploadInterrupted) leaves nothing behind.
+ * Stores the body as the app's file `fileName` in `unit` (if the upload
+ * stated one), unless the app has a file with the same bytes and unit: then
+ * the chunks are dropped and that file answers (`created: false`). Memory
+ * holds one chunk at a time. A body that fails (UploadInterrupted) leaves
+ * nothing behind.
  */
 export const storeModelFile = Effect.fnUntraced(function*(
   appId: string,
   fileName: string,
+  unit: ModelUnit | undefined,
   body: Stream.Stream<Uint8Array, unknown>
 ) {
   const sql = yield* SqlClient.SqlClient
@@ -120,15 +130,15 @@ export const storeModelFile = Effect.fnUntraced(function*(
     const sha256 = hash.digest("hex")
     const createdAt = new Date()
     const inserted = yield* sql<{ id: string }>`
-      INSERT INTO engine_model_file (id, app_id, sha256, file_name, size, created_at)
-      VALUES (${uploadId}, ${appId}, ${sha256}, ${fileName}, ${size}, ${createdAt})
-      ON CONFLICT (app_id, sha256) DO NOTHING
+      INSERT INTO engine_model_file (id, app_id, sha256, file_name, size, created_at, unit)
+      VALUES (${uploadId}, ${appId}, ${sha256}, ${fileName}, ${size}, ${createdAt}, ${unit ?? ""})
+      ON CONFLICT (app_id, sha256, unit) DO NOTHING
       RETURNING id`
     if (inserted.length === 1) {
-      return { file: { id: uploadId, fileName, sha256, size, createdAt: createdAt.toISOString(), geometry: null }, created: true }
+      return { file: { id: uploadId, fileName, sha256, size, createdAt: createdAt.toISOString(), unit, geometry: null }, created: true }
     }
     yield* deleteChunks(uploadId)
-    const existing = yield* findBySha(appId, sha256)
+    const existing = yield* findBySha(appId, sha256, unit ?? "")
     // The row that won the conflict is never deleted, so it is there.
     return { file: existing!, created: false }
   }).pipe(Effect.onError(() => Effect.ignore(deleteChunks(uploadId))))
@@ -154,7 +164,7 @@ export const modelFileBytes = (id: string) =>
       })
     ))
 
-/** Keeps the file's analysed geometry with it, so every part made from the file reuses it. */
+/** Keeps the file's analysed geometry (read in the file's own unit) with it, so every part made from the file reuses it. */
 export const keepGeometry = (appId: string, id: string, geometry: AnalysedGeometry) =>
   Effect.flatMap(
     SqlClient.SqlClient,

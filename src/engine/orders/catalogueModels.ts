@@ -1,7 +1,7 @@
 /**
  * Catalogue models: each write checks every configuration as a part would
  * be checked (references, material of the technology, colour of the
- * material, production parameters), gives a configuration without an id a
+ * material, production parameters, post-processing services), gives a configuration without an id a
  * new one, keeps configuration ids unique among the app's catalogue models,
  * and analyses the model file when it is new.
  */
@@ -16,7 +16,7 @@ import { usedBy } from "../integrity.ts"
 import type { OperationContext } from "../Operation.ts"
 import { GLOBAL_APP, RecordRepository, type StoredRecord } from "../RecordRepository.ts"
 import { fileNameOf } from "./common.ts"
-import { checkMaterial, checkParameters } from "./eligibility.ts"
+import { checkMaterial, checkParameters, checkServices } from "./eligibility.ts"
 import { modelGeometry } from "./partModel.ts"
 
 type Model = RecordOf<typeof CatalogueModel>
@@ -37,6 +37,7 @@ const checkConfigurations = Effect.fnUntraced(function*(context: OperationContex
     }
     yield* checkMaterial(context, configuration, at)
     yield* checkParameters(context, configuration.technologyId, configuration.productionParameterIds, at)
+    yield* checkServices(context, configuration.technologyId, configuration.serviceIds ?? [], `${at}serviceIds`)
     if (configuration.id === undefined) continue
     const earlier = given.get(configuration.id)
     if (earlier !== undefined) {
@@ -81,6 +82,7 @@ const prepareCatalogueModel = Effect.fnUntraced(function*(
   const endpoint = input.modelEndpoint
   const sameFile = previous !== undefined && previous.geometry !== undefined
     && previous.modelEndpoint.url === endpoint.url && previous.modelEndpoint.fileName === endpoint.fileName
+    && previous.modelEndpoint.unit === endpoint.unit
   return {
     ...input,
     configurations: input.configurations.map((configuration) => ({ ...configuration, id: configuration.id ?? randomUUID() })),

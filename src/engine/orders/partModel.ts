@@ -17,6 +17,7 @@ import { asRecord, type InputOf, type RecordOf, type StoredFields } from "../cru
 import { EngineError } from "../EngineError.ts"
 import { ModelAnalyser } from "../geometry/ModelAnalyser.ts"
 import { ModelFetcher } from "../geometry/ModelFetcher.ts"
+import { modelRefusal } from "../geometry/modelRefusal.ts"
 import { ownModelFileGeometry, ownModelFileId } from "../modelFiles/ownFiles.ts"
 import type { OperationContext } from "../Operation.ts"
 import { GLOBAL_APP, type StoredRecord } from "../RecordRepository.ts"
@@ -47,34 +48,33 @@ export const findConfiguration = Effect.fnUntraced(function*(appId: string, conf
 /** Where a part's model comes from: its own file, or a catalogue configuration. */
 export type ModelSource = Pick<InputOf<typeof TicketModel>, "modelEndpoint" | "catalogueModelConfigurationId">
 
-/** Whether two versions of a part name the same model (url, file name or catalogue configuration). */
+/** Whether two versions of a part name the same model (url, file name and unit, or catalogue configuration). */
 export const sameModel = (a: ModelSource, b: ModelSource) =>
   (a.modelEndpoint?.url ?? null) === (b.modelEndpoint?.url ?? null)
   && (a.modelEndpoint?.fileName ?? null) === (b.modelEndpoint?.fileName ?? null)
+  && (a.modelEndpoint?.unit ?? null) === (b.modelEndpoint?.unit ?? null)
   && (a.catalogueModelConfigurationId ?? null) === (b.catalogueModelConfigurationId ?? null)
 
 /**
- * The geometry of the model file at the endpoint's url: null when its host
- * is a placeholder; the fetcher's error when the download fails; a 422
- * naming the file and what is wrong when it cannot be read
- * (`UnreadableModel`), or naming the limit when it exceeds a budget of the
- * analysis (`ModelTooComplex`, `ModelTooLarge`, `ModelAnalysisTimeout`,
- * `ModelAnalysisOutOfMemory`). The analysis counts against `appId`'s share
- * of the analysis threads.
+ * The geometry of the model file at the endpoint's url, read in the
+ * endpoint's `unit` (a 3MF in its own): null when its host is a
+ * placeholder; the fetcher's error when the download fails; a 422 naming
+ * the file and what is wrong when it cannot be read (`UnreadableModel`,
+ * `UnsupportedModelExtension`), naming `modelEndpoint.unit` when that
+ * contradicts the file's own (`ModelUnitConflict`), or naming the limit
+ * when it exceeds a budget of the analysis (`ModelTooComplex`,
+ * `ModelTooLarge`, `ModelAnalysisTimeout`, `ModelAnalysisOutOfMemory`). The
+ * analysis counts against `appId`'s share of the analysis threads.
  */
 export const modelGeometry = Effect.fnUntraced(function*(endpoint: typeof ModelEndpoint.Type, fileName: string | null, appId: string) {
   const uploaded = ownModelFileId(endpoint.url)
-  if (uploaded !== undefined) return yield* ownModelFileGeometry(uploaded, appId)
+  if (uploaded !== undefined) return yield* ownModelFileGeometry(uploaded, appId, endpoint.unit)
   const fetcher = yield* ModelFetcher
   const bytes = yield* fetcher.fetch(endpoint.url)
   if (bytes === undefined) return null
   const analyser = yield* ModelAnalyser
-  return yield* analyser.analyse(bytes, fileName, appId).pipe(
-    Effect.mapError((error) => {
-      const type = error.type ?? "UnreadableModel"
-      const what = type === "UnreadableModel" ? "cannot be read" : "cannot be analysed"
-      return EngineError.modelFile({ status: 422, type, message: `modelEndpoint: the model file ${fileName ?? endpoint.url} ${what}: ${error.reason}` })
-    })
+  return yield* analyser.analyse(bytes, fileName, appId, endpoint.unit).pipe(
+    Effect.mapError((error) => modelRefusal(error, fileName ?? endpoint.url))
   )
 })
 

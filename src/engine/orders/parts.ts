@@ -1,6 +1,7 @@
 /**
  * Parts (ticket models). Every write checks what the part may be made of
- * (eligibility.ts), finds its model (partModel.ts; a replace with the same
+ * (eligibility.ts; a part from a catalogue configuration is made as the
+ * configuration says, asConfigured.ts), finds its model (partModel.ts; a replace with the same
  * model keeps it) and prices it again (docs/pricing.md). A part changes only
  * while its ticket is draft or quoted; a change while quoted supersedes the
  * ticket's open quotes and returns it to draft (ticketState.ts). Its model
@@ -10,12 +11,14 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { Ticket, TicketModel } from "../../domain/resources/orders.ts"
 import { ServiceJob } from "../../domain/resources/production.ts"
-import { asRecord, findRecord, getRecord, type InputOf, type PrepareInput, recordHandlers, type RecordHooks, type RecordOf, transactional } from "../crud.ts"
+import { asRecord, findRecord, getRecord, type PrepareInput, recordHandlers, type RecordHooks, type RecordOf, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import { usedBy } from "../integrity.ts"
 import type { GroupHandlers, OperationContext } from "../Operation.ts"
 import { pricePart } from "../pricing/pricePart.ts"
+import { pricedParameters } from "../referenceData.ts"
 import { replaceLocked } from "../writes.ts"
+import { asConfigured, checkAgreement, configuredMakeup } from "./asConfigured.ts"
 import { checkMaterial, checkParameters, checkServices } from "./eligibility.ts"
 import { getMachiningStrategy, pruneStrategies, setMachiningStrategy } from "./machiningStrategies.ts"
 import { manufacturabilityOf } from "./manufacturability.ts"
@@ -29,17 +32,19 @@ type Part = RecordOf<typeof TicketModel>
 /** The tickets a write of a part changes: its own, and the one it leaves. */
 const ticketsOf = (part: { readonly ticketId: string }, previous: Part | undefined) => [part.ticketId, ...(previous === undefined ? [] : [previous.ticketId])]
 
-/** The part's catalogue configuration, which must be of the part's technology (422 naming `technologyId`). */
-const configurationOf = Effect.fnUntraced(function*(context: OperationContext, input: PrepareInput<typeof TicketModel>) {
+/** How the part is made: as its catalogue configuration says (asConfigured.ts), or as the caller says with its own model file. */
+const makeupOf = Effect.fnUntraced(function*(context: OperationContext, input: PrepareInput<typeof TicketModel>) {
   const configurationId = input.catalogueModelConfigurationId
-  if (configurationId === undefined) return undefined
-  const found = yield* findConfiguration(context.appId, configurationId)
-  if (found === undefined) return yield* EngineError.unknownReference("catalogueModelConfigurationId", "catalogue model configuration", configurationId)
-  const technologyId = found.configuration.technologyId
-  if (technologyId !== input.technologyId) {
-    return yield* EngineError.invalid(`technologyId: catalogue configuration ${configurationId} is for ${technologyId}, not ${input.technologyId}`)
+  if (configurationId !== undefined) {
+    const found = yield* findConfiguration(context.appId, configurationId)
+    if (found === undefined) return yield* EngineError.unknownReference("catalogueModelConfigurationId", "catalogue model configuration", configurationId)
+    return { part: yield* asConfigured(context, input, found), configuration: found }
   }
-  return found
+  const { materialId, technologyId } = input
+  // The body's schema requires both with a model file; a stored record always has them.
+  if (technologyId === undefined) return yield* EngineError.invalid("technologyId: required with modelEndpoint")
+  if (materialId === undefined) return yield* EngineError.invalid("materialId: required with modelEndpoint")
+  return { part: { ...input, technologyId, materialId }, configuration: undefined }
 })
 
 /** A part in a service job is of the job's technology: its own changes only once no job names it. */
@@ -55,7 +60,9 @@ const checkJobsOf = Effect.fnUntraced(function*(context: OperationContext, previ
 
 /**
  * Completes a part before it is stored: its tickets open for changes, what
- * it is made of eligible (and of its service jobs' technology), a new model's file name and geometry (a replace
+ * it is made of eligible (and of its service jobs' technology), every
+ * production parameter of its technology with the value it is priced with
+ * (pricedParameters), a new model's file name and geometry (a replace
  * with the same model keeps them), then the price calculation, on every
  * write: new parameters, quantity, material or services give new production
  * times and prices; and its manufacturability for its technology, on the
@@ -63,16 +70,17 @@ const checkJobsOf = Effect.fnUntraced(function*(context: OperationContext, previ
  */
 const prepareTicketModel = Effect.fnUntraced(function*(context: OperationContext, input: PrepareInput<typeof TicketModel>, previous: Part | undefined) {
   yield* checkOpenForChanges(context, ticketsOf(input, previous))
-  if (previous !== undefined) yield* checkJobsOf(context, previous, input.technologyId)
-  yield* checkMaterial(context, input)
-  yield* checkParameters(context, input.technologyId, input.productionParameterIds)
-  yield* checkServices(context, input.technologyId, input.serviceIds ?? [], "serviceIds")
-  const configuration = yield* configurationOf(context, input)
-  const model = previous !== undefined && sameModel(previous, input)
+  const { configuration, part: made } = yield* makeupOf(context, input)
+  if (previous !== undefined) yield* checkJobsOf(context, previous, made.technologyId)
+  yield* checkMaterial(context, made)
+  yield* checkParameters(context, made.technologyId, made.productionParameterIds)
+  yield* checkServices(context, made.technologyId, made.serviceIds ?? [], "serviceIds")
+  const part = { ...made, productionParameterIds: pricedParameters(made.technologyId, made.productionParameterIds) }
+  const model = previous !== undefined && sameModel(previous, part)
     ? { fileName: previous.fileName, geometry: previous.geometry }
-    : yield* partModel(context, input, configuration)
-  const manufacturability = yield* manufacturabilityOf(context, input.technologyId, model.geometry)
-  return yield* pricePart(context, { ...input, ...model, manufacturability })
+    : yield* partModel(context, part, configuration)
+  const manufacturability = yield* manufacturabilityOf(context, part.technologyId, model.geometry)
+  return yield* pricePart(context, { ...part, ...model, manufacturability })
 })
 
 /**
@@ -108,31 +116,19 @@ const fromCatalogue: PartHandlers["fromCatalogue"] = Effect.fnUntraced(function*
     return yield* EngineError.unknownReference("ticketId", "ticket", ticketId)
   }
   yield* checkOpenForChanges(context, [ticketId])
-  const found = yield* Effect.forEach(requested, ({ catalogueModelConfigurationId, quantity }, index) =>
-    Effect.gen(function*() {
-      const match = yield* findConfiguration(context.appId, catalogueModelConfigurationId)
-      if (match === undefined) {
-        return yield* EngineError.unknownReference(
-          `parts.${index}.catalogueModelConfigurationId`,
-          "catalogue model configuration",
-          catalogueModelConfigurationId
-        )
-      }
-      return { ...match, configurationId: catalogueModelConfigurationId, quantity }
-    }))
-  return yield* sql.withTransaction(Effect.forEach(found, ({ configuration, configurationId, model, quantity }) => {
-    const payload: InputOf<typeof TicketModel> = {
-      ticketId,
-      name: configuration.name ?? model.name,
-      catalogueModelConfigurationId: configurationId,
-      technologyId: configuration.technologyId,
-      materialId: configuration.materialId,
-      quantity,
-      ...(configuration.colourId === undefined ? {} : { colourId: configuration.colourId }),
-      ...(configuration.productionParameterIds === undefined ? {} : { productionParameterIds: configuration.productionParameterIds })
+  // Every configuration first, so that a missing one is named by its place in the request.
+  for (const [index, { catalogueModelConfigurationId }] of requested.entries()) {
+    if ((yield* findConfiguration(context.appId, catalogueModelConfigurationId)) === undefined) {
+      return yield* EngineError.unknownReference(`parts.${index}.catalogueModelConfigurationId`, "catalogue model configuration", catalogueModelConfigurationId)
     }
-    return parts.create(context, { payload })
-  }))
+  }
+  // Made as POST /ticket-model makes a part from a configuration (asConfigured.ts): the same part, the same price.
+  return yield* sql.withTransaction(
+    Effect.forEach(
+      requested,
+      ({ catalogueModelConfigurationId, quantity }) => parts.create(context, { payload: { ticketId, catalogueModelConfigurationId, quantity } })
+    )
+  )
 })
 
 /** `PUT /ticket-model/{id}/post-processing`: a change of the part like any other, priced again, in one transaction with its ticket's move. */
@@ -140,6 +136,10 @@ const setPostProcessing: PartHandlers["setPostProcessing"] = Effect.fnUntraced(f
   const part = yield* getRecord(TicketModel, context.appId, id)
   yield* ticketsChanged(context, [part.ticketId])
   yield* checkServices(context, part.technologyId, serviceIds, "serviceIds")
+  // A part from a catalogue configuration has the configuration's services.
+  const configurationId = part.catalogueModelConfigurationId
+  const found = configurationId === undefined ? undefined : yield* findConfiguration(context.appId, configurationId)
+  if (found !== undefined) yield* checkAgreement(context, configurationId!, configuredMakeup(found.configuration), { serviceIds })
   const priced = yield* pricePart(context, { ...part, serviceIds })
   const replaced = yield* replaceLocked(TicketModel.name, context.appId, id, priced)
   if (replaced === undefined) return yield* EngineError.notFound(TicketModel.name, id)

@@ -16,6 +16,7 @@ import type { OperationContext, Step } from "../Operation.ts"
 import type { CurrencyTerms } from "../pricing/currencies.ts"
 import { fromBase, fromMinor, isWholeMinor, sum, times } from "../pricing/money.ts"
 import { atLinePrice, chosenOption } from "./quoteOptions.ts"
+import type { Replacement } from "./quoteReplacement.ts"
 import type { Quote } from "./quoteState.ts"
 
 export type QuoteLine = Quote["lines"][number]
@@ -61,7 +62,7 @@ interface Priced {
 
 const keyOf = ({ field, id }: Priced) => `${field}:${id}`
 
-const pricedOf = (line: QuoteLine): Priced | undefined =>
+const pricedOf = (line: Pick<QuoteLine, "ticketModelId" | "itemId">): Priced | undefined =>
   line.ticketModelId !== undefined
     ? { kind: "part", field: "ticketModelId", id: line.ticketModelId }
     : line.itemId !== undefined
@@ -69,7 +70,7 @@ const pricedOf = (line: QuoteLine): Priced | undefined =>
     : undefined
 
 /** What line `index` of a PUT prices: one part or one item, never both or neither. */
-const pricedBy = (line: QuoteLine, index: number): Effect.Effect<Priced, EngineError> => {
+const pricedBy = (line: Pick<QuoteLine, "ticketModelId" | "itemId">, index: number): Effect.Effect<Priced, EngineError> => {
   if (line.ticketModelId !== undefined && line.itemId !== undefined) {
     return Effect.fail(EngineError.invalid(`lines.${index}.itemId: a line prices one part (ticketModelId) or one item (itemId), not both`))
   }
@@ -92,13 +93,14 @@ const ticketOf = (context: OperationContext, { id, kind }: Priced): Step<string 
  * when `accepting`, another of its options' quantities, at that option's
  * price), at a unit price in the currency's minor unit. Descriptions and
  * unit prices are the PUT's; the totals and options are the engine's (the
- * option at the line's quantity at the line's price).
+ * option at the line's quantity at the line's price), any sent being
+ * checked against them (quoteReplacement.ts).
  */
 export const reviseLines = Effect.fnUntraced(function*(
   context: OperationContext,
   quote: Quote,
   ticket: string,
-  lines: ReadonlyArray<QuoteLine>,
+  lines: ReadonlyArray<Replacement["lines"][number]>,
   minorUnits: number,
   accepting: boolean
 ) {
@@ -136,7 +138,7 @@ export const reviseLines = Effect.fnUntraced(function*(
       description: line.description,
       [what.field]: what.id,
       quantity: line.quantity,
-      // The engine's, as the quote was made: a value sent is replaced.
+      // The engine's, as the quote was made (a value sent is checked against it: quoteReplacement.ts).
       ...(original.manufacturability === undefined ? {} : { manufacturability: original.manufacturability }),
       unitPrice,
       ...(original.options === undefined ? {} : { options: atLinePrice(original.options, { quantity: line.quantity, unitPrice }, minorUnits) })

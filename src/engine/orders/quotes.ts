@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import { SCOPE_TO_ACCEPT } from "../../api/Scopes.ts"
 import { spendLimitMessage } from "../../domain/Grants.ts"
 import { Item, Project, TicketModel, TicketQuote } from "../../domain/resources/orders.ts"
-import { findRecord, getRecord, type InputOf, listRecords, transactional } from "../crud.ts"
+import { findRecord, getRecord, listRecords, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
 import { currencyTerms } from "../pricing/currencies.ts"
@@ -21,6 +21,7 @@ import { manufacturabilityOf } from "./manufacturability.ts"
 import { itemLine, partLine, type QuoteLine, reviseLines, totalOf } from "./quoteLines.ts"
 import { listQuotes } from "./quoteList.ts"
 import { askedQuantities, lineOptions, samePriceAsLine, schedulesOf } from "./quoteOptions.ts"
+import { checkDisagreements, checkValidUntil, type Replacement } from "./quoteReplacement.ts"
 import { asRead, closeOpenQuotes, openQuotes, type Quote, type QuoteFields, quoteLabel, writeQuote } from "./quoteState.ts"
 import { getLockedTicket, moveTicket, ticketLabel, type TicketRecord } from "./ticketState.ts"
 
@@ -125,13 +126,12 @@ const createQuote: GroupHandlers<"ticket">["quote"] = Effect.fnUntraced(function
   return created
 })
 
-type Input = InputOf<typeof TicketQuote>
-
 /**
  * Whether a PUT asks for the quote as it is: a retried acceptance, say, which answers the quote and changes nothing (on a line with
- * options, the price the line had before its quantity was chosen is taken too: quoteOptions.ts).
+ * options, the price the line had before its quantity was chosen is taken too: quoteOptions.ts). The engine's fields it carries are
+ * not compared: nothing is written, and the answer shows the quote's.
  */
-const asItIs = (quote: Quote, input: Input) =>
+const asItIs = (quote: Quote, input: Replacement) =>
   input.state === quote.state && input.ticketId === quote.ticketId && input.currencyId === quote.currencyId &&
   Date.parse(input.validUntil) === Date.parse(quote.validUntil) && input.notes === quote.notes &&
   input.lines.length === quote.lines.length &&
@@ -170,9 +170,11 @@ const checkSpendLimit = (context: OperationContext, quote: Quote, revised: Quote
 }
 
 /**
- * `PUT /ticket-quote/{id}` on a sent quote: the moves a PUT makes (sent,
- * accepted, rejected), the fields that cannot change (ticket, currency), the
- * lines revised; accepting it accepts its ticket. The ticket is locked
+ * `PUT /ticket-quote/{id}` on a sent quote (its state as stored, as of
+ * now: an expired one is final): the moves a PUT makes (sent, accepted,
+ * rejected), the fields that cannot change (ticket, currency), a new
+ * validity only in the future, the lines revised, the engine's fields sent
+ * back as they are (quoteReplacement.ts); accepting it accepts its ticket. The ticket is locked
  * first, so that the quote is read as the last move of its ticket left it.
  */
 const replaceQuote: GroupHandlers<"ticketQuote">["replace"] = Effect.fnUntraced(function*(context, { params: { id }, payload }) {
@@ -200,8 +202,12 @@ const replaceQuote: GroupHandlers<"ticketQuote">["replace"] = Effect.fnUntraced(
         "its currency cannot change (quote the ticket again in another)"
     )
   }
+  const now = Date.now()
+  yield* checkValidUntil(quote, payload.validUntil, now)
   const minorUnits = (yield* currencyTerms(context, quote.currencyId))?.minorUnits ?? DEFAULT_MINOR_UNITS
   const lines = yield* reviseLines(context, quote, ticketLabel(ticket), payload.lines, minorUnits, payload.state === "accepted")
+  const total = totalOf(lines, minorUnits)
+  yield* checkDisagreements(quote, payload, { lines, total })
   if (payload.state === "accepted") {
     yield* checkNewest(context, quote, ticket)
     if (ticket.state !== "quoted") {
@@ -215,7 +221,7 @@ const replaceQuote: GroupHandlers<"ticketQuote">["replace"] = Effect.fnUntraced(
     state: payload.state,
     validUntil: instant(payload.validUntil),
     lines,
-    total: totalOf(lines, minorUnits),
+    total,
     ...(payload.notes === undefined ? {} : { notes: payload.notes })
   }
   if (payload.state === "accepted") yield* checkSpendLimit(context, quote, revised)

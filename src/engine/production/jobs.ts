@@ -38,16 +38,21 @@ export const saveJob = Effect.fnUntraced(function*(context: OperationContext, pr
   return saved
 })
 
-const seconds = (from: string, to: string) => Math.max(0, (Date.parse(to) - Date.parse(from)) / 1000)
+/** Milliseconds between two instants, never negative. */
+const millis = (from: string, to: string) => Math.max(0, Date.parse(to) - Date.parse(from))
 
-/** The job with its open interval closed, its seconds added to `totalTime`. */
+/**
+ * The job with its open interval closed, its time added to `totalTime`:
+ * seconds to the millisecond, summed in whole milliseconds (0.021, never
+ * 0.020999999999999998).
+ */
 export const closeInterval = (job: Job, now: string): Job => {
   const open = job.timeline.at(-1)
   if (open === undefined || open.stoppedAt !== null) return job
   return {
     ...job,
     timeline: [...job.timeline.slice(0, -1), { startedAt: open.startedAt, stoppedAt: now }],
-    totalTime: job.totalTime + seconds(open.startedAt, now)
+    totalTime: (Math.round(job.totalTime * 1000) + millis(open.startedAt, now)) / 1000
   }
 }
 

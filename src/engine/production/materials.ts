@@ -133,4 +133,12 @@ const materialSeriesHooks: RecordHooks<typeof MaterialSeries> = {
   })
 }
 
-export const materialSeriesHandlers: GroupHandlers<"materialSeries"> = recordHandlers(MaterialSeries, materialSeriesHooks)
+const seriesRecords = recordHandlers(MaterialSeries, materialSeriesHooks)
+
+/** Nothing else creates a series: `PUT /material-series/{id}` creates it when the id is new (201), else replaces it. */
+export const materialSeriesHandlers: GroupHandlers<"materialSeries"> = {
+  list: seriesRecords.list,
+  get: seriesRecords.get,
+  replace: seriesRecords.replaceOrCreate,
+  remove: seriesRecords.remove
+}

@@ -2,9 +2,11 @@
  * What reels keep to: a reel is of its reel group's material, is loaded only
  * on a machine of that material's technology, and holds at most its group's
  * `reelWeight`. Reel groups are stored as the `reelGroup` resource under the
- * text of their number (reels.ts).
+ * text of their number, counted per app (reels.ts).
  */
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
 import { type Machine, Reel } from "../../domain/resources/production.ts"
 import { Material } from "../../domain/resources/reference.ts"
 import { findRecord, listRecords, type RecordOf } from "../crud.ts"
@@ -13,6 +15,24 @@ import type { OperationContext, Step } from "../Operation.ts"
 import { RecordRepository, type StoredRecord } from "../RecordRepository.ts"
 
 export const REEL_GROUP = "reelGroup"
+
+/** Where an app's reel group ids are counted: its `engine_counter` row of this prefix (no record number uses it). */
+const REEL_GROUP_COUNTER = "reel-group"
+
+/**
+ * The app's next reel group id: its first group is 1, whatever other apps
+ * have done. The counter row's lock orders concurrent creates of the app
+ * until their transactions end, and a create rolled back gives its id back.
+ */
+export const nextReelGroupId = (appId: string): Effect.Effect<string, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql<{ value: string }>`
+        INSERT INTO engine_counter (app_id, prefix, value) VALUES (${appId}, ${REEL_GROUP_COUNTER}, 1)
+        ON CONFLICT (app_id, prefix) DO UPDATE SET value = engine_counter.value + 1
+        RETURNING value::text AS value`,
+      ([row]) => row!.value
+    ))
 
 type MachineRecord = RecordOf<typeof Machine>
 

@@ -1,13 +1,12 @@
 /**
  * Reel groups (numeric ids, the name read back as `inventoryProductName`)
  * and their reels. A reel group is stored as the `reelGroup` resource under
- * the text form of its number, taken from the engine's `engine_number`
- * sequence, and answered with the number. A path's id that is no number is
+ * the text form of its number, counted per app (the app's first group is 1:
+ * reelRules.ts), and answered with the number. A path's id that is no number is
  * a group that does not exist. What reels keep to is in reelRules.ts; when
  * a write makes a reel low, reelLow.ts.
  */
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
 import { DEFAULT_PAGE_SIZE, toDateFilters } from "../../domain/Resource.ts"
 import { Machine, Reel, type ReelGroup, type ReelGroupInput } from "../../domain/resources/production.ts"
 import { Colour, Material, Supplier } from "../../domain/resources/reference.ts"
@@ -17,10 +16,10 @@ import type { GroupHandlers, OperationContext } from "../Operation.ts"
 import type { StoredRecord } from "../RecordRepository.ts"
 import { insertLocked, replaceLocked } from "../writes.ts"
 import { announceLowReel, lowWeightThreshold } from "./reelLow.ts"
-import { checkLoadable, checkWeight, findReelGroup, REEL_GROUP, technologyOfMaterial } from "./reelRules.ts"
+import { checkLoadable, checkWeight, findReelGroup, nextReelGroupId, REEL_GROUP, technologyOfMaterial } from "./reelRules.ts"
 import { insertRecord, pageStored, replaceRecord } from "./store.ts"
 
-export { REEL_GROUP } from "./reelRules.ts"
+export { nextReelGroupId, REEL_GROUP } from "./reelRules.ts"
 
 type ReelGroupHandlers = GroupHandlers<"reelGroup">
 type ReelHandlers = GroupHandlers<"reel">
@@ -61,10 +60,8 @@ const groupAt = (appId: string, text: string) => {
 }
 
 const createReelGroup: ReelGroupHandlers["create"] = Effect.fnUntraced(function*(context, { payload }) {
-  const sql = yield* SqlClient.SqlClient
   const document = yield* reelGroupDocument(context, payload)
-  const [row] = yield* sql<{ n: string }>`SELECT nextval('engine_number')::text AS n`
-  const inserted = yield* insertLocked(REEL_GROUP, context.appId, document, { id: row!.n })
+  const inserted = yield* insertLocked(REEL_GROUP, context.appId, document, { id: yield* nextReelGroupId(context.appId) })
   return toReelGroup(inserted)
 })
 

@@ -5,13 +5,23 @@
  *   `Link` header with `rel="next"` and `rel="prev"` (RFC 8288), each the
  *   request's own path and query with `offset` moved by one page;
  * - a created record: `Location`, the path that reads it (the GET of the same
- *   record schema with the record's id), when the API has one.
+ *   record schema with the record's id), when the API has one; a PUT that
+ *   created its record (Operations.ts `wasCreated`) answers 201;
+ * - a read of a record the app does not have: the spec's empty 200, an empty
+ *   `text/plain` (MissingRecord in src/api/endpoints.ts).
  */
 import type { Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
-import { TOTAL_COUNT_HEADER } from "../../api/Operations.ts"
+import { MISSING_RECORD_MEDIA_TYPE } from "../../api/endpoints.ts"
+import { createsOnReplace, TOTAL_COUNT_HEADER, wasCreated } from "../../api/Operations.ts"
 import { DEFAULT_PAGE_SIZE } from "../../domain/Resource.ts"
+
+/** The spec's answer to a read of a record the app does not have: 200, an empty body. */
+export const MISSING_RECORD = HttpServerResponse.empty({
+  status: 200,
+  headers: { "content-length": "0", "content-type": MISSING_RECORD_MEDIA_TYPE }
+})
 
 /** The page a list query asked for. */
 export interface PageQuery {
@@ -47,7 +57,8 @@ const bodySchema = (endpoint: HttpApiEndpoint.Top): Schema.Top | undefined => [.
 
 /**
  * For each POST of `api` whose answer is a record that a GET of the API reads
- * by id: how to name the created record's path. Derived once.
+ * by id, and each PUT that may create its record (createsOnReplace): how to
+ * name the created record's path. Derived once.
  */
 export const locationTable = (api: { readonly groups: object }): ReadonlyMap<HttpApiEndpoint.Top, (id: string) => string> => {
   const endpoints = (Object.values(api.groups) as ReadonlyArray<HttpApiGroup.Top>).flatMap((group) => Object.values(group.endpoints))
@@ -63,13 +74,14 @@ export const locationTable = (api: { readonly groups: object }): ReadonlyMap<Htt
   for (const endpoint of endpoints) {
     const schema = bodySchema(endpoint)
     const parent = schema === undefined ? undefined : readers.get(schema)
-    if (endpoint.method === "POST" && parent !== undefined) table.set(endpoint, (id) => `${parent}/${encodeURIComponent(id)}`)
+    const creates = endpoint.method === "POST" || createsOnReplace(endpoint)
+    if (creates && parent !== undefined) table.set(endpoint, (id) => `${parent}/${encodeURIComponent(id)}`)
   }
   return table
 }
 
 /** `Location` of a created record, when its answer has an id. */
-export const withLocation = (
+const withLocation = (
   response: HttpServerResponse.HttpServerResponse,
   location: ((id: string) => string) | undefined,
   answer: unknown
@@ -77,4 +89,19 @@ export const withLocation = (
   if (location === undefined || typeof answer !== "object" || answer === null || !("id" in answer)) return response
   const id = answer.id
   return typeof id === "string" || typeof id === "number" ? HttpServerResponse.setHeader(response, "location", location(String(id))) : response
+}
+
+/**
+ * A write's answer: a POST's with the `Location` of the record it created;
+ * a PUT that may create its record (createsOnReplace) answers 201 with the
+ * `Location` when it did (Operations.ts `wasCreated`), else as a replace.
+ */
+export const withCreated = (
+  response: HttpServerResponse.HttpServerResponse,
+  endpoint: HttpApiEndpoint.Top,
+  location: ((id: string) => string) | undefined,
+  answer: unknown
+): HttpServerResponse.HttpServerResponse => {
+  if (!createsOnReplace(endpoint)) return withLocation(response, location, answer)
+  return wasCreated(answer) ? HttpServerResponse.setStatus(withLocation(response, location, answer), 201) : response
 }

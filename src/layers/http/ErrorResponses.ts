@@ -17,17 +17,25 @@ export const notAuthorized = () =>
     headers: NOT_AUTHORIZED_HEADERS
   })
 
-/** A `{code, message, type}` error with its status, and the list of fields at fault when it has one (a 400). */
+/**
+ * A `{code, message, type}` error with its status, and the list of fields at
+ * fault when it has one (a 400), with how many more there were past the list.
+ */
 export const errorResponse = (error: {
   readonly code: number
   readonly message: string
   readonly type: string
   readonly errors?: ReadonlyArray<FieldProblem> | undefined
+  readonly moreErrors?: number | undefined
 }) =>
   HttpServerResponse.jsonUnsafe(
-    error.errors === undefined
-      ? { code: error.code, message: error.message, type: error.type }
-      : { code: error.code, message: error.message, type: error.type, errors: error.errors },
+    {
+      code: error.code,
+      message: error.message,
+      type: error.type,
+      ...(error.errors === undefined ? {} : { errors: error.errors }),
+      ...(error.moreErrors === undefined ? {} : { moreErrors: error.moreErrors })
+    },
     { status: error.code }
   )
 

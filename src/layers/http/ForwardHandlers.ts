@@ -25,18 +25,16 @@ import { traced } from "../../domain/Span.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { Meter } from "../../services/Meter.ts"
-import { locationTable, type PageQuery, withLocation, withPageHeaders } from "./AnswerHeaders.ts"
-import { currentReads, entityTag, namesTag, notModified, preconditionFailed, unconditional, writtenId } from "./Conditional.ts"
+import { locationTable, MISSING_RECORD, type PageQuery, withCreated, withPageHeaders } from "./AnswerHeaders.ts"
+import { entityTag, makePreconditions, namesTag, notModified, preconditionFailed, unconditional, writtenId } from "./Conditional.ts"
 import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
-import { IdempotentCalls, type WithIdempotencyKey } from "./Idempotency.ts"
+import { CurrentIdempotentCall, IdempotentCalls, type WithIdempotencyKey } from "./Idempotency.ts"
 import { mismatchedId, unstorableInput } from "./InputChecks.ts"
 import { isModelFileEndpoint, makeModelFileHandler, modelUploadMaxBytes } from "./ModelFileHandlers.ts"
-import { isQuoteRead, makeQuoteReadHandler } from "./QuotePdfHandler.ts"
+import { isQuoteRead, makeQuoteReadHandler, QuotePdfs } from "./QuotePdfHandler.ts"
 import { isRequestLogEndpoint, makeRequestLogHandler } from "./RequestLogHandler.ts"
 import { undeclaredInput } from "./UndeclaredInput.ts"
 
-/** The spec's answer for a missing id: 200 with an empty body, and so no content-type (there is no JSON to parse). */
-const EMPTY_200 = HttpServerResponse.empty({ status: 200, headers: { "content-length": "0" } })
 const NO_CONTENT = HttpServerResponse.empty({ status: 204 })
 
 /** What a forwarded handler reads of the request the HttpApi builder hands it. */
@@ -94,7 +92,6 @@ export const makeForward = (downstream: Downstream["Service"], idempotent: WithI
     return answer
   }
   const locations = locationTable(PublicApi)
-  const reads = currentReads(PublicApi)
 
   const callOf = (endpoint: HttpApiEndpoint.Top, input: DecodedInput, scope: CallScope) => {
     const operation = operationOf(endpoint)
@@ -106,23 +103,23 @@ export const makeForward = (downstream: Downstream["Service"], idempotent: WithI
     )
   }
 
+  const precondition = makePreconditions(PublicApi, callOf)
+
   /**
    * The scope of a write that names the version it changes (If-Match): the
-   * record read now, its tag compared; the 412 when it is another version
-   * (or none), else the version the engine checks again as it writes.
+   * 412 when the record is another version (or none), else the version the
+   * engine checks again as it writes.
    */
   const conditionalScope = Effect.fnUntraced(function*(request: ForwardedRequest, ifMatch: string, scope: CallScope) {
-    const read = reads.get(request.endpoint)
-    const id = writtenId(request)
-    if (read === undefined || id === undefined) return errorResponse(unconditional(request.endpoint.path))
-    const current = yield* callOf(read.endpoint, read.input(id), scope)
-    if (current === null) return preconditionFailed(`No record ${id}: If-Match names a version of a record that does not exist`, undefined)
-    const tag = (yield* answerOf(read.endpoint)(current, scope.requestId)).headers.etag
-    if (tag === undefined || !namesTag(ifMatch, tag, "strong")) {
-      return preconditionFailed(`Record ${id} is no longer the version If-Match names: read it again, reapply the change and retry`, tag)
+    const outcome = yield* precondition(operationOf(request.endpoint), writtenId(request), ifMatch, scope)
+    switch (outcome._tag) {
+      case "Unsupported":
+        return errorResponse(unconditional(request.endpoint.path))
+      case "Failed":
+        return preconditionFailed(outcome.message, outcome.current)
+      case "Holds":
+        return outcome.scope
     }
-    const updatedAt = (current as { readonly updatedAt?: unknown }).updatedAt
-    return typeof updatedAt === "string" ? { ...scope, precondition: { id, updatedAt } } : scope
   })
 
   /** The call and its answer; a generator defined once, not per call (IncomingSecretGuard.ts says why). */
@@ -138,8 +135,9 @@ export const makeForward = (downstream: Downstream["Service"], idempotent: WithI
     const scoped = ifMatch === undefined ? callScopeOf(caller) : yield* conditionalScope(request, ifMatch, callScopeOf(caller))
     if (HttpServerResponse.isHttpServerResponse(scoped)) return scoped
     const input = { params: request.params, query: request.query, payload: request.payload }
-    const result = yield* callOf(endpoint, input, scoped)
-    if (result === null) return EMPTY_200
+    const idempotency = yield* CurrentIdempotentCall
+    const result = yield* callOf(endpoint, input, idempotency === undefined ? scoped : { ...scoped, idempotency })
+    if (result === null) return MISSING_RECORD
     const answer = answerOf(endpoint)
     const response = isPaged(endpoint)
       ? withPageHeaders(
@@ -148,7 +146,7 @@ export const makeForward = (downstream: Downstream["Service"], idempotent: WithI
         request.query as PageQuery,
         (result as Page<unknown>).total
       )
-      : withLocation(yield* answer(result, scoped.requestId), locations.get(endpoint), result)
+      : withCreated(yield* answer(result, scoped.requestId), endpoint, locations.get(endpoint), result)
     const ifNoneMatch = endpoint.method === "GET" ? headers["if-none-match"] : undefined
     const tag = response.headers.etag
     return ifNoneMatch !== undefined && tag !== undefined && namesTag(ifNoneMatch, tag, "weak") ? notModified(tag) : response
@@ -176,7 +174,7 @@ export class PublicOperationHandler extends Context.Service<
       const downstream = yield* Downstream
       const forward = makeForward(downstream, yield* IdempotentCalls)
       const modelFiles = makeModelFileHandler(downstream, modelUploadMaxBytes(yield* AppConfig))
-      const quoteRead = yield* makeQuoteReadHandler(downstream, forward)
+      const quoteRead = makeQuoteReadHandler(yield* QuotePdfs, forward)
       const requestLog = makeRequestLogHandler(yield* Meter)
       return (request: ForwardedRequest) =>
         isRequestLogEndpoint(request.endpoint)
@@ -187,5 +185,5 @@ export class PublicOperationHandler extends Context.Service<
           ? quoteRead(request)
           : forward(request)
     })
-  ).pipe(Layer.provide(IdempotentCalls.layer))
+  ).pipe(Layer.provide([IdempotentCalls.layer, QuotePdfs.layer]))
 }

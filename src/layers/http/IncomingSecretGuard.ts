@@ -28,11 +28,11 @@
  * runs in its own server span, which continues a `_meta` trace when the HTTP
  * request brought none.
  */
-import { type Cause, Context, Effect, Exit, Layer, References, Schema } from "effect"
+import { type Cause, Context, Duration, Effect, Exit, Fiber, Layer, References, Schema } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { HttpServerResponse } from "effect/http"
 import { CurrentCaller } from "../../api/Authorization.ts"
-import { InsufficientScope, ServiceUnavailable } from "../../domain/Errors.ts"
+import { InsufficientScope, ServiceUnavailable, type TooManyRequests } from "../../domain/Errors.ts"
 import { MODE_HEADER, type Scope } from "../../domain/Grants.ts"
 import { UPLOAD_MEDIA_TYPES } from "../../domain/resources/modelFileUpload.ts"
 import type { Caller } from "../../domain/Secret.ts"
@@ -72,6 +72,8 @@ export interface MeteredCall {
   readonly operation: string | Effect.Effect<CallDetails>
   readonly method: string
   readonly route: string
+  /** The answer to a call over its app's budget, in the surface's shape (MCP: a JSON-RPC error); the standard 429 body otherwise. */
+  readonly overBudget?: ((error: TooManyRequests) => HttpServerResponse.HttpServerResponse) | undefined
   /** The scope the operation needs (a REST endpoint's `RequiredScope`); MCP checks its tools and resources itself. */
   readonly scope?: Scope | undefined
 }
@@ -150,6 +152,21 @@ export const makeIncomingSecretGuard = (
   instruments: TelemetryInstruments = NO_INSTRUMENTS,
   rateLimits: RateLimitingShape = RateLimiting.defaultValue()
 ) => {
+  /**
+   * A wait on the database, bounded by DATABASE_QUERY_TIMEOUT: past it, the
+   * 503 `StorageUnavailable`. Every call waits for its secret (when it is
+   * not remembered) and for its meter row's commit, so a database that stops
+   * answering answers every call within the bound; what was sent goes on in
+   * the background, and a connection that never answers is closed
+   * (storage/AnswerWatchdog.ts).
+   */
+  const boundMs = Duration.toMillis(config.databaseQueryTimeout)
+  /** What is left, at `now`, of the bound of a call that started at `startedAt` (performance.now()). */
+  const storageTimeout = (startedAt: number) => ({
+    duration: Duration.millis(Math.max(0, startedAt + boundMs - performance.now())),
+    orElse: () => Effect.fail(ServiceUnavailable.storage())
+  })
+
   /** The one 401, whatever the cause; the cause goes to the metric and the log line only. */
   const refused = (facts: RequestFacts | undefined, cause: string) => {
     instruments.authFailure(cause)
@@ -195,6 +212,7 @@ export const makeIncomingSecretGuard = (
     address: string,
     lookedUpAgain: boolean
   ) {
+    const occurredAt = new Date()
     const receipt = yield* meter.submit({
       requestId,
       appId: caller.appId,
@@ -206,26 +224,33 @@ export const makeIncomingSecretGuard = (
       operation: details.operation,
       method: call.method,
       route: call.route,
-      occurredAt: new Date()
+      occurredAt
     })
     // Counted while the meter event commits (a Redis round trip overlaps the commit). Over the
     // app's budget, the 429 takes the handler's place; either way the call is metered.
-    const limit = yield* rateLimits.decide(caller.appId)
+    // An app's own budget is read from the database now and then: within the same bound.
+    const decided = yield* Effect.result(rateLimits.decide(caller.appId).pipe(Effect.timeoutOrElse(storageTimeout(startedAt))))
+    if (decided._tag === "Failure") return errorResponse(decided.failure)
+    const limit = decided.success
     // Outside the secret's scopes, the 403 takes the handler's place: nothing is read or changed.
     const scope = call.scope
     const run = scope !== undefined && !caller.grants.scopes.has(scope)
       ? Effect.succeed(errorResponse(InsufficientScope.of(details.operation, scope)))
       : limit?.refusal === undefined
       ? handler
-      : Effect.succeed(limit.refusal)
+      : Effect.succeed((call.overBudget ?? errorResponse)(limit.refusal))
     // A read runs while its meter event is being committed (one round trip
     // saved); it is answered only once the event is durable, and dropped if
     // the secret turned out revoked. Anything else runs after the commit.
+    // The read runs beside the wait for its receipt, so that a database that stops answering fails the
+    // call when the receipt's bound is reached, not once the read has waited as long again.
     const speculative = (details.readOnly ?? call.method === "GET")
-      ? yield* Effect.exit(Effect.provideService(run, CurrentCaller, { ...caller, requestId }))
+      ? yield* Effect.forkChild(Effect.exit(Effect.provideService(run, CurrentCaller, { ...caller, requestId })), { startImmediately: true })
       : undefined
-    const recorded = yield* Effect.result(receipt.pipe(traced("Meter.record")))
+    const recorded = yield* Effect.result(receipt.pipe(Effect.timeoutOrElse(storageTimeout(startedAt)), traced("Meter.record")))
     if (recorded._tag === "Failure") {
+      // Not awaited: a read stuck on the database ends in the background.
+      if (speculative !== undefined) yield* Effect.forkDetach(Fiber.interrupt(speculative))
       if (recorded.failure instanceof ServiceUnavailable) return errorResponse(recorded.failure)
       // Revoked, regenerated or its grants changed since this instance last looked: nothing was written or
       // answered. Looked up again, a secret that still authenticates with other grants is decided anew with them.
@@ -241,10 +266,12 @@ export const makeIncomingSecretGuard = (
     }
     if (facts !== undefined) facts.requestId = requestId
 
-    const exit = speculative ?? (yield* Effect.exit(Effect.provideService(run, CurrentCaller, { ...caller, requestId })))
+    const exit = speculative !== undefined
+      ? yield* Fiber.join(speculative)
+      : yield* Effect.exit(Effect.provideService(run, CurrentCaller, { ...caller, requestId }))
     const response = Exit.isSuccess(exit) ? standardBody(exit.value, request) : failureResponse(exit.cause)
     const status = response?.status ?? 500
-    meter.complete(requestId, status, performance.now() - startedAt, response === undefined ? undefined : errorTypeOf(response))
+    meter.complete(requestId, occurredAt, status, performance.now() - startedAt, response === undefined ? undefined : errorTypeOf(response))
     if (response === undefined) return yield* exit
     // A downstream failure passed through (REST); MCP tools note theirs where they call Downstream.
     const errorSource = response.headers["x-error-source"]
@@ -274,6 +301,7 @@ export const makeIncomingSecretGuard = (
     const address = clientAddress(request, config.trustedProxies)
     const authenticated = yield* Effect.result(
       secrets.authenticate(presented.value, address).pipe(
+        Effect.timeoutOrElse(storageTimeout(startedAt)),
         traced("IncomingSecret.verify")
       )
     )

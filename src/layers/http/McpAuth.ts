@@ -10,14 +10,22 @@
  * else (unparsable body, unknown method or tool), `mcp.http-<verb>` for a
  * request that is not a POST.
  *
+ * A browser `Origin` not allowed is a 403 before any of this: the secret
+ * is not judged, nothing is metered.
+ *
  * Then the protocol, before McpServer sees the request: a batch, a body in
- * another media type (415), a message without an id (a notification: 202;
- * a request: 400, -32600, unrun) and a malformed 2026-07-28 `_meta` (400,
- * -32602) are answered here (McpDirect), a plain 2026-07-28 tools/call is
- * answered directly (McpDirect), a 2025-11-25 request is served without a
- * session (McpLegacy), and the rest by McpServer, whose answers are aligned
- * with the specification where they differ (`alignedAnswer`). A method of a
- * capability the endpoint does not advertise is -32601 whichever path.
+ * another media type (415), an `Accept` without both of the transport's
+ * types (406), a message without an id (a notification: 202; a request:
+ * 400, -32600, unrun) or with an id that is none (a fraction: 400, -32600),
+ * `subscriptions/listen` (nothing is pushed: 404, -32601) and a malformed
+ * 2026-07-28 `_meta` (400, -32602) are answered here (McpDirect), a plain
+ * 2026-07-28 tools/call is answered directly (McpDirect), a 2025-11-25
+ * request and any `initialize` are served without a session (McpLegacy),
+ * and the rest by McpServer, whose answers are aligned with the
+ * specification where they differ (`alignedAnswer`). A method of a
+ * capability the endpoint does not advertise is -32601 whichever path. The
+ * 415, 406 and a 429 of the app's rate limit keep their status and carry a
+ * JSON-RPC error with the request's id.
  *
  * Telemetry: with tracing on, a single MCP request runs in its own server
  * span (`tools/call <tool>` or the method), which continues the trace of
@@ -30,12 +38,14 @@ import { Headers, HttpRouter, HttpServerRequest, HttpServerResponse } from "effe
 import { CurrentCaller } from "../../api/Authorization.ts"
 import { MCP_PROTOCOLS } from "../../api/mcp/openapi.ts"
 import { READ_ONLY_TOOLS, TOOL_NAMES } from "../../api/mcp/tools.ts"
+import type { TooManyRequests } from "../../domain/Errors.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { traceFromMcpParams } from "../telemetry/TraceContext.ts"
 import { type CallDetails, IncomingSecretGuard } from "./IncomingSecretGuard.ts"
 import {
   answerToolCall,
   capabilityOf,
+  invalidIdAnswer,
   isRequestId,
   isRpcRequest,
   malformedMetaAnswer,
@@ -50,6 +60,7 @@ import {
 } from "./McpDirect.ts"
 import { isLegacyRequest, legacy, throughMcpServer } from "./McpLegacy.ts"
 import { McpToolCalls } from "./McpToolCalls.ts"
+import { McpCallHeaders } from "./McpToolRetries.ts"
 
 export const MCP_PATH = "/v1/mcp"
 
@@ -164,7 +175,15 @@ export const originAllowed = (request: HttpServerRequest.HttpServerRequest, allo
     LOOPBACK.has(hostName(host)) && url.host === host.toLowerCase()
 }
 
-const FORBIDDEN = HttpServerResponse.empty({ status: 403 })
+/**
+ * A browser origin not allowed: 403 before authentication is judged (DNS
+ * rebinding protection), with a JSON-RPC error and no id, as the transport
+ * allows; nothing is metered, as nothing authenticated.
+ */
+const FORBIDDEN_ORIGIN = rpcError(undefined, {
+  code: -32600,
+  message: "Forbidden: this Origin may not call the MCP endpoint (see MCP_ALLOWED_ORIGINS)"
+}, 403)
 
 /** MCP has had no JSON-RPC batches since 2025-06-18: one message per HTTP request. */
 const BATCH_REFUSED = rpcError(undefined, {
@@ -172,11 +191,52 @@ const BATCH_REFUSED = rpcError(undefined, {
   message: "JSON-RPC batches are not supported: send one request per HTTP request"
 }, 400)
 
+/** The id of a message, when it has one that can be echoed. */
+const idOf = (message: unknown) => isRecord(message) && isRequestId(message.id) ? message.id : undefined
+
 /**
- * A body in another media type than JSON's, whichever the revision (McpServer refuses it alike for 2026-07-28;
- * the request path gives the 415 the standard error body).
+ * A body in another media type than JSON's, whichever the revision (McpServer refuses it alike for 2026-07-28,
+ * with no body): the status kept, with a JSON-RPC error carrying the request's id when its body reads as one.
  */
-const UNSUPPORTED_MEDIA_TYPE = HttpServerResponse.empty({ status: 415 })
+const unsupportedMediaType = (message: unknown, contentType: string | undefined) =>
+  rpcError(idOf(message), {
+    code: -32600,
+    message: `Unsupported Media Type: ${contentType ?? "no Content-Type"}; send the JSON-RPC message as application/json`
+  }, 415)
+
+/** An `Accept` that does not take both of the transport's answers (as McpServer judges it): 406, with a JSON-RPC error. */
+const notAcceptable = (message: unknown, accept: string | undefined) =>
+  rpcError(idOf(message), {
+    code: -32600,
+    message: `Not Acceptable: Accept must list application/json and text/event-stream (it is ${accept ?? "missing"})`
+  }, 406)
+
+/** What `Accept` takes, as McpServer reads it: its media types, a range with `q=0` (or an invalid q) left out. */
+const acceptedTypes = (accept: string | undefined): ReadonlyArray<string> =>
+  accept === undefined ? [] : accept.split(",").flatMap((part) => {
+    const [mediaType = "", ...parameters] = part.split(";")
+    const quality = parameters.map((parameter) => parameter.trim().toLowerCase()).find((parameter) => parameter.startsWith("q="))
+    if (quality !== undefined) {
+      const value = Number(quality.slice(2))
+      if (!Number.isFinite(value) || value <= 0 || value > 1) return []
+    }
+    return [mediaType.trim().toLowerCase()]
+  })
+
+const acceptsBoth = (accept: string | undefined) => {
+  const types = acceptedTypes(accept)
+  return types.includes("application/json") && types.includes("text/event-stream")
+}
+
+/**
+ * A call over its app's budget: the 429 and its headers kept, with a JSON-RPC
+ * error carrying the request's id, so that a client reads it as this
+ * server's answer to its request (not as a server of another revision). The
+ * code is the HTTP status, an application-defined JSON-RPC code (outside
+ * the ranges JSON-RPC and MCP reserve), as the REST error body's `code` is.
+ */
+const overBudget = (message: unknown) => (error: TooManyRequests) =>
+  rpcError(idOf(message), { code: error.code, message: error.message, data: { type: error.type } }, error.code)
 
 const MODERN_VERSION = "2026-07-28"
 const SERVED_VERSIONS: ReadonlySet<string> = new Set(MCP_PROTOCOLS.map((protocol) => protocol.protocolVersion))
@@ -234,7 +294,7 @@ const withoutOrigin = (request: HttpServerRequest.HttpServerRequest, body: ReadB
 }
 
 /** Authenticates and meters every request of the MCP routes it is provided to; provides the caller. */
-export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller }>()(Effect.gen(function*() {
+export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller | McpCallHeaders }>()(Effect.gen(function*() {
   const guard = yield* IncomingSecretGuard
   // The browser origins allowed besides same-host loopback ones.
   const allowedOrigins = (yield* AppConfig).mcpAllowedOrigins
@@ -274,16 +334,20 @@ export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller }>()(Effe
     /** The answer to an authenticated MCP POST without its Origin (`request`), its body's JSON value `message`. */
     const answerPost = (request: HttpServerRequest.HttpServerRequest, message: unknown) => {
       if (Array.isArray(message)) return Effect.succeed(BATCH_REFUSED)
-      if (mediaTypes(request.headers["content-type"])[0] !== "application/json") return Effect.succeed(UNSUPPORTED_MEDIA_TYPE)
+      const contentType = request.headers["content-type"]
+      if (mediaTypes(contentType)[0] !== "application/json") return Effect.succeed(unsupportedMediaType(message, contentType))
+      if (!acceptsBoth(request.headers["accept"])) return Effect.succeed(notAcceptable(message, request.headers["accept"]))
       const version = request.headers["mcp-protocol-version"]
       // A version not served is McpServer's to refuse (400, -32022), with an id or without.
-      const withoutId = version === undefined || SERVED_VERSIONS.has(version) ? withoutIdAnswer(message) : undefined
+      const withoutId = version === undefined || SERVED_VERSIONS.has(version) ? withoutIdAnswer(message) ?? invalidIdAnswer(message) : undefined
       if (withoutId !== undefined) return Effect.succeed(withoutId)
       // A plain 2026-07-28 tools/call: the tool call without McpServer's generic path (McpDirect).
       const plain = plainToolCall(request, message, TOOL_NAMES)
       const call = plain === undefined ? undefined : calls.byName.get(plain.name)
       if (plain !== undefined && call !== undefined) return answerToolCall(plain.id, call, plain.args)
       if (isLegacyRequest(request, message)) return servedOnly(legacy(request, message, httpEffect), request, message, false)
+      // Nothing is pushed: the stream McpServer would open only to refuse the method is not opened (404 in 2026-07-28, as for any method not served).
+      if (isRpcRequest(message) && message.method === "subscriptions/listen") return Effect.succeed(methodNotServed(message.id, message.method, true))
       const answered = Effect.map(httpEffect, (response) => alignedAnswer(response, message))
       if (!isRpcRequest(message)) return answered
       const params = isRecord(message.params) ? message.params : {}
@@ -305,17 +369,21 @@ export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller }>()(Effe
           body = read
           return callOf(request, read)
         })
+      // Origin is checked first, before the secret is judged (McpServer's own check knows exact origins only), then removed.
+      if (!originAllowed(request, allowedOrigins)) return FORBIDDEN_ORIGIN
       return yield* guard(
         request,
-        { operation, method: request.method, route: MCP_PATH },
-        // Origin is checked here (McpServer's own check knows exact origins only), then removed.
-        !originAllowed(request, allowedOrigins)
-          ? Effect.succeed(FORBIDDEN)
-          : Effect.suspend(() => {
-            const forwarded = request.headers["origin"] === undefined ? request : withoutOrigin(request, body)
-            const answered = request.method === "POST" ? answerPost(forwarded, body?.json) : httpEffect
-            return forwarded === request ? answered : Effect.provideService(answered, HttpServerRequest.HttpServerRequest, forwarded)
-          })
+        { operation, method: request.method, route: MCP_PATH, overBudget: (error) => overBudget(body?.json)(error) },
+        Effect.suspend(() => {
+          const forwarded = request.headers["origin"] === undefined ? request : withoutOrigin(request, body)
+          // The tool calls read the request's Idempotency-Key (McpToolRetries), whichever path answers them.
+          const answered = Effect.provideService(
+            request.method === "POST" ? answerPost(forwarded, body?.json) : httpEffect,
+            McpCallHeaders,
+            McpCallHeaders.fromHeaders(request.headers)
+          )
+          return forwarded === request ? answered : Effect.provideService(answered, HttpServerRequest.HttpServerRequest, forwarded)
+        })
       )
     })
   }

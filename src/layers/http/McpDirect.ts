@@ -23,7 +23,6 @@ import { Effect, Option } from "effect"
 import { McpProtocol, type McpSchema } from "effect/ai"
 import type { HttpServerRequest } from "effect/http"
 import { HttpServerResponse } from "effect/http"
-import type { CurrentCaller } from "../../api/Authorization.ts"
 
 /** What McpServer says of itself in every result's `_meta` (McpRoute configures it with the same values). */
 export const SERVER_INFO = {
@@ -47,8 +46,12 @@ type Json = Readonly<Record<string, unknown>>
 const isObject = (value: unknown): value is Json =>
   typeof value === "object" && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype
 
-/** A JSON-RPC request id as MCP has it: a string or a number (never null). */
-export const isRequestId = (id: unknown): id is string | number => typeof id === "string" || (typeof id === "number" && Number.isFinite(id))
+/**
+ * A JSON-RPC request id as MCP has it: a string or a number (never null),
+ * and a number without a fractional part (JSON-RPC 2.0: "Numbers SHOULD NOT
+ * contain fractional parts"), so that an id reads back as it was sent.
+ */
+export const isRequestId = (id: unknown): id is string | number => typeof id === "string" || Number.isSafeInteger(id)
 
 /** A JSON-RPC request as MCP has it: version 2.0, an id and a method. */
 export interface RpcRequest {
@@ -102,7 +105,7 @@ export const plainToolCall = (
   if (accepted.length !== 2 || !accepted.includes("application/json") || !accepted.includes("text/event-stream")) return undefined
   if (!isObject(body) || !onlyKeys(body, REQUEST_KEYS) || body.jsonrpc !== "2.0" || body.method !== "tools/call") return undefined
   const id = body.id
-  if (!(typeof id === "string" || (typeof id === "number" && Number.isFinite(id)))) return undefined
+  if (!isRequestId(id)) return undefined
   const params = body.params
   if (!isObject(params) || !onlyKeys(params, PARAMS_KEYS)) return undefined
   const name = params.name
@@ -127,11 +130,11 @@ const answer = (id: string | number, result: McpSchema.CallToolResult) =>
   })
 
 /** Answers a plain tool call (see `plainToolCall`) with `call`. */
-export const answerToolCall = (
+export const answerToolCall = <R>(
   id: string | number,
-  call: (args: unknown) => Effect.Effect<McpSchema.CallToolResult, never, CurrentCaller>,
+  call: (args: unknown) => Effect.Effect<McpSchema.CallToolResult, never, R>,
   args: unknown
-): Effect.Effect<HttpServerResponse.HttpServerResponse, never, CurrentCaller> => Effect.map(call(args), (result) => answer(id, result))
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> => Effect.map(call(args), (result) => answer(id, result))
 
 /** A JSON-RPC error object: a code and a message, and data when there is more to say. */
 export interface RpcErrorObject {
@@ -176,6 +179,16 @@ export const withoutIdAnswer = (message: unknown): HttpServerResponse.HttpServer
   const notification = message.jsonrpc === "2.0" && typeof message.method === "string" && message.method.startsWith("notifications/")
   return notification ? NOTIFICATION_ACCEPTED : REQUEST_WITHOUT_ID
 }
+
+/** A message whose `id` is there but no request id (null, a fraction, an object): refused unrun, with no id. */
+const INVALID_ID = rpcError(undefined, {
+  code: -32600,
+  message: "Invalid Request: the id must be a string or an integer"
+}, 400)
+
+/** The answer to a JSON-RPC message whose `id` is not a request id (undefined when it has none or a valid one). */
+export const invalidIdAnswer = (message: unknown): HttpServerResponse.HttpServerResponse | undefined =>
+  isObject(message) && "id" in message && !isRequestId(message.id) ? INVALID_ID : undefined
 
 /**
  * The 2026-07-28 request metadata of a request McpServer will decode: a
@@ -222,9 +235,9 @@ export const methodNotServed = (id: unknown, method: string, modern: boolean) =>
  * discovery derives from what is registered: tools, resources and prompts
  * (and extensions) as registered, with no list-change notifications and no
  * resource subscriptions (what is registered is fixed once started, and
- * nothing is pushed); no `completions` and no `logging`, which McpServer
- * advertises whatever is registered, while no completion is registered and
- * nothing is logged to a client.
+ * nothing is pushed); `completions`, as the prompt's arguments complete
+ * (McpPrompts); no `logging`, which McpServer advertises whatever is
+ * registered, while nothing is logged to a client.
  */
 export const servedCapabilities = (advertised: unknown): Json => {
   const capabilities = isObject(advertised) ? advertised : {}
@@ -232,6 +245,7 @@ export const servedCapabilities = (advertised: unknown): Json => {
     ...(isObject(capabilities.tools) ? { tools: { listChanged: false } } : {}),
     ...(isObject(capabilities.resources) ? { resources: { subscribe: false, listChanged: false } } : {}),
     ...(isObject(capabilities.prompts) ? { prompts: { listChanged: false } } : {}),
+    ...(isObject(capabilities.completions) ? { completions: {} } : {}),
     ...(isObject(capabilities.extensions) ? { extensions: capabilities.extensions } : {})
   }
 }

@@ -7,9 +7,11 @@
  * for every revision, so a 2025-11-25 request (`isLegacyRequest`) is served
  * by the same McpServer as a 2026-07-28 request:
  *
- * - `initialize` answers from `server/discover` (server info, instructions,
+ * - `initialize` (its `protocolVersion`, `capabilities` and `clientInfo`
+ *   checked as McpServer's own handshake decodes them: -32602 naming the one
+ *   at fault) answers from `server/discover` (server info, instructions,
  *   the capabilities served) with protocol version 2025-11-25 and no
- *   session id;
+ *   session id, whatever version header it came with;
  * - `ping` and `logging/setLevel` answer `{}` (the tools send no log
  *   messages); notifications are McpAuth's (202);
  * - any other request is sent to McpServer as the equivalent 2026-07-28
@@ -19,9 +21,10 @@
  *   still carries the JSON); its errors answer HTTP 200, as 2025-11-25
  *   reads a 404 as "session not found".
  */
-import { Effect } from "effect"
-import { McpProtocol } from "effect/ai"
+import { Effect, Schema } from "effect"
+import { McpProtocol, McpSchema } from "effect/ai"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
+import { badRequestOf } from "../../api/BadRequests.ts"
 import { isRpcRequest, methodNotServed, plainError, rpcError, type RpcRequest, servedCapabilities } from "./McpDirect.ts"
 
 export const LEGACY_VERSION = "2025-11-25"
@@ -72,23 +75,29 @@ const projectResult = (method: string, result: Json): Json => {
 
 /**
  * Is this POST (its JSON body `body`) a 2025-11-25 client's request, to be
- * served without a session? No session header, no 2026-07-28 request
- * metadata, and the version header absent or 2025-11-25; an `initialize`
- * whatever version header it carries but 2026-07-28's (the version is
- * negotiated in its body), so that McpServer never opens a session.
+ * served without a session? An `initialize`, whatever headers it carries,
+ * unless its request metadata is 2026-07-28's (it opens the legacy era, its
+ * version negotiated in its body: a dual-era server serves it by the legacy
+ * rules, and McpServer never opens a session); any other request with no session header, the version header
+ * absent or 2025-11-25, and request metadata that names no version or
+ * 2025-11-25.
  */
 export const isLegacyRequest = (request: HttpServerRequest.HttpServerRequest, body: unknown): body is RpcRequest => {
   if (!isRpcRequest(body)) return false
+  const meta = isObject(body.params) && isObject(body.params._meta) ? body.params._meta : undefined
+  const metaVersion = meta === undefined ? undefined : meta[VERSION_META]
+  // A request in 2026-07-28's own metadata is of that revision, which has no initialize (McpServer: -32601).
+  if (body.method === "initialize") return metaVersion !== MODERN_VERSION
   if (request.headers["mcp-session-id"] !== undefined) return false
   const version = request.headers["mcp-protocol-version"]
-  if (version === MODERN_VERSION) return false
-  if (version !== undefined && version !== LEGACY_VERSION && body.method !== "initialize") return false
-  const meta = isObject(body.params) && isObject(body.params._meta) ? body.params._meta : undefined
-  return meta === undefined || !(VERSION_META in meta)
+  if (version !== undefined && version !== LEGACY_VERSION) return false
+  return metaVersion === undefined || metaVersion === LEGACY_VERSION
 }
 
 /** The request methods of 2025-11-25, as McpServer's protocol adapter has them. */
 const LEGACY_METHODS: ReadonlyMap<string, unknown> = McpProtocol.v2025_11_25.clientRpcs.requests
+
+const decodeInitialize = Schema.decodeUnknownEffect(McpSchema.Initialize.payloadSchema)
 
 /** The parameter each method names its target with, mirrored in `Mcp-Name` (2026-07-28). */
 const NAME_PARAMETER: Readonly<Record<string, string>> = { "tools/call": "name", "prompts/get": "name", "resources/read": "uri" }
@@ -159,6 +168,12 @@ export const legacy = Effect.fnUntraced(function*<E, R>(
   }
 
   if (method === "initialize") {
+    // What it must carry (protocolVersion, capabilities, clientInfo), as McpServer's own 2025-11-25 handshake decodes it.
+    const invalid = yield* Effect.flip(decodeInitialize(params, { errors: "all" })).pipe(Effect.option)
+    if (invalid._tag === "Some") {
+      const problem = badRequestOf([{ kind: "Payload", issue: invalid.value.issue }])
+      return rpcError(id, { code: -32602, message: `Invalid params: ${problem.message}`, data: { errors: problem.errors ?? [] } }, 200)
+    }
     const { answer, response } = yield* throughMcpServer(request, { id, method: "server/discover", params: {} }, httpEffect)
     const discovered = answer !== undefined && isObject(answer.result) ? answer.result : undefined
     if (discovered === undefined) return response

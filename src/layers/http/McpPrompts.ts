@@ -7,12 +7,16 @@
  * content as an internal error, while the one-model-source rule spans two
  * arguments and breaking it is the caller's mistake (invalid params, -32602,
  * naming the argument). The argument list is derived from the Schema's
- * fields as `registerPrompt` derives it.
+ * fields as `registerPrompt` derives it; the arguments naming the app's
+ * records complete from them (McpCompletions).
  */
 import { Context, Effect, Layer, Schema, SchemaAST } from "effect"
 import { McpSchema, McpServer } from "effect/ai"
+import type { CurrentCaller } from "../../api/Authorization.ts"
 import { badRequestOf } from "../../api/BadRequests.ts"
 import { QUOTE_A_PART } from "../../api/mcp/prompts.ts"
+import { Downstream } from "../../services/Downstream.ts"
+import { makePromptCompletions } from "./McpCompletions.ts"
 
 /** What `prompts/list` says of each argument: its name, its description, whether it is required. */
 const argumentsOf = (fields: Schema.Struct.Fields) =>
@@ -25,6 +29,8 @@ export const PromptRegistrations = Layer.effectDiscard(Effect.gen(function*() {
   const server = yield* McpServer.McpServer
   const prompt = QUOTE_A_PART
   const decode = Schema.decodeUnknownEffect(prompt.arguments)
+  // The caller is a request service (McpAuth provides it), as for the tools and resources.
+  const completions = makePromptCompletions(yield* Downstream) as unknown as Parameters<typeof server.addPrompt>[0]["completions"]
   yield* server.addPrompt({
     prompt: new McpSchema.Prompt({
       name: prompt.name,
@@ -33,7 +39,7 @@ export const PromptRegistrations = Layer.effectDiscard(Effect.gen(function*() {
       arguments: argumentsOf(prompt.arguments.fields)
     }),
     annotations: Context.empty(),
-    completions: {},
+    completions,
     handle: (params) =>
       decode(params, { errors: "all", onExcessProperty: "error" }).pipe(
         Effect.mapError((error) => {
@@ -49,4 +55,4 @@ export const PromptRegistrations = Layer.effectDiscard(Effect.gen(function*() {
         )
       )
   })
-}))
+})) as Layer.Layer<never, never, McpServer.McpServer | McpServer.McpRequest<"Requires", CurrentCaller> | Downstream>

@@ -9,22 +9,26 @@
  * metering before the handler (operation `mcp.<tool name>` for tools/call,
  * `mcp.<method>` otherwise). The tools and the resources call Downstream
  * exactly as the REST handlers do; the lists show only what the secret's
- * scopes allow (McpScopes). A plain 2026-07-28 `tools/call` is answered by McpAuth
+ * scopes allow (McpScopes); a quote reads as a PDF (`mfg://ticket-quote/{id}/pdf`,
+ * McpQuotePdf). A plain 2026-07-28 `tools/call` is answered by McpAuth
  * itself, with the same tool call (McpDirect); McpServer answers the rest.
  */
 import { Effect, Layer } from "effect"
-import { type McpSchema, McpServer } from "effect/ai"
+import { McpSchema, McpServer } from "effect/ai"
 import type { CurrentCaller } from "../../api/Authorization.ts"
 import { MCP_PROTOCOLS } from "../../api/mcp/openapi.ts"
-import { EVENT_FEED_URI, EVENTS_META, MCP_RESOURCES } from "../../api/mcp/resources.ts"
-import { McpToolkit } from "../../api/mcp/tools.ts"
+import { EVENT_FEED_URI, EVENTS_META, MCP_RESOURCES, QUOTE_PDF } from "../../api/mcp/resources.ts"
+import { McpToolkit, McpTools } from "../../api/mcp/tools.ts"
 import { MCP_PATH, McpAuth } from "./McpAuth.ts"
 import { LIST_TTL, McpCacheHints } from "./McpCacheHints.ts"
 import { SERVER_INFO } from "./McpDirect.ts"
 import { PromptRegistrations } from "./McpPrompts.ts"
+import { QuotePdfRegistration } from "./McpQuotePdf.ts"
 import { ResourceRegistrations } from "./McpResources.ts"
 import { McpScopeChecks } from "./McpScopes.ts"
-import { McpToolCalls } from "./McpToolCalls.ts"
+import { ETAG_META, ETAGS_META, McpToolCalls } from "./McpToolCalls.ts"
+import type { McpCallHeaders } from "./McpToolRetries.ts"
+import { QuotePdfs } from "./QuotePdfHandler.ts"
 
 /**
  * Registers the 9 tools with McpServer. effect/ai's toolkit registration
@@ -45,9 +49,12 @@ const ToolRegistrations = Layer.effectDiscard(Effect.gen(function*() {
     // caller from the request; merging the registration's context into each call's cost more.
     // The caller is a request service (McpAuth provides it: the McpRequest marker below), not one of the registration.
     const handle = call as unknown as (args: unknown) => Effect.Effect<McpSchema.CallToolResult, never, McpSchema.McpRequestContext>
-    yield* server.addTool({ tool: registered.tool, annotations: registered.annotations, handle })
+    // The output schema as tools/list carries it (toolSchemas.ts): the structure, what the input schemas say not repeated.
+    const outputSchema = McpTools.find((derived) => derived.spec.name === registered.tool.name)?.outputSchema
+    const tool = outputSchema === undefined ? registered.tool : new McpSchema.Tool({ ...registered.tool, outputSchema })
+    yield* server.addTool({ tool, annotations: registered.annotations, handle })
   }
-})) as Layer.Layer<never, never, McpServer.McpServer | McpServer.McpRequest<"Requires", CurrentCaller> | McpToolCalls>
+})) as Layer.Layer<never, never, McpServer.McpServer | McpServer.McpRequest<"Requires", CurrentCaller | McpCallHeaders> | McpToolCalls>
 
 /**
  * McpServer's own hints (it takes `private` ones only): McpCacheHints makes
@@ -66,7 +73,9 @@ const INSTRUCTIONS = "Quotes, tickets and parts of a manufacturing quoting engin
   "their templates filter and page them) list the ids the tools take: read them, never guess an id. To quote a part, get " +
   "the prompt quote_a_part: create_ticket, create_part, list_parts until the part has a price, then create_ticket_quote, " +
   `which sends the quote. ${EVENT_FEED_URI} is the app's event feed (a read answers its newest events): what changed, and ` +
-  `when; a tool call that changed something names the events it wrote in its result's _meta ("${EVENTS_META}").`
+  `when; a tool call that changed something names the events it wrote in its result's _meta ("${EVENTS_META}"). A result's _meta ` +
+  `also carries each record's etag ("${ETAG_META}", a list's "${ETAGS_META}" by id): pass it as ifMatch to an update, so that a ` +
+  `change made meanwhile is never overwritten. A quote reads as a PDF at ${QUOTE_PDF.uriTemplate}.`
 
 /** The MCP routes; McpAuth authenticates, meters and validates the Origin of every request before McpServer sees it. */
 export const McpRoutes = McpServer.layerHttp({
@@ -77,5 +86,5 @@ export const McpRoutes = McpServer.layerHttp({
   // Stateless: nothing is ever pushed, so subscriptions/listen is not served (-32601) rather than a stream that stays silent.
   allowSubscriptions: false,
   cacheHints: { discover: CACHE, tools: CACHE, resources: CACHE, resourceTemplates: CACHE, prompts: CACHE },
-  registrations: Layer.mergeAll(ToolRegistrations, ResourceRegistrations, PromptRegistrations, McpScopeChecks)
-}).pipe(Layer.provide(McpCacheHints), Layer.provide(McpAuth.layer), Layer.provide(McpToolCalls.layer))
+  registrations: Layer.mergeAll(ToolRegistrations, ResourceRegistrations, QuotePdfRegistration, PromptRegistrations, McpScopeChecks)
+}).pipe(Layer.provide(McpCacheHints), Layer.provide(McpAuth.layer), Layer.provide([McpToolCalls.layer, QuotePdfs.layer]))

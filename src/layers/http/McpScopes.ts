@@ -15,7 +15,7 @@
 import { Effect, Layer, Schema } from "effect"
 import { McpSchema, McpServer } from "effect/ai"
 import { CurrentCaller } from "../../api/Authorization.ts"
-import { MCP_RESOURCES, resourceOfUri } from "../../api/mcp/resources.ts"
+import { MCP_RESOURCES, QUOTE_PDF, resourceOfUri } from "../../api/mcp/resources.ts"
 import { TOOL_SPECS } from "../../api/mcp/tools.ts"
 import { scopeOfOperation } from "../../api/Scopes.ts"
 import { InsufficientScope } from "../../domain/Errors.ts"
@@ -43,6 +43,9 @@ export const TOOL_SCOPES: ReadonlyMap<string, { readonly scope: Scope; readonly 
 
 /** The scope a resource's read needs, by its URI or its template, and what its refusal names. */
 const resourceScope = (target: string) => {
+  if (target === QUOTE_PDF.uriTemplate || QUOTE_PDF.idOf(target) !== undefined) {
+    return { scope: scopeOf(QUOTE_PDF.operation), operation: `${QUOTE_PDF.operation} (${QUOTE_PDF.uriTemplate})` }
+  }
   const spec = resourceOfUri(target) ?? MCP_RESOURCES.find((resource) => resource.uriTemplate === target)
   return spec === undefined ? undefined : { scope: scopeOf(spec.operation), operation: `${spec.operation} (${spec.uri})` }
 }

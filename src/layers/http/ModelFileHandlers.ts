@@ -10,7 +10,8 @@
  * - the file is the body, or the first file of a `multipart/form-data` form
  *   (its parts read as they arrive, the file's bytes passed on the same way);
  * - the file name comes from `fileName`, else `Content-Disposition` (or the
- *   form's file's `filename`), else the `model/*` type;
+ *   form's file's `filename`), else the `model/*` type; `unit`, if given,
+ *   passes on with it;
  * - a record's `url` is made absolute with the host the request was sent to
  *   (`Host`, and `X-Forwarded-Proto` for the scheme, http by default);
  * - the content answers with the file format's type and its length.
@@ -30,6 +31,7 @@ import { BadRequest, type DownstreamError, PayloadTooLarge } from "../../domain/
 import { formatOf, MODEL_MEDIA_TYPES, ModelFileName, type ModelFileRecord } from "../../domain/resources/modelFileUpload.ts"
 import type { AppConfigShape } from "../../services/AppConfig.ts"
 import type { Downstream } from "../../services/Downstream.ts"
+import { MISSING_RECORD } from "./AnswerHeaders.ts"
 import { entityTag } from "./Conditional.ts"
 import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
 import { unstorableInput } from "./InputChecks.ts"
@@ -113,9 +115,6 @@ const recordResponse = (request: ForwardedRequest, record: ModelFileRecord) => {
   return HttpServerResponse.text(text, { contentType: "application/json", headers: { etag: entityTag(text) } })
 }
 
-/** A missing id (or another app's) reads as the spec's empty 200, as every record read. */
-const EMPTY_200 = HttpServerResponse.empty({ status: 200, headers: { "content-length": "0" } })
-
 const CONTENT_TYPES: Readonly<Record<string, string>> = MODEL_MEDIA_TYPES
 
 /** Whether `endpoint` is one of the model-file endpoints this file serves. */
@@ -135,7 +134,9 @@ export const makeModelFileHandler = (downstream: Downstream["Service"], maxBytes
         return Effect.fail(PayloadTooLarge.over(maxBytes))
       })
     )
-    const answer = yield* downstream.call(ENDPOINTS.upload)({ query: { fileName }, payload: body } as never, scope).pipe(Effect.result)
+    const unit = (request.query as { readonly unit?: string } | undefined)?.unit
+    const query = unit === undefined ? { fileName } : { fileName, unit }
+    const answer = yield* downstream.call(ENDPOINTS.upload)({ query, payload: body } as never, scope).pipe(Effect.result)
     if (overLimit) return tooLarge(maxBytes)
     if (answer._tag === "Failure") return downstreamResponse(answer.failure)
     return recordResponse(request, answer.success as ModelFileRecord)
@@ -176,15 +177,14 @@ export const makeModelFileHandler = (downstream: Downstream["Service"], maxBytes
   const get = (request: ForwardedRequest, scope: CallScope) =>
     Effect.map(
       downstream.call(ENDPOINTS.get)({ params: request.params } as never, scope),
-      (record) => record === null ? EMPTY_200 : recordResponse(request, record as ModelFileRecord)
+      (record) => record === null ? MISSING_RECORD : recordResponse(request, record as ModelFileRecord)
     )
 
   const content = Effect.fnUntraced(function*(request: ForwardedRequest, scope: CallScope) {
     const params = request.params as { readonly id: string }
     const record = (yield* downstream.call(ENDPOINTS.get)({ params } as never, scope)) as ModelFileRecord | null
-    if (record === null) {
-      return errorResponse({ code: 404, type: "NotFound", message: `model file ${params.id} not found` })
-    }
+    // A missing id (or another app's) reads as the spec's empty 200, as every read; an empty file is 0 bytes of its format.
+    if (record === null) return MISSING_RECORD
     const bytes = (yield* downstream.call(ENDPOINTS.content)({ params } as never, scope)) as Stream.Stream<Uint8Array, unknown>
     return HttpServerResponse.stream(bytes, {
       contentType: CONTENT_TYPES[formatOf(record.fileName) ?? ""] ?? "application/octet-stream",

@@ -16,7 +16,7 @@
  * its entity tag (the same bytes for the same quote) and answers a matching
  * `If-None-Match` with a 304.
  */
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { createHash } from "node:crypto"
@@ -26,8 +26,8 @@ import { operationOf } from "../../api/Operations.ts"
 import { PublicContract } from "../../api/PublicApi.ts"
 import type { DownstreamError } from "../../domain/Errors.ts"
 import type { TicketModel, TicketQuote } from "../../domain/resources/orders.ts"
-import type { Downstream } from "../../services/Downstream.ts"
-import { makePdfRenderer } from "../pdf/PdfRenderer.ts"
+import { Downstream } from "../../services/Downstream.ts"
+import { makePdfRenderer, PdfRenderFailed } from "../pdf/PdfRenderer.ts"
 import type { QuotePdfData, QuotePdfLine } from "../pdf/QuotePdf.ts"
 import { namesTag, notModified } from "./Conditional.ts"
 import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
@@ -119,74 +119,102 @@ const lineOf = (line: Quote["lines"][number], parts: ReadonlyMap<string, Part>, 
   }
 }
 
+/** A quote's PDF: its bytes, its file name and its entity tag (the same bytes for the same quote). */
+export interface QuotePdf {
+  readonly bytes: Uint8Array
+  readonly fileName: string
+  readonly tag: string
+}
+
 /**
- * The quote's read, with the JSON variant `json` (the forwarded answer) and
- * the PDF rendered here, in the PDF thread (PdfRenderer.ts), which ends with
- * the scope.
+ * Quotes as PDFs, rendered in the PDF thread (PdfRenderer.ts), which ends
+ * with the layer: for `GET /v1/ticket-quote/{id}` with `Accept:
+ * application/pdf` and for the MCP resource `mfg://ticket-quote/{id}/pdf`.
  */
-export const makeQuoteReadHandler = Effect.fnUntraced(function*(downstream: Downstream["Service"], json: Handler) {
-  const renderer = yield* makePdfRenderer()
+export class QuotePdfs extends Context.Service<QuotePdfs, {
+  /** The PDF of quote `id` of the caller's app, read as the REST calls read it; null when the app has no such quote. */
+  readonly render: (id: string, scope: CallScope) => Effect.Effect<QuotePdf | null, DownstreamError | PdfRenderFailed>
+}>()("mfg/http/QuotePdfs") {
+  static readonly layer = Layer.effect(
+    QuotePdfs,
+    Effect.gen(function*() {
+      const downstream = yield* Downstream
+      const renderer = yield* makePdfRenderer()
 
-  const partsOf = Effect.fnUntraced(function*(quote: Quote, scope: CallScope) {
-    const ids = [...new Set(quote.lines.flatMap((line) => line.ticketModelId === undefined ? [] : [line.ticketModelId]))]
-    const parts = new Map<string, Part>()
-    for (let start = 0; start < ids.length; start += PAGE) {
-      const page = yield* downstream.call(GROUPS.ticketModel.endpoints.list)({ query: { ids: ids.slice(start, start + PAGE), limit: PAGE } }, scope)
-      for (const part of page.items) parts.set(part.id, part)
-    }
-    return parts
-  })
+      const partsOf = Effect.fnUntraced(function*(quote: Quote, scope: CallScope) {
+        const ids = [...new Set(quote.lines.flatMap((line) => line.ticketModelId === undefined ? [] : [line.ticketModelId]))]
+        const parts = new Map<string, Part>()
+        for (let start = 0; start < ids.length; start += PAGE) {
+          const page = yield* downstream.call(GROUPS.ticketModel.endpoints.list)({ query: { ids: ids.slice(start, start + PAGE), limit: PAGE } }, scope)
+          for (const part of page.items) parts.set(part.id, part)
+        }
+        return parts
+      })
 
-  /** What the PDF shows, read as the REST calls read it. */
-  const dataOf = Effect.fnUntraced(function*(quote: Quote, scope: CallScope) {
-    const app = yield* downstream.call(GROUPS.app.endpoints.get)({}, scope)
-    const ticket = yield* downstream.call(GROUPS.ticket.endpoints.lookup)({ query: { identifier: quote.ticketId } }, scope)
-    const project = ticket === null ? null : yield* downstream.call(GROUPS.project.endpoints.get)({ params: { id: ticket.projectId } }, scope)
-    const customer = project === null ? null : yield* downstream.call(GROUPS.customer.endpoints.get)({ params: { id: project.customerId } }, scope)
-    const currency = yield* downstream.call(GROUPS.currency.endpoints.get)({ params: { id: quote.currencyId } }, scope)
-    const parts = yield* partsOf(quote, scope)
-    const data: QuotePdfData = {
-      appName: app?.name ?? scope.appId,
-      id: quote.id,
-      number: quote.number,
-      state: quote.state,
-      createdAt: quote.createdAt,
-      updatedAt: quote.updatedAt,
-      validUntil: quote.validUntil,
-      currency: { code: quote.currencyId, minorUnits: currency?.minorUnits ?? 2, exchangeRate: quote.exchangeRate, base: app?.defaultCurrency ?? BASE },
-      total: quote.total,
-      notes: quote.notes,
-      ticket: ticket === null ? undefined : { number: ticket.number, name: ticket.name },
-      customer: customer === null ? undefined : { name: customer.name, email: customer.email, company: customer.company },
-      lines: quote.lines.map((line) => lineOf(line, parts, quote.state === "accepted"))
-    }
-    return data
-  })
+      /** What the PDF shows, read as the REST calls read it. */
+      const dataOf = Effect.fnUntraced(function*(quote: Quote, scope: CallScope) {
+        const app = yield* downstream.call(GROUPS.app.endpoints.get)({}, scope)
+        const ticket = yield* downstream.call(GROUPS.ticket.endpoints.lookup)({ query: { identifier: quote.ticketId } }, scope)
+        const project = ticket === null ? null : yield* downstream.call(GROUPS.project.endpoints.get)({ params: { id: ticket.projectId } }, scope)
+        const customer = project === null ? null : yield* downstream.call(GROUPS.customer.endpoints.get)({ params: { id: project.customerId } }, scope)
+        const currency = yield* downstream.call(GROUPS.currency.endpoints.get)({ params: { id: quote.currencyId } }, scope)
+        const parts = yield* partsOf(quote, scope)
+        const data: QuotePdfData = {
+          appName: app?.name ?? scope.appId,
+          id: quote.id,
+          number: quote.number,
+          state: quote.state,
+          createdAt: quote.createdAt,
+          updatedAt: quote.updatedAt,
+          validUntil: quote.validUntil,
+          currency: { code: quote.currencyId, minorUnits: currency?.minorUnits ?? 2, exchangeRate: quote.exchangeRate, base: app?.defaultCurrency ?? BASE },
+          total: quote.total,
+          notes: quote.notes,
+          ticket: ticket === null ? undefined : { number: ticket.number, name: ticket.name },
+          customer: customer === null ? undefined : { name: customer.name, email: customer.email, company: customer.company },
+          lines: quote.lines.map((line) => lineOf(line, parts, quote.state === "accepted"))
+        }
+        return data
+      })
 
+      const render = Effect.fnUntraced(function*(id: string, scope: CallScope) {
+        const quote = yield* downstream.call(GROUPS.ticketQuote.endpoints.get)({ params: { id } }, scope)
+        if (quote === null) return null
+        // The engine answers the quote itself; its PDF is made here.
+        if (quote instanceof Uint8Array) return yield* Effect.die(new Error("ticketQuote.get: the engine answered bytes, not the quote"))
+        const bytes = yield* renderer.render(yield* dataOf(quote, scope), scope.appId).pipe(
+          Effect.tapError(({ cause, reason }) =>
+            Effect.logError(`The PDF of quote ${quote.number} could not be rendered: ${reason}`, ...(cause === undefined ? [] : [cause]))
+          )
+        )
+        const pdf: QuotePdf = { bytes, fileName: fileNameOf(quote.number), tag: `"${createHash("sha256").update(bytes).digest("base64url")}"` }
+        return pdf
+      })
+      return QuotePdfs.of({ render })
+    })
+  )
+}
+
+/** The quote's read, with the JSON variant `json` (the forwarded answer) and the PDF of `pdfs`. */
+export const makeQuoteReadHandler = (pdfs: QuotePdfs["Service"], json: Handler): Handler => {
   const pdf = Effect.fnUntraced(function*(request: ForwardedRequest, scope: CallScope) {
     const { id } = request.params as { readonly id: string }
-    const quote = yield* downstream.call(GROUPS.ticketQuote.endpoints.get)({ params: { id } }, scope)
-    if (quote === null) return notFound(id)
-    // The engine answers the quote itself; its PDF is made here.
-    if (quote instanceof Uint8Array) return yield* Effect.die(new Error("ticketQuote.get: the engine answered bytes, not the quote"))
-    const data = yield* dataOf(quote, scope)
-    const rendered = yield* Effect.result(renderer.render(data, scope.appId))
+    const rendered = yield* Effect.result(pdfs.render(id, scope))
     if (rendered._tag === "Failure") {
-      const { cause, reason } = rendered.failure
-      yield* Effect.logError(`The PDF of quote ${quote.number} could not be rendered: ${reason}`, ...(cause === undefined ? [] : [cause]))
-      return renderFailed
+      const failure = rendered.failure
+      return failure instanceof PdfRenderFailed ? renderFailed : downstreamResponse(failure)
     }
-    const bytes = rendered.success
-    const tag = `"${createHash("sha256").update(bytes).digest("base64url")}"`
+    const found = rendered.success
+    if (found === null) return notFound(id)
     const ifNoneMatch = request.request.headers["if-none-match"]
-    if (ifNoneMatch !== undefined && namesTag(ifNoneMatch, tag, "weak")) return notModified(tag)
-    return HttpServerResponse.uint8Array(bytes, {
+    if (ifNoneMatch !== undefined && namesTag(ifNoneMatch, found.tag, "weak")) return notModified(found.tag)
+    return HttpServerResponse.uint8Array(found.bytes, {
       contentType: PDF,
-      headers: { "content-disposition": `inline; filename="${fileNameOf(quote.number)}"`, etag: tag }
+      headers: { "content-disposition": `inline; filename="${found.fileName}"`, etag: found.tag }
     })
   })
 
-  return ((request) =>
+  return (request) =>
     Effect.map(
       prefersPdf(request.request.headers.accept)
         ? Effect.gen(function*() {
@@ -196,8 +224,8 @@ export const makeQuoteReadHandler = Effect.fnUntraced(function*(downstream: Down
           const unstorable = unstorableInput({ params: request.params })
           if (unstorable !== undefined) return errorResponse(unstorable)
           return yield* pdf(request, callScopeOf(caller))
-        }).pipe(Effect.catch((error: DownstreamError) => Effect.succeed(downstreamResponse(error))))
+        })
         : json(request),
       varies
-    )) satisfies Handler
-})
+    )
+}

@@ -16,24 +16,34 @@
  * or no answer for COMMAND_TIMEOUT_MS while commands wait (a hung server:
  * the watchdog drops the connection, which fails the waiting commands, so
  * a call waits at most about that long). The first fallback of an outage logs
- * a warning, every fallback counts in `rate_limit.store_fallbacks`, and the
- * first call counted in Redis again logs an info line. node-redis
+ * a warning, every fallback counts in `rate_limit.store_fallbacks`, the gauge
+ * `rate_limit.store_degraded` is 1 for as long as it lasts, and the first
+ * call counted in Redis again logs an info line.
+ *
+ * When Redis answers again (and at every connection), the instance adds to
+ * Redis's counters what it admitted in memory meanwhile, and, if Redis lost
+ * its counters (a restart without them), what it had taken from them in the
+ * current windows (RateLimitLedger.ts): a Redis restart does not hand every
+ * app a fresh budget. node-redis
  * reconnects by itself after a drop; a connection it gave up, or dropped by
  * the watchdog, or Redis unreachable at start, is opened again every
  * RECONNECT_INTERVAL_MS. The start waits at most FIRST_CONNECT_WAIT_MS for
  * the first connection, then serves with the fallback.
  *
  * With Redis, the server's `/ready` checks it (ReadinessChecks, name
- * `redis`): a PING on the store's connection.
+ * `redis`): a PING on the store's connection. The check is not required:
+ * while Redis is down `/ready` still answers 200 (the fallback serves) and
+ * names the cause, so a balancer that follows readiness keeps the fleet.
  *
  * The Redis client (node-redis, about 1.3 MB of JavaScript and its
  * command tables) is loaded only when REDIS_URL is set.
  */
 import type * as NodeRedisModule from "@effect/platform-node/NodeRedis"
-import { Cause, Context, Deferred, Effect, Layer, Option, Redacted, References } from "effect"
-import { RateLimiter } from "effect/persistence"
+import { Cause, Context, Deferred, Duration, Effect, Layer, Option, Redacted, References, Semaphore } from "effect"
+import { RateLimiter, Redis } from "effect/persistence"
 import { DependencyUnreachable, ReadinessChecks } from "../../services/Readiness.ts"
 import { causeInWords } from "../Readiness.ts"
+import { type Ledger, makeLedger } from "./RateLimitLedger.ts"
 
 /** Commands waiting this long with no answer at all mean a hung Redis. */
 export const COMMAND_TIMEOUT_MS = 500
@@ -43,6 +53,7 @@ const RECONNECT_INTERVAL_MS = 1_000
 const CONNECT_TIMEOUT_MS = 2_000
 const FIRST_CONNECT_WAIT_MS = 2_000
 const KEY_PREFIX = "mfg:ratelimit:"
+const RECONCILE_TIMEOUT_MS = 5_000
 
 type Store = RateLimiter.RateLimiterStore["Service"]
 
@@ -52,6 +63,8 @@ export interface StoreEvents {
   readonly fallback: (first: boolean, cause: string) => Effect.Effect<void>
   readonly connected: Effect.Effect<void>
   readonly recovered: Effect.Effect<void>
+  /** What was added to Redis's counters after an outage (units admitted meanwhile, and those Redis lost). */
+  readonly reconciled: (report: { readonly lost: boolean; readonly keys: number; readonly units: number }) => Effect.Effect<void>
 }
 
 const memoryStore: Effect.Effect<Store> = Effect.gen(function*() {
@@ -70,12 +83,14 @@ interface Client {
   readonly isOpen: boolean
   readonly destroy: () => void
   readonly ping: () => Promise<unknown>
+  readonly on: (event: "ready", listener: () => void) => unknown
 }
 
-/** The open connection and its store. */
+/** The open connection, its store, and its commands (for the ledger's scripts). */
 interface Connection {
   readonly client: Client
   readonly store: Store
+  readonly redis: Redis.Redis["Service"]
 }
 
 /** The commands of one connection sent and not answered, and when one last answered (or the first of them was sent). */
@@ -85,10 +100,27 @@ interface Waiting {
 }
 
 /** Redis when it answers, this instance's memory when it does not; with the watchdog of hung commands. */
-const failover = (memory: Store, events: StoreEvents) => {
+const failover = (memory: Store, events: StoreEvents, ledger: Ledger, runInBackground: (effect: Effect.Effect<void>) => void) => {
   let connection: (Connection & { readonly waiting: Waiting }) | undefined
   let degraded = false
   let skipUntil = 0
+  // One reconciliation at a time; one asked for while one runs runs after it.
+  const reconciling = Semaphore.makeUnsafe(1)
+
+  /** Adds to Redis what it should hold of this instance's calls (RateLimitLedger.ts), in the background. */
+  const reconcile = () => {
+    const open = connection
+    if (open === undefined) return
+    runInBackground(reconciling.withPermit(
+      ledger.reconcile(open.redis, KEY_PREFIX).pipe(
+        // A Redis that hangs again: given up, tried at the next recovery.
+        Effect.timeout(RECONCILE_TIMEOUT_MS),
+        Effect.flatMap((report) => report.units === 0 ? Effect.void : events.reconciled(report)),
+        // Redis cannot answer again: what was not added is added at the next recovery.
+        Effect.catchCause((cause) => Effect.logDebug("rate limits: counters not reconciled yet", cause))
+      )
+    ))
+  }
 
   const fallback = <A, E>(cause: string, local: Effect.Effect<A, E>) => {
     const first = !degraded
@@ -116,6 +148,7 @@ const failover = (memory: Store, events: StoreEvents) => {
             if (!degraded) return Effect.void
             degraded = false
             skipUntil = 0
+            reconcile()
             return events.recovered
           }))
         : counted
@@ -133,8 +166,23 @@ const failover = (memory: Store, events: StoreEvents) => {
     open.client.destroy()
   })
 
+  /** A counter's answer, noted in the ledger when it admitted the units (`count` within the limit, or no limit). */
+  const noted = (
+    options: Parameters<Store["fixedWindow"]>[0],
+    note: (key: string, tokens: number, refillMillis: number, ttlMs: number) => void
+  ) =>
+  <E>(answer: Effect.Effect<readonly [count: number, ttl: number], E>) =>
+    Effect.tap(answer, ([count, ttl]) =>
+      Effect.sync(() => {
+        if (options.limit === undefined || count <= options.limit) note(options.key, options.tokens, Duration.toMillis(options.refillRate), ttl)
+      }))
+
   const store = RateLimiter.RateLimiterStore.of({
-    fixedWindow: (options) => route((remote) => remote.fixedWindow(options), memory.fixedWindow(options)),
+    fixedWindow: (options) =>
+      route(
+        (remote) => remote.fixedWindow(options).pipe(noted(options, ledger.takenFromRedis)),
+        memory.fixedWindow(options).pipe(noted(options, ledger.admittedInMemory))
+      ),
     tokenBucket: (options) => route((remote) => remote.tokenBucket(options), memory.tokenBucket(options)),
     // The adaptive state (unused here) stays in memory.
     adaptiveConsume: memory.adaptiveConsume,
@@ -157,7 +205,8 @@ const failover = (memory: Store, events: StoreEvents) => {
     ping,
     set: (next: Connection | undefined) => {
       connection = next === undefined ? undefined : { ...next, waiting: { count: 0, progressAt: 0 } }
-    }
+    },
+    reconcile
   }
 }
 
@@ -166,6 +215,7 @@ const connectOnce = (
   NodeRedis: typeof NodeRedisModule,
   url: string,
   onOpen: (connection: Connection | undefined) => void,
+  onReady: () => void,
   events: StoreEvents
 ) =>
   Effect.scoped(Effect.gen(function*() {
@@ -180,8 +230,11 @@ const connectOnce = (
     )
     const { client } = Context.get(context, NodeRedis.NodeRedis)
     const store = yield* Effect.provideContext(RateLimiter.makeStoreRedis({ prefix: KEY_PREFIX }), context)
-    onOpen({ client, store })
+    onOpen({ client, store, redis: Context.get(context, Redis.Redis) })
     yield* events.connected
+    // Connected, and connected again after each drop node-redis recovers from: the counters may have been lost meanwhile.
+    onReady()
+    client.on("ready", onReady)
     while (client.isOpen) yield* Effect.sleep(RECONNECT_INTERVAL_MS)
   })).pipe(Effect.ensuring(Effect.sync(() => onOpen(undefined))))
 
@@ -197,7 +250,13 @@ export const makeRateLimiterStore = Effect.fnUntraced(function*(
   if (Option.isNone(redisUrl)) return memory
   const url = Redacted.value(redisUrl.value)
   const NodeRedis = yield* Effect.promise(() => import("@effect/platform-node/NodeRedis"))
-  const routed = failover(memory, events)
+  // With the service's context (its logger), in the layer's scope (interrupted at shutdown).
+  const scope = yield* Effect.scope
+  const runFork = Effect.runForkWith(yield* Effect.context<never>())
+  const runInBackground = (effect: Effect.Effect<void>) => {
+    runFork(Effect.forkIn(effect, scope))
+  }
+  const routed = failover(memory, events, makeLedger(), runInBackground)
   // One warning for a series of failed attempts, not one a second.
   let failing = false
   // Why the last attempt to connect failed, for `/ready`.
@@ -211,7 +270,7 @@ export const makeRateLimiterStore = Effect.fnUntraced(function*(
     connectFailure = "not connected"
     Deferred.doneUnsafe(settled, Effect.void)
   }
-  const attempt = connectOnce(NodeRedis, url, onOpen, events).pipe(
+  const attempt = connectOnce(NodeRedis, url, onOpen, () => routed.reconcile(), events).pipe(
     Effect.catchCause((cause) =>
       Effect.suspend(() => {
         if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
@@ -226,7 +285,11 @@ export const makeRateLimiterStore = Effect.fnUntraced(function*(
   yield* Effect.forkScoped(Effect.forever(Effect.andThen(attempt, Effect.sleep(RECONNECT_INTERVAL_MS))))
   yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(WATCHDOG_INTERVAL_MS), routed.watchdog)))
   const readiness = yield* ReadinessChecks
-  readiness.add({ name: "redis", probe: routed.ping(() => connectFailure) })
+  readiness.add({
+    name: "redis",
+    probe: routed.ping(() => connectFailure),
+    whileDown: "rate limits counted in each instance's memory"
+  })
   // The start waits for the first connection a little, so the first calls are counted in Redis.
   yield* Deferred.await(settled).pipe(Effect.timeoutOption(FIRST_CONNECT_WAIT_MS))
   return routed.store

@@ -27,7 +27,6 @@
  * out since.
  */
 import { Context, Deferred, Duration, Effect, Exit, Layer, Metric } from "effect"
-import type { HttpServerResponse } from "effect/http"
 import { RateLimiter } from "effect/persistence"
 import { TooManyRequests } from "../../domain/Errors.ts"
 import type { RateLimitPolicy } from "../../domain/RateLimit.ts"
@@ -35,7 +34,6 @@ import { setRecent } from "../../domain/RecentMap.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { AppRateLimits } from "../../services/AppRateLimits.ts"
 import { Instruments } from "../telemetry/Instruments.ts"
-import { errorResponse } from "./ErrorResponses.ts"
 import { makeRateLimiterStore, type StoreEvents } from "./RateLimitStore.ts"
 
 /** How long an app's budget is used before storage is asked again: the delay of an override elsewhere. */
@@ -47,8 +45,8 @@ const MAX_REMEMBERED = 10_000
 export interface RateLimitDecision {
   /** `RateLimit-Policy` and `RateLimit`, plus `Retry-After` when refused: on every answer of the call. */
   readonly headers: Readonly<Record<string, string>>
-  /** The 429 when the budget is spent; undefined when the call may run. */
-  readonly refusal: HttpServerResponse.HttpServerResponse | undefined
+  /** The 429's error when the budget is spent (the surface answers it in its own shape); undefined when the call may run. */
+  readonly refusal: TooManyRequests | undefined
 }
 
 export interface RateLimitingShape {
@@ -131,21 +129,30 @@ const refused = (budget: Budget, retryAfter: Duration.Duration): RateLimitDecisi
       "ratelimit": `"${budget.name}";r=0;t=${wait}`,
       "retry-after": String(wait)
     },
-    refusal: errorResponse(TooManyRequests.over(budget.policy.limit, budget.policy.windowSeconds, wait))
+    refusal: TooManyRequests.over(budget.policy.limit, budget.policy.windowSeconds, wait)
   }
 }
 
 /** The metrics of the rate limits (no-ops without an exporter). */
 const makeMetrics = Effect.gen(function*() {
   const instruments = yield* Instruments
-  if (!instruments.enabled) return { fallback: () => {}, refusal: () => {} }
+  const config = yield* AppConfig
+  if (!instruments.enabled) return { fallback: () => {}, refusal: () => {}, degraded: (_: boolean) => {} }
   const context = yield* Effect.context<never>()
   const fallbacks = Metric.counter("rate_limit.store_fallbacks", {
     description: "Calls counted in this instance's memory because Redis (REDIS_URL) could not answer",
     incremental: true
   })
   const refusals = Metric.counter("rate_limit.refusals", { description: "Calls refused with 429 (budget spent)", incremental: true })
-  return { fallback: () => fallbacks.updateUnsafe(1, context), refusal: () => refusals.updateUnsafe(1, context) }
+  const degraded = Metric.gauge("rate_limit.store_degraded", {
+    description: "1 while this instance counts rate limits in its own memory because Redis (REDIS_URL) cannot answer, else 0"
+  })
+  if (config.redisUrl._tag === "Some") degraded.updateUnsafe(0, context)
+  return {
+    fallback: () => fallbacks.updateUnsafe(1, context),
+    refusal: () => refusals.updateUnsafe(1, context),
+    degraded: (active: boolean) => degraded.updateUnsafe(active ? 1 : 0, context)
+  }
 })
 
 export const RateLimitingLive = Layer.effect(
@@ -158,12 +165,21 @@ export const RateLimitingLive = Layer.effect(
       fallback: (first, cause) =>
         Effect.suspend(() => {
           metrics.fallback()
+          if (first) metrics.degraded(true)
           return first
             ? Effect.logWarning(`rate limits: Redis cannot answer (${cause}); counting in this instance's memory until it does`)
             : Effect.void
         }),
       connected: Effect.logInfo("rate limits: counting in Redis (REDIS_URL)"),
-      recovered: Effect.logInfo("rate limits: Redis answers again; counting in Redis")
+      recovered: Effect.sync(() => metrics.degraded(false)).pipe(
+        Effect.andThen(Effect.logInfo("rate limits: Redis answers again; counting in Redis"))
+      ),
+      reconciled: ({ keys, lost, units }) =>
+        Effect.logInfo(
+          lost
+            ? "rate limits: Redis lost its counters; added back what this instance took from them and admitted meanwhile"
+            : "rate limits: added to Redis's counters what this instance admitted while it could not answer"
+        ).pipe(Effect.annotateLogs({ apps: keys, calls: units }))
     }
     const store = yield* makeRateLimiterStore(config.redisUrl, events)
     const limiter = yield* RateLimiter.make.pipe(Effect.provideService(RateLimiter.RateLimiterStore, store))

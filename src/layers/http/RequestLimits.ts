@@ -11,11 +11,14 @@
  *   decoding recurse per level, so depth is bounded before either runs.
  *
  * Every refusal has the standard body: `{code, message, type}` on REST and
- * the admin API, a JSON-RPC error (no id) on /v1/mcp. The body is read here
+ * the admin API, a JSON-RPC error on /v1/mcp: with the request's id for a
+ * body whose Content-Length is over the limit by at most as much again
+ * (read on, unkept, for its id: idOfLargeBody), else without. The body is read here
  * once, under the limit; the request keeps it, so the handler's own read
  * returns the same bytes (the router hands handlers this same request).
  */
-import { ByteSize, Context, Effect } from "effect"
+import { JSONParser } from "@streamparser/json"
+import { ByteSize, Context, Effect, Stream } from "effect"
 import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { BadRequest, PayloadTooLarge } from "../../domain/Errors.ts"
 import { errorResponse } from "./ErrorResponses.ts"
@@ -68,13 +71,19 @@ const isJson = (contentType: string | undefined) => contentType === undefined ||
 
 type Refusal = { readonly status: 400 | 413; readonly type: string; readonly message: string; readonly rpcCode: number }
 
-/** The refusal, in the shape of the surface that refuses it. */
-const refusalResponse = (request: HttpServerRequest.HttpServerRequest, refusal: Refusal) => {
+const isMcp = (url: string) => url === MCP_PATH || url.startsWith(`${MCP_PATH}?`)
+
+/** A JSON-RPC request id (a string or an integer), or undefined. */
+const requestIdOf = (value: unknown): string | number | undefined =>
+  typeof value === "string" || Number.isSafeInteger(value) ? value as string | number : undefined
+
+/** The refusal, in the shape of the surface that refuses it (`id`: the MCP request's, when it could be read). */
+const refusalResponse = (request: HttpServerRequest.HttpServerRequest, refusal: Refusal, id?: string | number) => {
   const close = refusal.status === 413 ? { connection: "close" } : undefined
-  if (request.url === MCP_PATH || request.url.startsWith(`${MCP_PATH}?`)) {
+  if (isMcp(request.url)) {
     return HttpServerResponse.jsonUnsafe(
-      // Refused before the body is read: the request's id is unknown, so the answer has none (MCP's error id is optional).
-      { jsonrpc: "2.0", error: { code: refusal.rpcCode, message: refusal.message } },
+      // Without the request's id when it is unknown (MCP's error id is optional, never null).
+      { jsonrpc: "2.0", ...(id === undefined ? {} : { id }), error: { code: refusal.rpcCode, message: refusal.message } },
       { status: refusal.status, ...(close === undefined ? {} : { headers: close }) }
     )
   }
@@ -108,6 +117,39 @@ const UNREADABLE: Refusal = {
   rpcCode: -32700
 }
 
+/**
+ * How far an MCP body over MAX_BODY_BYTES is read, as a multiple of it, only
+ * to answer its 413 with the request's id: the official clients write the id
+ * last, after the parameters that make the body too large. A larger body is
+ * refused at once, without an id.
+ */
+const ID_SCAN_FACTOR = 2
+
+/**
+ * The top-level `id` of an MCP body too large to take, read as it streams in
+ * (nothing of it kept but the parser's current value), stopping as soon as
+ * the id is read or the body is no JSON. Undefined when there is none.
+ */
+const idOfLargeBody = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.suspend(() => {
+    const parser = new JSONParser({ paths: ["$.id"], keepStack: false })
+    let id: string | number | undefined
+    let done = false
+    parser.onValue = ({ value }) => {
+      id = requestIdOf(value)
+      done = true
+    }
+    parser.onError = () => {
+      done = true
+    }
+    return request.stream.pipe(
+      Stream.takeWhile(() => !done),
+      Stream.runForEach((chunk) => Effect.sync(() => parser.write(chunk))),
+      Effect.ignore,
+      Effect.map(() => id)
+    )
+  })
+
 /** The middleware: `maxBodyBytes` is MAX_BODY_BYTES. */
 export const requestLimits = (maxBodyBytes: number) => {
   const limit = ByteSize.bytes(maxBodyBytes)
@@ -122,7 +164,11 @@ export const requestLimits = (maxBodyBytes: number) => {
       // An upload's body streams to storage under its own limit, MODEL_UPLOAD_MAX_BYTES (ModelFileHandlers.ts).
       if (request.method === "POST" && isUploadPath(request.url)) return app
       const declared = Number(request.headers["content-length"])
-      if (declared > maxBodyBytes) return Effect.succeed(refusalResponse(request, tooLarge(maxBodyBytes)))
+      if (declared > maxBodyBytes) {
+        return isMcp(request.url) && declared <= ID_SCAN_FACTOR * maxBodyBytes
+          ? Effect.map(idOfLargeBody(request), (id) => refusalResponse(request, tooLarge(maxBodyBytes), id))
+          : Effect.succeed(refusalResponse(request, tooLarge(maxBodyBytes)))
+      }
       const read = Effect.provideService(request.text, HttpIncomingMessage.MaxBodySize, limit)
       return Effect.matchEffect(read, {
         onFailure: (error) =>

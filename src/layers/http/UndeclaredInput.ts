@@ -1,7 +1,7 @@
 /**
  * An operation takes only what its endpoint declares. A query parameter sent
- * to an endpoint that declares none, or a body sent to one that declares
- * none, is a 400 naming what it does not take, instead of being silently
+ * to an endpoint that declares none, or a body with fields sent to one that
+ * declares none, is a 400 naming what it does not take, instead of being silently
  * ignored (a client that misspells a path or puts a filter on a record read
  * learns it at once).
  *
@@ -30,19 +30,66 @@ const firstQueryParameter = (url: string): string | undefined => {
 }
 
 /**
- * Whether the request carries a body of at least one byte: its Content-Length
- * says so, or, sent in chunks, the body RequestLimits read holds something (a
- * chunked body of a bodyless method counts, as it is never read).
+ * The body of a request to an endpoint that takes none, as far as it
+ * matters: none (no bytes, `Content-Length: 0`, or only white space), an
+ * empty JSON object (`{}`, which many clients send for "nothing"), the
+ * fields of a JSON object, or something else. The body of a bodyless
+ * method (GET, DELETE) is never read: any byte of it is something else.
  */
-const carriesBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<boolean> => {
-  const length = request.headers["content-length"]
-  if (length !== undefined) return Effect.succeed(Number(length) > 0)
-  if (request.headers["transfer-encoding"] === undefined) return Effect.succeed(false)
-  if (BODYLESS.has(request.method)) return Effect.succeed(true)
-  return Effect.map(Effect.orElseSucceed(request.text, () => ""), (text) => text.length > 0)
+type NoBody =
+  | { readonly _tag: "Empty" }
+  | { readonly _tag: "Fields"; readonly fields: ReadonlyArray<string> }
+  | { readonly _tag: "Other"; readonly read: boolean }
+
+const EMPTY: NoBody = { _tag: "Empty" }
+const OTHER: NoBody = { _tag: "Other", read: true }
+const UNREAD: NoBody = { _tag: "Other", read: false }
+
+const isJsonObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+
+const parsed = (text: string): NoBody => {
+  if (text.trim().length === 0) return EMPTY
+  try {
+    const value: unknown = JSON.parse(text)
+    if (!isJsonObject(value)) return OTHER
+    const fields = Object.keys(value)
+    return fields.length === 0 ? EMPTY : { _tag: "Fields", fields }
+  } catch {
+    return OTHER
+  }
 }
 
-/** The 400 for a query parameter or a body `endpoint` does not declare; undefined when the request has neither. */
+const bodyOf = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<NoBody> => {
+  const length = request.headers["content-length"]
+  if (length !== undefined && Number(length) === 0) return Effect.succeed(EMPTY)
+  if (length === undefined && request.headers["transfer-encoding"] === undefined) return Effect.succeed(EMPTY)
+  if (BODYLESS.has(request.method)) return Effect.succeed(UNREAD)
+  // RequestLimits read the body under MAX_BODY_BYTES and kept it: this is the same text.
+  return Effect.map(Effect.orElseSucceed(request.text, () => ""), parsed)
+}
+
+/** The 400 for a body sent to an endpoint that takes none: each field named, or the body as a whole. */
+const unexpectedBody = (endpoint: HttpApiEndpoint.Top, body: NoBody): BadRequest | undefined => {
+  switch (body._tag) {
+    case "Empty":
+      return undefined
+    case "Fields": {
+      const problems = body.fields.map((field) => ({
+        path: field,
+        message: `Unknown field "${field}": ${routeOf(endpoint)} takes no body (send none, or {})`
+      }))
+      return BadRequest.of(problems[0]!.message, "UnknownField", problems)
+    }
+    case "Other":
+      return BadRequest.of(`The request body must be empty${body.read ? " or {}" : ""}: ${routeOf(endpoint)} takes no body`, "UnexpectedBody")
+  }
+}
+
+/**
+ * The 400 for a query parameter or a body `endpoint` does not declare;
+ * undefined when the request has neither. An empty body, `{}` and
+ * `Content-Length: 0` all mean no body.
+ */
 export const undeclaredInput = (
   endpoint: HttpApiEndpoint.Top,
   request: HttpServerRequest.HttpServerRequest
@@ -55,8 +102,5 @@ export const undeclaredInput = (
     }
   }
   if (endpoint.payload.size > 0) return Effect.succeed(undefined)
-  return Effect.map(
-    carriesBody(request),
-    (body) => body ? BadRequest.of(`The request body must be empty: ${routeOf(endpoint)} takes no body`, "UnexpectedBody") : undefined
-  )
+  return Effect.map(bodyOf(request), (body) => unexpectedBody(endpoint, body))
 }

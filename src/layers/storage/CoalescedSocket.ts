@@ -12,6 +12,7 @@
  * waited for those callbacks only: nothing waits for a timer.
  */
 import * as Net from "node:net"
+import { watchAnswers } from "./AnswerWatchdog.ts"
 
 /**
  * The first write of a turn leaves at once (a lone statement waits for
@@ -39,5 +40,12 @@ export const coalesceWrites = (socket: Net.Socket): Net.Socket => {
   return socket
 }
 
-/** A connection to `host:port` as @effect/sql-pg opens one (no Nagle delay), with its writes coalesced. */
-export const coalescedConnection = (host: string, port: number) => () => coalesceWrites(Net.connect({ host, port, noDelay: true }))
+/**
+ * A connection to `host:port` as @effect/sql-pg opens one (no Nagle delay),
+ * with its writes coalesced and, given `answerTimeoutMs`, closed when the
+ * database stops answering (AnswerWatchdog.ts).
+ */
+export const coalescedConnection = (host: string, port: number, answerTimeoutMs?: number) => () => {
+  const socket = coalesceWrites(Net.connect({ host, port, noDelay: true }))
+  return answerTimeoutMs === undefined ? socket : watchAnswers(socket, answerTimeoutMs)
+}

@@ -35,7 +35,25 @@ const causeInWords = (error: SqlError): string => {
   return error.reason.message
 }
 
-const isUnreachable = (error: SqlError) => error.reason._tag === "ConnectionError"
+/** The first PostgreSQL error (its SQLSTATE and its own message) along `error`'s causes. */
+const serverError = (error: SqlError): { readonly code: string; readonly message: string } | undefined => {
+  for (let current: unknown = error, depth = 0; typeof current === "object" && current !== null && depth < 6; depth++) {
+    const { cause, code, message } = current as { cause?: unknown; code?: unknown; message?: unknown }
+    if (typeof code === "string" && SQLSTATE.test(code) && typeof message === "string") return { code, message }
+    current = cause
+  }
+  return undefined
+}
+const SQLSTATE = /^[0-9A-Z]{5}$/
+
+/**
+ * What the server refuses for good, whatever the retries: the database or
+ * the role does not exist (3D000, 28000), the credentials (28P01), the
+ * permission to connect (42501). A configuration to change: exit 78.
+ */
+const REFUSALS: ReadonlySet<string> = new Set(["3D000", "28000", "28P01", "42501"])
+
+const isUnreachable = (error: SqlError) => error.reason._tag === "ConnectionError" && !REFUSALS.has(serverError(error)?.code ?? "")
 
 /**
  * `connect` (a client's creation, which opens its first connection) retried
@@ -58,14 +76,18 @@ export const connectAtStart = <A, R>(connect: Effect.Effect<A, SqlError, R>, ser
   )
   return connect.pipe(
     Effect.retry({ schedule: retries, while: isUnreachable }),
-    Effect.mapError((error) =>
-      error.reason._tag === "AuthenticationError" || error.reason._tag === "AuthorizationError"
+    Effect.mapError((error) => {
+      const refusal = serverError(error)
+      if (refusal !== undefined && REFUSALS.has(refusal.code)) {
+        return InvalidConfig.about("DATABASE_URL", `PostgreSQL at ${server} refused DATABASE_URL: ${refusal.message} (${refusal.code})`)
+      }
+      return error.reason._tag === "AuthenticationError" || error.reason._tag === "AuthorizationError"
         ? InvalidConfig.about("DATABASE_URL", `PostgreSQL at ${server} refused the credentials of DATABASE_URL: ${error.reason.message}`)
         : new StorageUnreachable({
           message: isUnreachable(error)
             ? `cannot reach PostgreSQL at ${server}: ${causeInWords(error)} (gave up after ${Duration.format(timeout)}, DATABASE_CONNECT_TIMEOUT)`
             : `PostgreSQL at ${server} did not accept the connection: ${error.reason.message}`
         })
-    )
+    })
   )
 }

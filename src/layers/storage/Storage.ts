@@ -13,7 +13,7 @@
  * leave in one system call (CoalescedSocket).
  */
 import { PgClient } from "@effect/sql-pg"
-import { Context, type Duration, Effect, Layer, Option, Redacted, References } from "effect"
+import { Context, Duration, Effect, Layer, Option, Redacted, References } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { Migrator, SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
@@ -21,6 +21,7 @@ import * as Net from "node:net"
 import type { InvalidConfig } from "../../domain/Errors.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import type { StorageUnreachable } from "../StartFailure.ts"
+import { startWatching } from "./AnswerWatchdog.ts"
 import { coalescedConnection, coalesceWrites } from "./CoalescedSocket.ts"
 import { runEmbeddedDatabase } from "./EmbeddedChild.ts"
 import { isShared, openEmbedded, socketPath } from "./EmbeddedDatabase.ts"
@@ -105,10 +106,13 @@ const serverName = (url: Redacted.Redacted) => {
   return address === undefined ? "the server of DATABASE_URL" : `${address.host}:${address.port}`
 }
 
-const postgresClient = (url: Redacted.Redacted, connectTimeout: Duration.Duration) => {
+const postgresClient = (url: Redacted.Redacted, connectTimeout: Duration.Duration, queryTimeout: Duration.Duration) => {
   const address = tcpAddress(url)
-  // Over TCP, the writes of one turn of the event loop leave together (CoalescedSocket).
-  const transport = address === undefined ? {} : { stream: coalescedConnection(address.host, address.port) }
+  // Over TCP, the writes of one turn of the event loop leave together (CoalescedSocket), and a connection
+  // that stops answering is closed (AnswerWatchdog).
+  const transport = address === undefined ? {} : { stream: coalescedConnection(address.host, address.port, Duration.toMillis(queryTimeout)) }
+  // A new connection (its TCP connection, startup and authentication) takes at most DATABASE_QUERY_TIMEOUT too.
+  const pools = { ...POSTGRES, connectTimeout: queryTimeout }
   // Pools open connections on demand: a connection of its own, closed after one statement, tells when PostgreSQL answers.
   const reachable = Effect.scoped(
     Effect.flatMap(PgClient.make({ ...POSTGRES, ...transport, url, maxConnections: 1 }), (client) => client`SELECT 1`)
@@ -118,10 +122,10 @@ const postgresClient = (url: Redacted.Redacted, connectTimeout: Duration.Duratio
     Effect.provideService(References.TracerEnabled, false)
   )
   return Layer.merge(
-    PgClient.layerFrom(Effect.flatMap(observedPool("main", { ...POSTGRES, ...transport, url, maxConnections: 20, multiplex: true }), PgClient.make)),
+    PgClient.layerFrom(Effect.flatMap(observedPool("main", { ...pools, ...transport, url, maxConnections: 20, multiplex: true }), PgClient.make)),
     Layer.effect(
       MeterSqlClient,
-      Effect.flatMap(observedPool("meter", { ...POSTGRES, ...transport, url, maxConnections: METER_CONNECTIONS }), PgClient.make)
+      Effect.flatMap(observedPool("meter", { ...pools, ...transport, url, maxConnections: METER_CONNECTIONS }), PgClient.make)
     ).pipe(Layer.provide(Reactivity.layer))
   ).pipe(Layer.provide(Layer.effectDiscard(connectAtStart(reachable, serverName(url), connectTimeout))))
 }
@@ -140,10 +144,11 @@ export const StorageLive = (role: StorageRole) =>
       PgClient.PgClient | SqlClient.SqlClient | MeterSqlClient,
       SqlError | DataDirNotPrivate | InvalidConfig | StorageUnreachable
     > = Option.match(config.databaseUrl, {
-      onSome: (url) => postgresClient(url, config.databaseConnectTimeout),
+      onSome: (url) => postgresClient(url, config.databaseConnectTimeout, config.databaseQueryTimeout),
       onNone: () => Layer.provideMerge(sharedWithMeter, embeddedClient(config.dataDir, role))
     })
     // Where no autovacuum runs (the embedded database, or PostgreSQL with it off), a server analyzes what changed itself.
     const upkeep = role === "serve" ? Layer.merge(runMigrations, TableStatisticsLive(Option.isNone(config.databaseUrl))) : runMigrations
-    return upkeep.pipe(Layer.provideMerge(client))
+    // Started and migrated: from now on a connection that stops answering is closed (AnswerWatchdog).
+    return upkeep.pipe(Layer.tap(() => Effect.sync(startWatching)), Layer.provideMerge(client))
   }))

@@ -10,7 +10,10 @@ import { appRateLimits } from "./migrations/0011_app_rate_limits.ts"
 import { modelFiles } from "./migrations/0012_model_files.ts"
 import { events } from "./migrations/0013_events.ts"
 import { webhookDeliveryLeases } from "./migrations/0014_webhook_delivery_leases.ts"
-import { secretGrants } from "./migrations/0016_secret_grants.ts"
+import { meterRetention } from "./migrations/0017_meter_retention.ts"
+import { recordsPerApp } from "./migrations/0018_records_per_app.ts"
+import { modelFileUnits } from "./migrations/0019_model_file_units.ts"
+import { secretGrants } from "./migrations/0020_secret_grants.ts"
 
 /**
  * Migration 0008: record numbers counted per app and prefix, and an
@@ -20,8 +23,8 @@ import { secretGrants } from "./migrations/0016_secret_grants.ts"
  *   RecordRepository.insert takes the next one in the statement that stores
  *   the record. Records keep the numbers the shared sequence gave them, and
  *   each app's counter starts after its highest, so no number is given twice.
- *   The `engine_number` sequence stays: reel group ids (unique across apps,
- *   as they are the records' keys) still come from it.
+ *   The `engine_number` sequence stays: reel group ids came from it until
+ *   migration 0018 counted them per app too.
  * - Numbers, and external references, are unique per app and resource by
  *   partial unique indexes, which hold under concurrent writes whatever code
  *   path writes. Of records that already share an external reference, the
@@ -179,5 +182,23 @@ export const migrations = {
     const sql = yield* SqlClient.SqlClient
     yield* sql`ALTER TABLE meter_event SET (fillfactor = 50)`
   }),
-  "0016_secret_grants": secretGrants
+  // The engine's answers of keyed writes, committed with the writes they answer (src/engine/idempotency.ts).
+  "0016_engine_idempotency": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`
+      CREATE TABLE engine_idempotency (
+        app_id text NOT NULL,
+        key text NOT NULL,
+        fingerprint text NOT NULL,
+        answer jsonb NOT NULL,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        PRIMARY KEY (app_id, key)
+      )`
+    yield* sql`CREATE INDEX engine_idempotency_expires ON engine_idempotency (expires_at)`
+  }),
+  "0017_meter_retention": meterRetention,
+  "0018_records_per_app": recordsPerApp,
+  "0019_model_file_units": modelFileUnits,
+  "0020_secret_grants": secretGrants
 }

@@ -13,6 +13,7 @@
  * | `db.client.connection.open` | gauge, {connection} | `db.client.connection.pool.name` |
  * | `db.client.connection.max` | gauge, {connection} | `db.client.connection.pool.name` |
  * | `db.client.connection.wait_time` | histogram, s | `db.client.connection.pool.name` |
+ * | `telemetry.export.failures` | counter | `signal` (`traces`, `metrics`), `error.type` (status code, `timeout`, `unreachable`) |
  *
  * The request count is the duration histogram's count (per route, method
  * and status), as the OpenTelemetry HTTP conventions do. The downstream call
@@ -45,6 +46,8 @@ export interface TelemetryInstruments {
   readonly poolConnections: (pool: string, open: number) => void
   /** The most connections `pool` opens. */
   readonly poolMax: (pool: string, max: number) => void
+  /** An OTLP export request of `signal` that failed, by `error.type`. */
+  readonly exportFailure: (signal: string, errorType: string) => void
 }
 
 const ignore = () => {}
@@ -58,7 +61,8 @@ export const NO_INSTRUMENTS: TelemetryInstruments = {
   downstreamCall: ignore,
   connectionWait: ignore,
   poolConnections: ignore,
-  poolMax: ignore
+  poolMax: ignore,
+  exportFailure: ignore
 }
 
 /** The instruments in use: no-ops unless TelemetryLive configured an exporter. */
@@ -143,6 +147,13 @@ export const makeInstruments = (context: Context.Context<never>): TelemetryInstr
       attributes: { unit: "{connection}", ...attributes }
     })
   )
+  const exportFailures = seriesOf((attributes) =>
+    Metric.counter("telemetry.export.failures", {
+      description: "OTLP export requests that failed (no answer in time, no connection, or an answer other than 2xx)",
+      incremental: true,
+      attributes
+    })
+  )
   const flushSize = Metric.histogram("meter.flush.size", {
     description: "Calls written by one meter flush (group commit)",
     boundaries: FLUSH_SIZE_BUCKETS,
@@ -181,6 +192,7 @@ export const makeInstruments = (context: Context.Context<never>): TelemetryInstr
       })).updateUnsafe(seconds, context),
     connectionWait: (pool, seconds) => connectionWaits(pool ?? "", () => pool === undefined ? {} : { [POOL_NAME]: pool }).updateUnsafe(seconds, context),
     poolConnections: (pool, open) => poolOpen(pool, () => ({ [POOL_NAME]: pool })).updateUnsafe(open, context),
-    poolMax: (pool, max) => poolMax(pool, () => ({ [POOL_NAME]: pool })).updateUnsafe(max, context)
+    poolMax: (pool, max) => poolMax(pool, () => ({ [POOL_NAME]: pool })).updateUnsafe(max, context),
+    exportFailure: (signal, errorType) => exportFailures(`${signal} ${errorType}`, () => ({ signal, "error.type": errorType })).updateUnsafe(1, context)
   }
 }

@@ -10,7 +10,7 @@
  * downstream error, the request id) it writes into the request's
  * `RequestFacts`, a small mutable record this middleware provides.
  *
- * The line: `time`, `level` (ERROR for a 5xx, INFO otherwise), `msg`
+ * The line: `time`, `level` (ERROR for a 5xx but 501, INFO otherwise), `msg`
  * ("request"), `traceId` and `spanId` (the server span when tracing is on;
  * otherwise `traceId` is the caller's `traceparent` trace id, header or MCP
  * `_meta`, when it sent one), `requestId` (the response's `x-request-id` for
@@ -89,11 +89,27 @@ const pathOf = (url: string) => {
   return path.length > MAX_PATH ? path.slice(0, MAX_PATH) : path
 }
 
-/** The ids of the server span, when tracing made one. */
+/** The server span, when tracing made one. */
 interface SpanIds {
   readonly traceId: string
   readonly spanId: string
+  readonly attribute: (key: string, value: unknown) => void
 }
+
+/**
+ * A route as telemetry names it (`http.route` of spans and metrics): the
+ * OpenAPI document's template, `/v1/customer/{id}`, rather than the
+ * router's `/v1/customer/:id` (which the log line keeps).
+ */
+export const routeTemplate = (route: string) => route.replace(/:([A-Za-z0-9_]+)/g, "{$1}")
+
+/**
+ * A request's level: ERROR for what an operator must act on (the service
+ * failed, storage or the engine is down or slow: 500, 502, 503, 504…), INFO
+ * for every answer the service meant to give, refusals included (every 4xx,
+ * and 501 for an operation it does not offer).
+ */
+const levelOf = (status: number) => status >= 500 && status !== 501 ? "ERROR" : "INFO"
 
 /** A request's log line: one JSON object, without its newline (the keys are listed above). */
 export const requestLine = (
@@ -113,7 +129,7 @@ export const requestLine = (
   }
   // Ids, route templates, operation and tool names, causes: ours, plain ASCII, written as they are.
   // What a client or an operator chose (method, path, app id, an engine's source header) is escaped.
-  let line = `{"time":"${isoNow()}","level":"${status >= 500 ? "ERROR" : "INFO"}","msg":"request"`
+  let line = `{"time":"${isoNow()}","level":"${levelOf(status)}","msg":"request"`
   if (traceId !== undefined) line += `,"traceId":"${traceId}"`
   if (spanId !== undefined) line += `,"spanId":"${spanId}"`
   line += `,"requestId":"${facts.requestId ?? randomUUID()}","method":${text(request.method)}`
@@ -149,7 +165,10 @@ export const requestTelemetry = (options: RequestTelemetryOptions) => {
     const path = pathOf(request.url)
     const route = facts.route ?? (FIXED_ROUTES.has(path) ? path : undefined)
     if (instruments.enabled) {
-      instruments.request(KNOWN_METHODS.has(request.method) ? request.method : "_OTHER", route, status, elapsedMs / 1000)
+      const template = route === undefined ? undefined : routeTemplate(route)
+      instruments.request(KNOWN_METHODS.has(request.method) ? request.method : "_OTHER", template, status, elapsedMs / 1000)
+      // The server span (still open) gets the same route, the direct record read's included: its name is made of it.
+      if (template !== undefined) serverSpan?.attribute("http.route", template)
     }
     if (log) writeLine(requestLine(request, facts, serverSpan, path, route, status, elapsedMs))
   }

@@ -1,14 +1,18 @@
 /**
  * The mesh's topology, exactly, on its welded vertices (docs/geometry.md,
  * "Manufacturability"): every undirected edge with how many triangles use
- * it in each direction, and the shells (sets of triangles joined through
- * shared vertices).
+ * it in each direction, where the edges that are not shared as a closed
+ * surface shares them are, and the shells (sets of triangles joined through
+ * shared vertices). A triangle with a repeated vertex has no area and no
+ * side: it is left out of the edges (as the watertightness check leaves it
+ * out) and counted as degenerate by measure.ts.
  *
  * Edges are grouped by their lower vertex (a counting sort, as the
  * watertightness check does) and sorted within each group, so the count is
  * about linear in the triangles (a fan's hub costs n log n) and needs no
  * hash of edges; shells are a union-find over the vertices.
  */
+import { type Region, RegionBuilder } from "./region.ts"
 
 export interface Topology {
   /** Edges used by one triangle only: the holes' rims. */
@@ -21,6 +25,16 @@ export interface Topology {
   readonly shellCount: number
   /** The shell of each triangle (0 … shellCount − 1; degenerate triangles too). */
   readonly shellOf: Uint32Array
+  /** Where the open, non-manifold and inconsistent edges are: their ends' box, and a few of their midpoints. */
+  readonly openRegion: Region | undefined
+  readonly nonManifoldRegion: Region | undefined
+  readonly inconsistentRegion: Region | undefined
+}
+
+/** Whether a triangle repeats a vertex (no area, no side). */
+const repeats = (triangles: Uint32Array, t: number) => {
+  const a = triangles[3 * t]!, b = triangles[3 * t + 1]!, c = triangles[3 * t + 2]!
+  return a === b || b === c || a === c
 }
 
 const find = (parent: Int32Array, v: number): number => {
@@ -35,14 +49,16 @@ const find = (parent: Int32Array, v: number): number => {
   return root
 }
 
-export const topologyOf = (vertexCount: number, triangles: Uint32Array): Topology => {
+export const topologyOf = (positions: Float64Array, triangles: Uint32Array): Topology => {
+  const vertexCount = positions.length / 3
   const triangleCount = triangles.length / 3
   // How many edges each vertex is the lower end of.
   const start = new Uint32Array(vertexCount + 1)
   for (let t = 0; t < triangleCount; t++) {
+    if (repeats(triangles, t)) continue
     for (let k = 0; k < 3; k++) {
       const a = triangles[3 * t + k]!, b = triangles[3 * t + ((k + 1) % 3)]!
-      if (a !== b) start[Math.min(a, b) + 1]!++
+      start[Math.min(a, b) + 1]!++
     }
   }
   for (let v = 0; v < vertexCount; v++) start[v + 1]! += start[v]!
@@ -50,13 +66,24 @@ export const topologyOf = (vertexCount: number, triangles: Uint32Array): Topolog
   // other vertex × 2 + 1 when the edge runs lower → higher: exact in a double (vertex ids < 2²⁵).
   const keys = new Float64Array(start[vertexCount]!)
   for (let t = 0; t < triangleCount; t++) {
+    if (repeats(triangles, t)) continue
     for (let k = 0; k < 3; k++) {
       const a = triangles[3 * t + k]!, b = triangles[3 * t + ((k + 1) % 3)]!
-      if (a === b) continue
       keys[fill[Math.min(a, b)]!++] = Math.max(a, b) * 2 + (a < b ? 1 : 0)
     }
   }
   let openEdges = 0, nonManifoldEdges = 0, inconsistentEdges = 0
+  const open = new RegionBuilder(), nonManifold = new RegionBuilder(), inconsistent = new RegionBuilder()
+  /** The edge a–b in a region: both ends in its box, its midpoint among its points. */
+  const locate = (region: RegionBuilder, a: number, b: number) => {
+    region.include(positions[3 * a]!, positions[3 * a + 1]!, positions[3 * a + 2]!)
+    region.include(positions[3 * b]!, positions[3 * b + 1]!, positions[3 * b + 2]!)
+    region.point(
+      (positions[3 * a]! + positions[3 * b]!) / 2,
+      (positions[3 * a + 1]! + positions[3 * b + 1]!) / 2,
+      (positions[3 * a + 2]! + positions[3 * b + 2]!) / 2
+    )
+  }
   for (let a = 0; a < vertexCount; a++) {
     const begin = start[a]!, end = start[a + 1]!
     // Sorted per group, so an edge's uses are adjacent: insertion sort for the usual handful, the typed sort for a fan's hub.
@@ -82,9 +109,16 @@ export const topologyOf = (vertexCount: number, triangles: Uint32Array): Topolog
         i++
       }
       const uses = forwards + backwards
-      if (uses === 1) openEdges++
-      else if (uses > 2) nonManifoldEdges++
-      else if (forwards !== 1) inconsistentEdges++
+      if (uses === 1) {
+        openEdges++
+        locate(open, a, b)
+      } else if (uses > 2) {
+        nonManifoldEdges++
+        locate(nonManifold, a, b)
+      } else if (forwards !== 1) {
+        inconsistentEdges++
+        locate(inconsistent, a, b)
+      }
     }
   }
 
@@ -105,5 +139,14 @@ export const topologyOf = (vertexCount: number, triangles: Uint32Array): Topolog
     if (shellOfRoot[root] === -1) shellOfRoot[root] = shellCount++
     shellOf[t] = shellOfRoot[root]!
   }
-  return { openEdges, nonManifoldEdges, inconsistentEdges, shellCount, shellOf }
+  return {
+    openEdges,
+    nonManifoldEdges,
+    inconsistentEdges,
+    shellCount,
+    shellOf,
+    openRegion: open.region(),
+    nonManifoldRegion: nonManifold.region(),
+    inconsistentRegion: inconsistent.region()
+  }
 }

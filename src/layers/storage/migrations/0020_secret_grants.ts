@@ -1,5 +1,5 @@
 /**
- * Migration 0016: what a secret allows, and what the request log shows.
+ * Migration 0020: what a secret allows, and what the request log shows.
  *
  * - `incoming_secret` takes the secret's grants: `scopes` (every scope for
  *   the secrets that exist, so they keep working), `mode` (`live` or `test`),
@@ -9,7 +9,9 @@
  *   for the secret's hash (src/layers/MeterSql.ts).
  * - `meter_event` takes the call's `mode` (the request log and usage of a
  *   test secret are the test space's), its `client_address` and, with its
- *   outcome, the `error_type` of a refusal (GET /v1/request-log).
+ *   outcome, the `error_type` of a refusal (GET /v1/request-log); the daily
+ *   totals retention keeps (`meter_daily`) are per mode as well, so usage by
+ *   mode answers the same before and after a retention run.
  *
  * Columns with a constant default are added without rewriting the tables.
  */
@@ -29,4 +31,7 @@ export const secretGrants = Effect.gen(function*() {
       ADD COLUMN mode text NOT NULL DEFAULT 'live',
       ADD COLUMN client_address text,
       ADD COLUMN error_type text`
+  yield* sql`ALTER TABLE meter_daily ADD COLUMN mode text NOT NULL DEFAULT 'live'`
+  yield* sql`ALTER TABLE meter_daily DROP CONSTRAINT meter_daily_pkey`
+  yield* sql`ALTER TABLE meter_daily ADD PRIMARY KEY (day, app_id, mode, operation)`
 })
