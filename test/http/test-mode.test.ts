@@ -54,7 +54,12 @@ const GLOBAL_LISTS = [
 ]
 
 /** A record's key in a list: its id (a request log row's request id; a row without one, the row itself). */
-const keyOf = (record: any): string => record.id !== undefined ? String(record.id) : record.requestId ?? JSON.stringify(record)
+/**
+ * A record's identity across data spaces: its id and when it was made, as two
+ * spaces may each hold a record of one id (the demo material series that
+ * every space's seed makes, `demo-filaments`): each its own.
+ */
+const keyOf = (record: any): string => record.id !== undefined ? `${record.id}@${record.createdAt ?? ""}` : record.requestId ?? JSON.stringify(record)
 
 /** One data space, seen through one secret. */
 interface Space {
@@ -112,6 +117,8 @@ for (const backend of backends) {
         yield* done("POST", "/v1/quotation-form-region", { quotationFormId: form.id, name: "DACH", countries: ["DE", "AT", "CH"] })
         yield* done("POST", "/v1/blank", { name: "Plate", dimensions: { x: 100, y: 100, z: 10 } })
         yield* done("POST", "/v1/catalogue", { name: "Spare parts", customerId: customer.id })
+        const series = yield* owner.call("PUT", `/v1/material-series/series-${owner.mode}-${owner.appId}`, { name: "Own series", technologyId: "fdm" })
+        assert.strictEqual(series.status, 201, `${owner.label} PUT a new material series: ${series.text}`)
         yield* done("PUT", "/v1/currency/USD/exchange-rate", { exchangeRate: usdRate })
         const uploaded = yield* Effect.promise(() =>
           fetch(`${client.baseUrl}/v1/model-file?fileName=cube.stl`, {
@@ -149,26 +156,36 @@ for (const backend of backends) {
           const global = new Set((baseline.get(list.id) ?? []).map(keyOf))
           const owned = before.get(list.id)!.filter((record) => !global.has(keyOf(record)))
           records += owned.length
-          const seen = new Set(ok(yield* other.call("GET", `${list.path}?limit=1000`), where(list.id)).map(keyOf))
+          const listed: ReadonlyArray<any> = ok(yield* other.call("GET", `${list.path}?limit=1000`), where(list.id))
+          const seen = new Set(listed.map(keyOf))
+          // An id the other space holds a record of its own by: a read or write of it is of that record.
+          const othersIds = new Set(listed.map((record) => record.id))
           for (const record of owned) {
             assert.isFalse(seen.has(keyOf(record)), where(`${list.id} lists ${keyOf(record)}`))
+            if (othersIds.has(record.id)) continue
             if (list.get !== undefined) {
               const read = yield* other.call("GET", `${list.path}/${record.id}`)
               assert.deepStrictEqual([read.status, read.text], [200, ""], where(`GET ${list.path}/${record.id}`))
             }
+            let createdOwn = false
             if (list.put !== undefined) {
               const write = yield* other.call("PUT", `${list.path}/${record.id}`, record)
-              assert.include([404, 409, 422], write.status, where(`PUT ${list.path}/${record.id}: ${write.text}`))
+              createdOwn = write.status === 201
+              // A material series' PUT of an id the caller does not have creates it in the caller's own space (201),
+              // beside the owner's, which stays as it was (checked below).
+              const refusals = list.id === "materialSeries.list" ? [201, 404, 409, 422] : [404, 409, 422]
+              assert.include(refusals, write.status, where(`PUT ${list.path}/${record.id}: ${write.text}`))
             }
             if (list.remove !== undefined) {
               const removal = yield* other.call("DELETE", `${list.path}/${record.id}`)
-              assert.include([404, 409, 422, 501], removal.status, where(`DELETE ${list.path}/${record.id}: ${removal.text}`))
+              // The series the PUT just made in the caller's own space is the one it removes.
+              assert.include(createdOwn ? [200] : [404, 409, 422, 501], removal.status, where(`DELETE ${list.path}/${record.id}: ${removal.text}`))
             }
           }
         }
-        // Every resource had records to probe (material series: the API creates none).
+        // Every resource had records to probe.
         for (const id of LISTS.map((list) => list.id)) {
-          if (GLOBAL_LISTS.includes(id) || id === "materialSeries.list") continue
+          if (GLOBAL_LISTS.includes(id)) continue
           const global = new Set((baseline.get(id) ?? []).map(keyOf))
           assert.isAbove(before.get(id)!.filter((record) => !global.has(keyOf(record))).length, 0, `${owner.label} has no ${id} to probe`)
         }
@@ -182,9 +199,17 @@ for (const backend of backends) {
         const [version] = before.get("modelVersion.list")!
         const [pps] = before.get("pps.list")!
         const [delivery] = before.get("webhookDelivery.list")!
-        const refusals: ReadonlyArray<readonly [string, string, unknown?]> = [
-          ["PUT", "/v1/reel", reel],
+        // Reel group ids are numbers counted per data space: the caller's own group of the same number is its own.
+        const othersGroups = new Set(
+          (ok(yield* other.call("GET", "/v1/reel-group?limit=1000"), where("reelGroup.list")) as ReadonlyArray<any>).map((g) => g.id)
+        )
+        const groupProbes: ReadonlyArray<readonly [string, string, unknown?]> = othersGroups.has(group.id) ? [] : [
           ["PUT", "/v1/reel-group", group],
+          ["POST", `/v1/inventory-product-location/${group.id}/reel`, { reels: [{ remainingWeight: 100 }] }]
+        ]
+        const refusals: ReadonlyArray<readonly [string, string, unknown?]> = [
+          ...groupProbes,
+          ["PUT", "/v1/reel", reel],
           ["POST", `/v1/ticket/${ticket.id}/quote`, {}],
           ["PUT", `/v1/ticket/${ticket.id}/cancel`],
           ["PUT", `/v1/ticket/${ticket.id}/send-to-production`],
@@ -211,11 +236,9 @@ for (const backend of backends) {
           ["PUT", "/v1/service-job/merge", { targetServiceJobId: jobs[0].id, sourceServiceJobIds: [jobs[1].id] }],
           ["POST", "/v1/service-job/reassign-ticket-models", { fromServiceJobId: jobs[0].id, toServiceJobId: jobs[1].id, ticketModelIds: [parts[0].id] }],
           ["PUT", `/v1/machine/${machine.id}/reels`, { reelIds: [] }],
-          ["POST", `/v1/inventory-product-location/${group.id}/reel`, { reels: [{ remainingWeight: 100 }] }],
           ["POST", `/v1/webhook-endpoint/${endpoint.id}/test`],
           ["POST", `/v1/webhook-endpoint/${endpoint.id}/rotate-secret`],
           ["POST", `/v1/webhook-delivery/${delivery.id}/redeliver`],
-          ["GET", `/v1/model-file/${file.id}/content`],
           ["POST", "/v1/project", { customerId: before.get("customer.list")![0].id, name: "Intruder" }],
           ["PUT", `/v1/ticket-quote/${quote.id}`, { ...quote, state: "rejected" }]
         ]
@@ -227,6 +250,7 @@ for (const backend of backends) {
           `/v1/ticket-model/${parts[0].id}/machining-strategy/fdm`,
           `/v1/service-job/${jobs[0].id}/production`,
           `/v1/model-file/${file.id}`,
+          `/v1/model-file/${file.id}/content`,
           `/v1/ticket/lookup?identifier=${ticket.id}`,
           `/v1/ticket/lookup?identifier=${ticket.number}`,
           `/v1/project/lookup?identifier=${ticket.projectId}`
@@ -237,7 +261,11 @@ for (const backend of backends) {
           if (reply.text !== "") assert.notStrictEqual(reply.json().id, ticket.id, where(path))
           else assert.strictEqual(reply.status, 200, where(path))
         }
-        assert.deepStrictEqual(ok(yield* other.call("GET", `/v1/inventory-product-location/${group.id}/reel`), where("reels of a group")), [])
+        // The reels of the group's number: none of the owner's (the other's own group of that number has its own).
+        const ownerReels = new Set(before.get("reel.list")!.map((each) => each.id))
+        const groupReels: ReadonlyArray<any> = ok(yield* other.call("GET", `/v1/inventory-product-location/${group.id}/reel`), where("reels of a group"))
+        assert.deepStrictEqual(groupReels.filter((each) => ownerReels.has(each.id)), [], where("reels of a group"))
+        if (!othersGroups.has(group.id)) assert.deepStrictEqual(groupReels, [], where("reels of a group"))
         assert.notStrictEqual(ok(yield* other.call("GET", "/v1/currency/USD"), where("currency")).exchangeRate, made.usdRate)
         assert.strictEqual(ok(yield* owner.call("GET", "/v1/currency/USD"), "the owner's currency").exchangeRate, made.usdRate)
         // The owner's events are not in the other's feed, whose events are all the other's.
@@ -371,7 +399,8 @@ for (const backend of backends) {
           }
           assert.deepStrictEqual(ok(yield* test.call("GET", list.path), list.id), [], list.id)
         }
-        assert.strictEqual((yield* test.call("GET", `/v1/model-file/${made.file.id}/content`)).status, 404)
+        const content = yield* test.call("GET", `/v1/model-file/${made.file.id}/content`)
+        assert.deepStrictEqual([content.status, content.text], [200, ""])
         // Live untouched; the test data starts again.
         assert.strictEqual(ok(yield* live.call("GET", `/v1/customer/${liveCustomer.id}`), "live customer").name, "Live")
         // The meter's rows stay: they are the app's usage.

@@ -69,7 +69,7 @@ describe("CLI on the embedded store", () => {
   it("gives a secret scopes, a mode and a spend limit, changes them, and seeds and empties the test data", async () => {
     // The server of the test before holds DATA_DIR: the CLI works through it.
     const base = server!.base
-    const agent = await cli("secret", "create", "--app", "cli-grants", "--scope", "read", "--scope", "quote", "--max-accept-total", "1500.50")
+    const agent = await cli("secret", "create", "--app", "cli-grants", "--ip", "0.0.0.0/0", "--scope", "read", "--scope", "quote", "--max-accept-total", "1500.50")
     expect([agent.scopes, agent.mode, agent.maxAcceptTotal]).toEqual([["read", "quote"], "live", 1500.5])
     const write = () =>
       fetch(`${base}/v1/customer`, {
@@ -84,7 +84,7 @@ describe("CLI on the embedded store", () => {
     const [listed] = await cli("secret", "list", "--app", "cli-grants")
     expect([listed.scopes, listed.mode, listed.maxAcceptTotal]).toEqual([["read", "write"], "live", null])
 
-    const tester = await cli("secret", "create", "--app", "cli-grants", "--mode", "test")
+    const tester = await cli("secret", "create", "--app", "cli-grants", "--ip", "0.0.0.0/0", "--mode", "test")
     expect(tester.mode).toBe("test")
     const seeded = await cli("seed", "--app", "cli-grants", "--mode", "test")
     expect([seeded.appId, seeded.mode]).toEqual(["cli-grants", "test"])
@@ -100,6 +100,6 @@ describe("CLI on the embedded store", () => {
     expect(await customers(agent.value)).toHaveLength(1)
 
     // A scope that does not exist is refused, naming the flag.
-    await expect(cli("secret", "create", "--app", "cli-grants", "--scope", "admin")).rejects.toThrow(/scope/)
+    await expect(cli("secret", "create", "--app", "cli-grants", "--ip", "0.0.0.0/0", "--scope", "admin")).rejects.toThrow(/scope/)
   }, 90_000)
 })
