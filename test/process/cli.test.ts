@@ -69,7 +69,20 @@ describe("CLI on the embedded store", () => {
   it("gives a secret scopes, a mode and a spend limit, changes them, and seeds and empties the test data", async () => {
     // The server of the test before holds DATA_DIR: the CLI works through it.
     const base = server!.base
-    const agent = await cli("secret", "create", "--app", "cli-grants", "--ip", "0.0.0.0/0", "--scope", "read", "--scope", "quote", "--max-accept-total", "1500.50")
+    const agent = await cli(
+      "secret",
+      "create",
+      "--app",
+      "cli-grants",
+      "--ip",
+      "0.0.0.0/0",
+      "--scope",
+      "read",
+      "--scope",
+      "quote",
+      "--max-accept-total",
+      "1500.50"
+    )
     expect([agent.scopes, agent.mode, agent.maxAcceptTotal]).toEqual([["read", "quote"], "live", 1500.5])
     const write = () =>
       fetch(`${base}/v1/customer`, {
