@@ -17,6 +17,7 @@
  */
 import { Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
+import type { Caller } from "../src/domain/Secret.ts"
 import { MeterSql } from "../src/layers/MeterSql.ts"
 import { SecretStoreSql } from "../src/layers/SecretStoreSql.ts"
 import { StorageLive } from "../src/layers/storage/Storage.ts"
@@ -46,7 +47,7 @@ export interface MeterStep {
   readonly sustained: boolean
 }
 
-const step = (meter: Meter["Service"], caller: { appId: string; secretId: string; secretHash: string }, rate: number) =>
+const step = (meter: Meter["Service"], caller: Caller, rate: number) =>
   Effect.gen(function*() {
     const waits: Array<number> = []
     let failed = 0
@@ -61,7 +62,17 @@ const step = (meter: Meter["Service"], caller: { appId: string; secretId: string
         const submittedAt = performance.now()
         const requestId = randomUUID()
         const occurredAt = new Date()
-        const receipt = yield* meter.submit({ ...caller, requestId, operation: "customer.get", method: "GET", route: "/v1/customer/:id", occurredAt })
+        const receipt = yield* meter.submit({
+          ...caller,
+          grantsVersion: caller.grants.version,
+          mode: caller.grants.mode,
+          clientAddress: "127.0.0.1",
+          requestId,
+          operation: "customer.get",
+          method: "GET",
+          route: "/v1/customer/:id",
+          occurredAt
+        })
         outstanding.push(
           run(receipt).then(
             () => {

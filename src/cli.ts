@@ -1,6 +1,7 @@
 /**
- * Operator commands: Incoming Secrets, metering totals, per-app rate limits
- * and demo data; and `serve-fixtures`, the example model files for the
+ * Operator commands: Incoming Secrets (with their scopes, mode and spend
+ * limit), metering totals, per-app rate limits, demo data and emptying an
+ * app's test data; and `serve-fixtures`, the example model files for the
  * docs' walkthrough (src/cli/serveFixtures.ts).
  * Output is JSON on stdout. On the embedded store a command uses a running
  * server's database (over its socket in DATA_DIR) or opens DATA_DIR itself;
@@ -9,10 +10,11 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Console, Effect, Layer, Option, Result } from "effect"
+import { Console, Effect, Layer, Option, Result, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { serveFixtures } from "./cli/serveFixtures.ts"
-import { BadRequest, NotFound, ServiceUnavailable } from "./domain/Errors.ts"
+import { BadRequest, DownstreamError, NotFound, ServiceUnavailable } from "./domain/Errors.ts"
+import { dataSpaceOf, MaxAcceptTotal, Mode, MODES, Scope, SCOPES } from "./domain/Grants.ts"
 import { appRateLimitView, parseRateLimit, RateLimitText } from "./domain/RateLimit.ts"
 import { IsoDateParam, rangeEnd, rangeStart } from "./domain/Resource.ts"
 import { AppId, IpRangeText, SecretId } from "./domain/Secret.ts"
@@ -22,6 +24,7 @@ import { DataDirNotPrivate } from "./layers/storage/PrivateDataDir.ts"
 import { StorageLive } from "./layers/storage/Storage.ts"
 import { AppConfig } from "./services/AppConfig.ts"
 import { AppRateLimits } from "./services/AppRateLimits.ts"
+import { Downstream } from "./services/Downstream.ts"
 import { Meter } from "./services/Meter.ts"
 import { SecretStore } from "./services/SecretStore.ts"
 
@@ -31,6 +34,21 @@ const startOf = (text: Option.Option<string>) => Option.getOrUndefined(Option.ma
 const endOf = (text: Option.Option<string>) => Option.getOrUndefined(Option.map(text, rangeEnd))
 
 const appFlag = Flag.String("app").pipe(Flag.withDescription("The app id"), Flag.withSchema(AppId))
+
+const scopeFlag = Flag.Literals("scope", SCOPES).pipe(
+  Flag.withDescription(`What the secret may do; repeatable: ${SCOPES.join(", ")} (default: all)`),
+  Flag.atLeast(0)
+)
+const modeFlag = Flag.Literals("mode", MODES).pipe(Flag.withDescription("live (the app's data) or test (its test data space)"))
+/** A limit in EUR, or `none` to remove it. */
+const LimitText = Schema.Union([Schema.Literal("none"), Schema.NumberFromString.pipe(Schema.decodeTo(MaxAcceptTotal))])
+const limitFlag = Flag.String("max-accept-total").pipe(
+  Flag.withDescription("The largest quote total (EUR) the secret may accept; `none` for no limit"),
+  Flag.withSchema(LimitText)
+)
+const limitOf = (limit: typeof LimitText.Type): number | null => limit === "none" ? null : limit
+/** Scopes as given: none given means every scope (create) or unchanged (update). */
+const scopesOf = (scopes: ReadonlyArray<Scope>) => scopes.length > 0 ? { scopes: [scopes[0]!, ...scopes.slice(1)] as const } : {}
 
 const MISSING_IP = BadRequest.of(
   "Missing required flag --ip: the client addresses the secret accepts (CIDR or address, repeatable); " +
@@ -48,16 +66,22 @@ const secretCreate = Command.make(
       Flag.withSchema(IpRangeText),
       Flag.atLeast(0)
     ),
-    name: Flag.String("name").pipe(Flag.withDescription("A label"), Flag.optional)
+    name: Flag.String("name").pipe(Flag.withDescription("A label"), Flag.optional),
+    scope: scopeFlag,
+    mode: modeFlag.pipe(Flag.withDefault("live" as Mode)),
+    maxAcceptTotal: limitFlag.pipe(Flag.optional)
   },
-  Effect.fn(function*({ app, ip, name }) {
+  Effect.fn(function*({ app, ip, maxAcceptTotal, mode, name, scope }) {
     // No default range: a secret usable from anywhere is a choice the operator states.
     if (ip.length === 0) return yield* Effect.fail(MISSING_IP)
     const secrets = yield* SecretStore
     const created = yield* secrets.create({
       appId: app,
       ipAddresses: ip,
-      ...(Option.isSome(name) ? { name: name.value } : {})
+      ...(Option.isSome(name) ? { name: name.value } : {}),
+      ...scopesOf(scope),
+      mode,
+      maxAcceptTotal: Option.match(maxAcceptTotal, { onNone: () => null, onSome: limitOf })
     })
     yield* printJson({
       id: created.id,
@@ -65,7 +89,10 @@ const secretCreate = Command.make(
       appId: created.appId,
       ipAddresses: created.ipAddresses,
       createdAt: created.createdAt,
-      name: created.name
+      name: created.name,
+      scopes: created.scopes,
+      mode: created.mode,
+      maxAcceptTotal: created.maxAcceptTotal
     })
   })
 ).pipe(Command.withDescription("Create a secret; its value is printed once"))
@@ -91,6 +118,26 @@ const secretDelete = Command.make(
   })
 ).pipe(Command.withDescription("Delete a secret; its value fails at once"))
 
+const secretUpdate = Command.make(
+  "update",
+  {
+    secretId: secretIdArgument,
+    scope: scopeFlag,
+    mode: modeFlag.pipe(Flag.optional),
+    maxAcceptTotal: limitFlag.pipe(Flag.optional)
+  },
+  Effect.fn(function*({ maxAcceptTotal, mode, scope, secretId }) {
+    const secrets = yield* SecretStore
+    yield* printJson(
+      yield* secrets.update(secretId, {
+        ...scopesOf(scope),
+        ...(Option.isSome(mode) ? { mode: mode.value } : {}),
+        ...(Option.isSome(maxAcceptTotal) ? { maxAcceptTotal: limitOf(maxAcceptTotal.value) } : {})
+      })
+    )
+  })
+).pipe(Command.withDescription("Change a secret's scopes, mode or spend limit (the flags given); running servers apply it from the next call"))
+
 const secretList = Command.make(
   "list",
   { app: appFlag.pipe(Flag.optional) },
@@ -102,7 +149,7 @@ const secretList = Command.make(
 
 const secret = Command.make("secret").pipe(
   Command.withDescription("Manage Incoming Secrets"),
-  Command.withSubcommands([secretCreate, secretRegenerate, secretDelete, secretList])
+  Command.withSubcommands([secretCreate, secretRegenerate, secretUpdate, secretDelete, secretList])
 )
 
 const dateFlag = (name: string, description: string) => Flag.String(name).pipe(Flag.withSchema(IsoDateParam), Flag.withDescription(description), Flag.optional)
@@ -111,12 +158,15 @@ const usage = Command.make(
   "usage",
   {
     app: appFlag.pipe(Flag.optional),
+    mode: modeFlag.pipe(Flag.withDescription("Only the calls of secrets of this mode (default: both)"), Flag.optional),
     from: dateFlag("from", "Calls at or after this ISO date (from its start) or date-time"),
     to: dateFlag("to", "Calls at or before this ISO date (to its end, inclusive) or date-time")
   },
-  Effect.fn(function*({ app, from, to }) {
+  Effect.fn(function*({ app, from, mode, to }) {
     const meter = yield* Meter
-    yield* printJson(yield* meter.usage({ appId: Option.getOrUndefined(app), from: startOf(from), to: endOf(to) }))
+    yield* printJson(
+      yield* meter.usage({ appId: Option.getOrUndefined(app), mode: Option.getOrUndefined(mode), from: startOf(from), to: endOf(to) })
+    )
   })
 ).pipe(Command.withDescription("Metering totals by operation"))
 
@@ -160,11 +210,24 @@ const rateLimit = Command.make("rate-limit").pipe(
 
 const seed = Command.make(
   "seed",
-  { app: appFlag.pipe(Flag.withDefault("demo")) },
-  Effect.fn(function*({ app }) {
-    yield* printJson(yield* seedDemoData(app))
+  { app: appFlag.pipe(Flag.withDefault("demo")), mode: modeFlag.pipe(Flag.withDefault("live" as Mode)) },
+  Effect.fn(function*({ app, mode }) {
+    yield* printJson(yield* seedDemoData(dataSpaceOf(app, mode)))
   })
-).pipe(Command.withDescription("Load demo records for an app"))
+).pipe(Command.withDescription("Load demo records for an app (--mode test: into its test data)"))
+
+const testDataEmpty = Command.make(
+  "empty",
+  { app: appFlag },
+  Effect.fn(function*({ app }) {
+    yield* printJson(yield* (yield* Downstream).emptyTestData(app, crypto.randomUUID()))
+  })
+).pipe(Command.withDescription("Empty an app's test data: records, numbers, events, webhooks, model files (never its live data)"))
+
+const testData = Command.make("test-data").pipe(
+  Command.withDescription("An app's test data (what test-mode secrets work on)"),
+  Command.withSubcommands([testDataEmpty])
+)
 
 const Services = ToolServicesLive.pipe(
   Layer.provideMerge(StorageLive("tool")),
@@ -178,12 +241,13 @@ const cli = Command.make("cli").pipe(
     Command.provide(usage, Services),
     Command.provide(rateLimit, Services),
     Command.provide(seed, Services),
+    Command.provide(testData, Services),
     serveFixtures
   ])
 )
 
-/** An operator's mistake (a missing flag, an unknown id) or an outage: one line on stderr, exit code 1. */
-const reportFailure = (error: BadRequest | NotFound | ServiceUnavailable) =>
+/** An operator's mistake (a missing flag, an unknown id), an outage or the engine's refusal: one line on stderr, exit code 1. */
+const reportFailure = (error: BadRequest | NotFound | ServiceUnavailable | DownstreamError) =>
   Console.error(
     JSON.stringify({ error: { code: error.code, message: error.message, type: error.type, ...("errors" in error ? { errors: error.errors } : {}) } })
   ).pipe(
@@ -202,7 +266,10 @@ const reportDataDirNotPrivate = (error: DataDirNotPrivate) =>
 
 cli.pipe(
   Command.run({ version: "1.0.0" }),
-  Effect.catchIf((error) => error instanceof BadRequest || error instanceof NotFound || error instanceof ServiceUnavailable, reportFailure),
+  Effect.catchIf(
+    (error) => error instanceof BadRequest || error instanceof NotFound || error instanceof ServiceUnavailable || error instanceof DownstreamError,
+    reportFailure
+  ),
   Effect.provide(NodeServices.layer),
   Effect.catchIf((error) => error instanceof DataDirNotPrivate, reportDataDirNotPrivate),
   NodeRuntime.runMain({ disableErrorReporting: false })

@@ -1,14 +1,16 @@
 /**
  * The regular API's secret management, outside the public interface:
- * Incoming Secrets, metering totals and per-app rate limits, guarded by
+ * Incoming Secrets (with their scopes, mode and spend limit), metering
+ * totals, per-app rate limits and emptying an app's test data, guarded by
  * `X-Admin-Token`.
  */
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
 import { BadRequest, NotAuthorized, NotFound, ServiceUnavailable } from "../domain/Errors.ts"
+import { Mode, TestDataEmptied } from "../domain/Grants.ts"
 import { AppRateLimit, RateLimitSetting } from "../domain/RateLimit.ts"
 import { IsoDateParam } from "../domain/Resource.ts"
-import { AppId, SecretCreateRequest, SecretId, SecretIssued, SecretView } from "../domain/Secret.ts"
+import { AppId, SecretCreateRequest, SecretGrantsUpdate, SecretId, SecretIssued, SecretView } from "../domain/Secret.ts"
 import { UsageTotals } from "../domain/Usage.ts"
 
 export class AdminAuth extends HttpApiMiddleware.Service<AdminAuth>()("mfg/api/AdminAuth", {
@@ -40,6 +42,12 @@ export class SecretsGroup extends HttpApiGroup.make("secrets")
       success: SecretIssued,
       error: [BadRequest, NotFound, ServiceUnavailable]
     }).annotate(OpenApi.Summary, "Issue a new value; the old one fails at once"),
+    HttpApiEndpoint.patch("update", "/secret/:id", {
+      params: SecretIdParam,
+      payload: SecretGrantsUpdate,
+      success: SecretView,
+      error: [BadRequest, NotFound, ServiceUnavailable]
+    }).annotate(OpenApi.Summary, "Change a secret's scopes, mode or spend limit (the fields given); the next call decides with them, on every instance"),
     HttpApiEndpoint.delete("remove", "/secret/:id", {
       params: SecretIdParam,
       success: HttpApiSchema.NoContent,
@@ -48,6 +56,7 @@ export class SecretsGroup extends HttpApiGroup.make("secrets")
     HttpApiEndpoint.get("usage", "/usage", {
       query: {
         appId: Schema.optional(AppId),
+        mode: Schema.optional(Mode.annotate({ description: "Only the calls of secrets of this mode; both when absent" })),
         from: Schema.optional(IsoDateParam),
         to: Schema.optional(IsoDateParam)
       },
@@ -86,8 +95,22 @@ export class RateLimitsGroup extends HttpApiGroup.make("rateLimits")
   .middleware(AdminAuth)
 {}
 
+/** An app's test data: emptied in one call (records, numbers, events, webhooks and their deliveries, model files). */
+export class TestDataGroup extends HttpApiGroup.make("testData")
+  .add(
+    HttpApiEndpoint.delete("empty", "/app/:appId/test-data", {
+      params: AppIdParam,
+      success: TestDataEmptied,
+      error: [BadRequest, ServiceUnavailable]
+    }).annotate(OpenApi.Summary, "Empty the app's test data (never its live data); answers what was removed")
+  )
+  .middleware(AdminBadRequests)
+  .middleware(AdminAuth)
+{}
+
 export class AdminApi extends HttpApi.make("admin")
   .add(SecretsGroup)
   .add(RateLimitsGroup)
+  .add(TestDataGroup)
   .prefix("/api/v1")
 {}

@@ -6,10 +6,18 @@ import { Context, Schema } from "effect"
 import { HttpApiMiddleware } from "effect/http-api"
 import { NotAuthorized, ServiceUnavailable } from "../domain/Errors.ts"
 import type { Caller } from "../domain/Secret.ts"
+import type { CallScope } from "./EngineCall.ts"
 
 export class CurrentCaller extends Context.Service<CurrentCaller, Caller & { readonly requestId: string }>()(
   "mfg/api/CurrentCaller"
 ) {}
+
+/** The engine call of the caller's request: its data space (the app's, or its test space), request id and grants. */
+export const callScopeOf = (caller: CurrentCaller["Service"]): CallScope => ({
+  appId: caller.dataSpace,
+  requestId: caller.requestId,
+  grants: caller.grants
+})
 
 /**
  * Reads the `Authorization` header itself (raw secret or `Bearer <secret>`,

@@ -10,9 +10,11 @@
  *
  * Beyond the contract the engine's protocol has a few headers: the bearer
  * `ENGINE_TOKEN`, the app the call is for (believed from the token's holder
- * only), the gateway's request id, a write's precondition (If-Match) and its
- * Idempotency-Key; an operation's "no such record" is a 204, which the
- * gateway answers as the spec's empty 200.
+ * only; a test-mode caller's test data space), the gateway's request id, a
+ * write's precondition (If-Match) and its Idempotency-Key; and, when the
+ * caller's secret restricts it, what the secret allows where the engine
+ * decides it (its scopes and spend limit). An operation's "no such record" is
+ * a 204, which the gateway answers as the spec's empty 200.
  */
 import { Context } from "effect"
 import { HttpApi, HttpApiMiddleware } from "effect/http-api"
@@ -33,8 +35,18 @@ export class EngineAuth extends HttpApiMiddleware.Service<EngineAuth, {
 
 export const ENGINE_PATH_PREFIX = "/engine"
 
+/**
+ * `DELETE` empties the test data space of the app in `x-engine-app-id` (the
+ * admin API's DELETE /api/v1/app/{appId}/test-data): an operator's call, a
+ * route of the engine beside its API, with the same credentials.
+ */
+export const ENGINE_TEST_DATA_PATH = `${ENGINE_PATH_PREFIX}/test-data`
+
 /** The app a call is for: set by the gateway after it authenticated the caller. */
 export const ENGINE_APP_HEADER = "x-engine-app-id"
+
+/** What the caller's secret allows (CallGrants) on the engine's wire: its scopes, comma-separated, and its spend limit in EUR. */
+export const ENGINE_GRANTS_HEADERS = { scopes: "x-engine-scopes", maxAcceptTotal: "x-engine-max-accept-total" } as const
 
 /** A write's precondition (If-Match) on the engine's wire: the record and the version it must still be at. */
 export const ENGINE_PRECONDITION_HEADERS = { id: "x-engine-if-match-id", updatedAt: "x-engine-if-match-updated-at" } as const

@@ -1,3 +1,5 @@
+import type { Grants } from "../domain/Grants.ts"
+
 /**
  * A write's precondition (`If-Match`): the record it changes must still be at
  * the version the client saw, its `updatedAt`. The engine checks it with the
@@ -8,6 +10,14 @@ export interface WritePrecondition {
   readonly id: string
   readonly updatedAt: string
 }
+
+/**
+ * What the caller's secret allows where only the engine can decide it:
+ * accepting a quote needs the `order` scope and a total within
+ * `maxAcceptTotal`, known only as the engine accepts it. Absent: the engine
+ * restricts nothing (its own calls, demo data).
+ */
+export type CallGrants = Pick<Grants, "scopes" | "maxAcceptTotal">
 
 /**
  * A write made with an `Idempotency-Key`: the engine commits its answer in the
@@ -22,11 +32,16 @@ export interface IdempotentCall {
   readonly onReplay?: (() => void) | undefined
 }
 
-/** Whose call this is: every record belongs to one app; the request id names the call in the engine's errors and logs. */
+/**
+ * Whose call this is: every record belongs to one app (for a test-mode secret,
+ * the app's test data space: src/domain/Grants.ts, `dataSpaceOf`); the request
+ * id names the call in the engine's errors and logs.
+ */
 export interface CallScope {
   readonly appId: string
   readonly requestId: string
   readonly precondition?: WritePrecondition | undefined
+  readonly grants?: CallGrants | undefined
   readonly idempotency?: IdempotentCall | undefined
 }
 

@@ -12,6 +12,7 @@ import { SchemaAST } from "effect"
 import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import type { DecodedInput } from "./EngineCall.ts"
 import { PublicApi, PublicContract } from "./PublicApi.ts"
+import { OPERATION_SCOPES, type ScopeRule } from "./Scopes.ts"
 
 type GroupsOf<Api> = Api extends HttpApi.HttpApi<infer _Id, infer Groups> ? Groups : never
 
@@ -26,6 +27,12 @@ export type OperationTable = {
 }
 
 export type GroupId = keyof OperationTable
+
+/**
+ * The scope table (src/api/Scopes.ts) as the contract's shape: every
+ * operation has its scope, so an operation added without one does not compile.
+ */
+export const CONTRACT_SCOPES: { readonly [Group in GroupId]: { readonly [Endpoint in keyof OperationTable[Group]]: ScopeRule } } = OPERATION_SCOPES
 
 /** Any endpoint of the contract. */
 export type ContractEndpoint = HttpApiGroup.Endpoints<ContractGroup>

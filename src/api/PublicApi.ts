@@ -3,8 +3,10 @@
  *
  * `PublicContract` is the operations themselves (paths, schemas, errors): the
  * engine implements exactly these (src/api/Operations.ts) and serves them as
- * EngineApi. `PublicApi` is the contract as the gateway serves it: every
- * endpoint behind the Incoming Secret middleware, applied once here.
+ * EngineApi. `PublicApi` is the contract as the gateway serves it, with the
+ * gateway's own operations (the request log, from the meter): every endpoint
+ * annotated with the scope it needs (src/api/Scopes.ts) and behind the
+ * Incoming Secret middleware, applied once here.
  */
 import { HttpApi, OpenApi } from "effect/http-api"
 import { EngineErrorBody } from "../domain/Errors.ts"
@@ -47,11 +49,13 @@ import {
   TechnologyGroup,
   UserGroup
 } from "./groups/reference.ts"
+import { RequestLogGroup } from "./groups/requestLog.ts"
 import { EventGroup, WebhookDeliveryGroup, WebhookEndpointGroup } from "./groups/webhooks.ts"
 import { withIdempotencyKey } from "./IdempotencyKey.ts"
 import { withMcpEndpoint } from "./mcp/openapi.ts"
 import { documentTransform } from "./openapi.ts"
 import { withResponseHeaders } from "./responseHeaders.ts"
+import { withRequiredScopes } from "./Scopes.ts"
 
 export const PublicContract = HttpApi.make("public-v1")
   .add(AppGroup, BlankGroup, CatalogueModelGroup, CatalogueGroup, ColourGroup, CurrencyGroup, CustomerGroup)
@@ -65,7 +69,10 @@ export const PublicContract = HttpApi.make("public-v1")
   .annotate(HttpApi.QueryParseOptions, { onExcessProperty: "error", errors: "all" })
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
 
-export class PublicApi extends PublicContract.middleware(IncomingSecretAuth)
+/** What the gateway serves under /v1: the engine's contract and the gateway's own request log. */
+const Served = PublicContract.add(RequestLogGroup.prefix("/v1"))
+
+export class PublicApi extends withRequiredScopes(Served).middleware(IncomingSecretAuth)
   .annotateMerge(OpenApi.annotations({
     title: "Manufacturing engine public API",
     version: "1.0.0",
@@ -74,7 +81,7 @@ export class PublicApi extends PublicContract.middleware(IncomingSecretAuth)
     // A commercial service: integrators use it under their service agreement.
     license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     servers: [{ url: "/", description: "This gateway, production or local alike (paths start with /v1)" }],
-    transform: (spec) => withResponseHeaders(PublicContract)(withIdempotencyKey(PublicContract)(withMcpEndpoint(documentTransform(spec))))
+    transform: (spec) => withResponseHeaders(Served)(withIdempotencyKey(Served)(withMcpEndpoint(documentTransform(spec))))
   }))
   .annotate(HttpApi.AdditionalSchemas, [EngineErrorBody])
 {}

@@ -9,7 +9,7 @@
  */
 import { Schema, SchemaTransformation } from "effect"
 import { HttpApiEndpoint, HttpApiSchema, OpenApi } from "effect/http-api"
-import { BadRequest, NotFound, PayloadTooLarge, ServiceUnavailable, TooManyRequests } from "../domain/Errors.ts"
+import { BadRequest, InsufficientScope, NotFound, PayloadTooLarge, ServiceUnavailable, TooManyRequests } from "../domain/Errors.ts"
 import { INT32_MAX } from "../domain/Integers.ts"
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type Resource } from "../domain/Resource.ts"
 import { emptyOk } from "./openapi.ts"
@@ -36,8 +36,11 @@ export const MissingRecord = Schema.Literal("").pipe(
 /** The tag of a group in the OpenAPI document: its title and what the resource is. */
 export const tag = (title: string, description: string) => OpenApi.annotations({ title, description })
 
-/** The errors every forwarded endpoint may answer besides its own: invalid input, a body too large, storage down. */
-export const COMMON_ERRORS = [BadRequest, PayloadTooLarge, TooManyRequests, ServiceUnavailable] as const
+/**
+ * The errors every forwarded endpoint may answer besides its own: invalid input, a body too large, a scope the
+ * secret lacks (src/api/Scopes.ts), the rate limit, storage down.
+ */
+export const COMMON_ERRORS = [BadRequest, PayloadTooLarge, InsufficientScope, TooManyRequests, ServiceUnavailable] as const
 
 interface Described<Path extends `/${string}`> {
   readonly name: string

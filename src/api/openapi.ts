@@ -72,6 +72,11 @@ const CONVENTIONS = [
   "## Conventions",
   "",
   "- **Authentication**: " + AUTHENTICATION,
+  "- **Scopes**: each operation needs one scope of the secret (`read`, `write`, `quote`, `order`, `webhooks`), named by its " +
+  "`x-required-scope` (accepting a quote also needs `order`: `x-required-scope-to-accept`). Outside them the answer is 403 " +
+  "`{code: 403, message, type: \"InsufficientScope\"}` naming the operation and the scope; nothing ran, the call is metered. " +
+  "A secret with `maxAcceptTotal` accepts no quote above it (EUR at the quote's rate): 403 `SpendLimitExceeded`.",
+  "- **Test mode**: a test-mode secret works on its app's test data, a data space of its own; every answer carries `X-Mode: test`.",
   "- **Empty 200**: a read of a missing id (`GET /v1/<resource>/{id}`, `GET /v1/<resource>/lookup`) answers " +
   "200 with an empty body, not 404. Such operations carry `x-empty-200: true`.",
   "- **Lists** filter by repeatable parameters (`?ids=a&ids=b`, `?name=x&name=y`), by one date " +
@@ -97,7 +102,7 @@ const CONVENTIONS = [
   "- **Browsers (CORS)**: pages of the origins the operator lists in `CORS_ORIGINS` may call: a preflight answers 204 before " +
   "authentication, and every answer (errors included) carries `Access-Control-Allow-Origin` and exposes `x-request-id`, " +
   "`x-error-source`, `x-error-source-request-id`, `ETag`, `Link`, `X-Total-Count`, `RateLimit`, `RateLimit-Policy`, " +
-  "`Retry-After`, `Idempotent-Replayed` and `Location`. Other origins get no CORS header."
+  "`Retry-After`, `Idempotent-Replayed`, `Location` and `X-Mode`. Other origins get no CORS header."
 ].join("\n")
 
 const ERROR_SOURCE_HEADERS: Json = {

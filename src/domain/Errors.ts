@@ -3,6 +3,7 @@
  * has the body `{code, message, type}` where `code` is the HTTP status.
  */
 import { Schema } from "effect"
+import { insufficientScopeMessage, type Scope } from "./Grants.ts"
 import { Int32 } from "./Integers.ts"
 
 const errorBody = <Code extends number>(code: Code) => ({
@@ -95,6 +96,19 @@ export class TooManyRequests extends Schema.Error<TooManyRequests>("TooManyReque
       message: `Rate limit exceeded: ${limit} calls per ${windowSeconds} seconds for this app; retry after ${retryAfterSeconds} seconds`,
       type: "TooManyRequests"
     })
+}
+
+/**
+ * The secret authenticated, but its scopes do not include the one the
+ * operation needs (src/api/Scopes.ts). The call is metered and changes nothing.
+ */
+export class InsufficientScope extends Schema.Error<InsufficientScope>("InsufficientScope")(errorBody(403), {
+  httpApiStatus: 403,
+  description: "The secret's scopes do not include the one this operation needs (`x-required-scope`); the message names both. " +
+    "Nothing was changed; the call is metered."
+}) {
+  static readonly of = (operation: string, scope: Scope) =>
+    new InsufficientScope({ code: 403, message: insufficientScopeMessage(operation, scope), type: "InsufficientScope" })
 }
 
 /**

@@ -6,6 +6,7 @@
  * Only a SHA-256 hash of the whole value is stored.
  */
 import { Result, Schema } from "effect"
+import { type Grants, MaxAcceptTotal, Mode, Scope } from "./Grants.ts"
 import { parseIpRange } from "./IpAllowList.ts"
 import { NonEmptyList } from "./NonEmptyList.ts"
 
@@ -32,14 +33,36 @@ export const IpRangeText = Schema.String.check(
 /** The most IP ranges one secret lists. */
 export const MAX_IP_RANGES = 100
 
+const Scopes = NonEmptyList(Scope, 5).annotate({
+  description: "What the secret may do (each operation needs one scope: `x-required-scope` in the OpenAPI document); default: all five"
+})
+
 export const SecretCreateRequest = Schema.Struct({
   appId: AppId,
   ipAddresses: NonEmptyList(IpRangeText, MAX_IP_RANGES).annotate({
     description: "Allowed client ranges; `0.0.0.0/0` allows any address"
   }),
-  name: Schema.optional(Schema.String.check(Schema.isMaxLength(200)))
+  name: Schema.optional(Schema.String.check(Schema.isMaxLength(200))),
+  scopes: Schema.optional(Scopes),
+  mode: Schema.optional(Mode),
+  maxAcceptTotal: Schema.optional(Schema.NullOr(MaxAcceptTotal))
 })
 export type SecretCreateRequest = typeof SecretCreateRequest.Type
+
+/** A change of a secret's grants: the fields given replace the secret's; `maxAcceptTotal: null` removes the limit. */
+export const SecretGrantsUpdate = Schema.Struct({
+  scopes: Schema.optional(Scopes),
+  mode: Schema.optional(Mode),
+  maxAcceptTotal: Schema.optional(Schema.NullOr(MaxAcceptTotal))
+})
+export type SecretGrantsUpdate = typeof SecretGrantsUpdate.Type
+
+/** What a secret allows, as listed and issued. */
+const grantsFields = {
+  scopes: Schema.Array(Scope),
+  mode: Mode,
+  maxAcceptTotal: Schema.NullOr(Schema.Number)
+}
 
 /** A secret as listed: never its value. */
 export const SecretView = Schema.Struct({
@@ -47,6 +70,7 @@ export const SecretView = Schema.Struct({
   appId: Schema.String,
   name: Schema.NullOr(Schema.String),
   ipAddresses: Schema.Array(Schema.String),
+  ...grantsFields,
   createdAt: Schema.String,
   issuedAt: Schema.String,
   usedAt: Schema.NullOr(Schema.String)
@@ -60,6 +84,7 @@ export const SecretIssued = Schema.Struct({
   appId: Schema.String,
   name: Schema.NullOr(Schema.String),
   ipAddresses: Schema.Array(Schema.String),
+  ...grantsFields,
   createdAt: Schema.String
 })
 export type SecretIssued = typeof SecretIssued.Type
@@ -70,6 +95,10 @@ export interface Caller {
   readonly secretId: string
   /** Hash of the presented value; the meter flush confirms it is still current. */
   readonly secretHash: string
+  /** What the secret allows; the meter flush confirms its version is still current. */
+  readonly grants: Grants
+  /** The engine's app id of the caller's data space: the app id, or its test space (dataSpaceOf). */
+  readonly dataSpace: string
 }
 
 /** Why authentication failed: for telemetry only, never in a response. */

@@ -6,6 +6,12 @@ export interface MeterEvent {
   readonly appId: string
   readonly secretId: string
   readonly secretHash: string
+  /** The version of the secret's grants the call was decided with: the row is written only while it is current. */
+  readonly grantsVersion: number
+  /** The secret's mode: the test space's usage and request log are its own. */
+  readonly mode: string
+  /** The client's address, for the request log. */
+  readonly clientAddress: string
   readonly operation: string
   readonly method: string
   readonly route: string

@@ -9,6 +9,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import type { WritePrecondition } from "../api/EngineCall.ts"
 import { groupsOf, type OperationAnswer, type OperationEndpoint, type OperationInput, type OperationName, operationOf } from "../api/Operations.ts"
 import { PublicContract } from "../api/PublicApi.ts"
+import type { TestDataEmptied } from "../domain/Grants.ts"
 import { traced } from "../domain/Span.ts"
 import { isOutage } from "../domain/StorageOutage.ts"
 import { EngineError } from "./EngineError.ts"
@@ -21,6 +22,7 @@ import type { EngineHandlers, OperationContext, Step } from "./Operation.ts"
 import { engineHandlers } from "./operations.ts"
 import { RecordRepository } from "./RecordRepository.ts"
 import { writeReferenceData } from "./referenceData.ts"
+import { emptyTestData } from "./testData.ts"
 
 type AnyHandler = (context: OperationContext, input: never) => Step<unknown>
 
@@ -85,6 +87,8 @@ export class Engine extends Context.Service<Engine, {
     context: OperationContext,
     input: OperationInput<E>
   ) => Effect.Effect<OperationAnswer<E>, EngineError>
+  /** Empties the test data space of `appId` (testData.ts); never a live one. */
+  readonly emptyTestData: (appId: string) => Effect.Effect<TestDataEmptied, EngineError>
 }>()("mfg/engine/Engine") {
   /** An engine running `handlers` over the SqlClient in context. */
   static readonly make = (handlers: EngineHandlers) =>
@@ -138,7 +142,13 @@ export class Engine extends Context.Service<Engine, {
               ),
               traced(`engine ${operation}`, { attributes: { "app.id": context.appId } })
             )
-          }
+          },
+          emptyTestData: (appId) =>
+            emptyTestData(appId).pipe(
+              Effect.catchTag("SqlError", (error) => isOutage(error) ? Effect.fail(EngineError.storageUnavailable()) : Effect.die(error)),
+              Effect.provideService(SqlClient.SqlClient, sql),
+              traced("engine emptyTestData", { attributes: { "app.id": appId } })
+            )
         })
       })
     ).pipe(Layer.provide(RecordRepository.layer))

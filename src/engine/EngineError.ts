@@ -7,6 +7,7 @@
  * fetcher, `model-fetcher`, for a model file that could not be downloaded).
  */
 import { Schema } from "effect"
+import { insufficientScopeMessage, type Scope } from "../domain/Grants.ts"
 
 const refusal = {
   status: Schema.Int,
@@ -34,6 +35,9 @@ export class PreconditionFailed extends Schema.TaggedError<PreconditionFailed>()
 /** A model file that could not be fetched or analysed: its own status, type and source. */
 export class ModelFileFailure extends Schema.TaggedError<ModelFileFailure>()("ModelFileFailure", refusal) {}
 
+/** What the caller's secret does not allow, decided where the engine acts (accepting a quote): 403. */
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", refusal) {}
+
 /** An operation the engine does not offer yet: 501. */
 export class NotImplemented extends Schema.TaggedError<NotImplemented>()("NotImplemented", refusal) {}
 
@@ -57,6 +61,7 @@ export type EngineError =
   | StateConflict
   | PreconditionFailed
   | ModelFileFailure
+  | Forbidden
   | NotImplemented
   | StorageUnavailable
   | StorageOutcomeUnknown
@@ -71,6 +76,7 @@ export const EngineError = Object.assign(
     StateConflict,
     PreconditionFailed,
     ModelFileFailure,
+    Forbidden,
     NotImplemented,
     StorageUnavailable,
     StorageOutcomeUnknown,
@@ -90,6 +96,9 @@ export const EngineError = Object.assign(
       }),
     modelFile: (failure: { readonly status: number; readonly type: string; readonly message: string; readonly source?: string | undefined }) =>
       new ModelFileFailure(failure),
+    insufficientScope: (operation: string, scope: Scope) =>
+      new Forbidden({ status: 403, type: "InsufficientScope", message: insufficientScopeMessage(operation, scope) }),
+    spendLimitExceeded: (message: string) => new Forbidden({ status: 403, type: "SpendLimitExceeded", message }),
     notImplemented: (message: string) => new NotImplemented({ status: 501, type: "NotImplemented", message }),
     storageUnavailable: () => new StorageUnavailable({ status: 503, type: "StorageUnavailable", message: "The engine's storage is unavailable" }),
     outcomeUnknown: () =>

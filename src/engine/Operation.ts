@@ -7,7 +7,7 @@
 import type { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
-import type { IdempotentCall, WritePrecondition } from "../api/EngineCall.ts"
+import type { CallGrants, IdempotentCall, WritePrecondition } from "../api/EngineCall.ts"
 import type { GroupId, OperationAnswer, OperationInput, OperationTable } from "../api/Operations.ts"
 import type { EngineError } from "./EngineError.ts"
 import type { RecordRepository } from "./RecordRepository.ts"
@@ -17,6 +17,8 @@ export interface OperationContext {
   readonly requestId: string
   /** The version the written record must still be at (If-Match); checked by Engine.run. */
   readonly precondition?: WritePrecondition | undefined
+  /** What the caller's secret allows where the engine decides it (accepting a quote); absent: nothing restricted. */
+  readonly grants?: CallGrants | undefined
   /** The write's Idempotency-Key: its answer is committed with it (Engine.run, idempotency.ts). */
   readonly idempotency?: IdempotentCall | undefined
 }

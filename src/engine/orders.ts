@@ -6,6 +6,7 @@
  * docs/workflows-orders.md.
  */
 import { Effect } from "effect"
+import { appOfDataSpace, modeOfDataSpace } from "../domain/Grants.ts"
 import { ModelVersion } from "../domain/resources/orders.ts"
 import type { AppSettings } from "../domain/resources/reference.ts"
 import { recordHandlers } from "./crud.ts"
@@ -31,11 +32,12 @@ const versions = recordHandlers(ModelVersion)
 /** `GET /app`: the settings of the caller's app; its currency is the base currency every price and rate is in. */
 const getApp: GroupHandlers<"app">["get"] = (context) =>
   Effect.succeed<typeof AppSettings.Type>({
-    id: context.appId,
-    name: context.appId,
+    id: appOfDataSpace(context.appId),
+    name: appOfDataSpace(context.appId),
     defaultCurrency: BASE_CURRENCY,
     measurementUnit: "mm",
-    timeZone: "UTC"
+    timeZone: "UTC",
+    mode: modeOfDataSpace(context.appId)
   })
 
 export const orderHandlers: OrderHandlers = {

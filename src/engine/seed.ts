@@ -13,6 +13,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
+import { appOfDataSpace, modeOfDataSpace } from "../domain/Grants.ts"
 import { DEFAULT_PAGE_SIZE } from "../domain/Resource.ts"
 import { Project } from "../domain/resources/orders.ts"
 import type { Mesh } from "./geometry/mesh.ts"
@@ -257,6 +258,7 @@ const CATALOGUE_MODELS: ReadonlyArray<{
   }
 ]
 
+/** Seeds the data space `appId` names: an app's live data, or its test data (`dataSpaceOf(app, "test")`). */
 export const seedDemoData = (appId: string) =>
   Effect.gen(function*() {
     const records = yield* RecordRepository
@@ -371,7 +373,8 @@ export const seedDemoData = (appId: string) =>
       catalogueModels
     }
     return {
-      appId,
+      appId: appOfDataSpace(appId),
+      mode: modeOfDataSpace(appId),
       added: Object.fromEntries(Object.entries(summary).map(([name, result]) => [name, result.added])),
       present: Object.fromEntries(Object.entries(summary).map(([name, result]) => [name, result.byReference.size]))
     }

@@ -29,7 +29,8 @@ export const DownstreamEmbedded = Layer.effect(
   Effect.gen(function*() {
     const engine = yield* Engine
     return Downstream.of({
-      call: (endpoint) => (input, scope) => Effect.mapError(engine.run(endpoint, scope, input), (error) => fromEngineError(error, scope))
+      call: (endpoint) => (input, scope) => Effect.mapError(engine.run(endpoint, scope, input), (error) => fromEngineError(error, scope)),
+      emptyTestData: (appId, requestId) => Effect.mapError(engine.emptyTestData(appId), (error) => fromEngineError(error, { appId, requestId }))
     })
   })
 ).pipe(Layer.provide(Engine.layer))

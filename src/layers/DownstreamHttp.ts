@@ -25,10 +25,18 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Context, Effect, Layer, Option, Redacted, References, Schema } from "effect"
 import { constTrue } from "effect/Function"
-import { HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
+import { HttpClient, HttpClientError, HttpClientRequest, HttpClientResponse } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
 import type { SqlClient } from "effect/sql"
-import { ENGINE_APP_HEADER, ENGINE_IDEMPOTENCY_HEADERS, ENGINE_PRECONDITION_HEADERS, EngineApi, EngineCaller } from "../api/EngineApi.ts"
+import {
+  ENGINE_APP_HEADER,
+  ENGINE_GRANTS_HEADERS,
+  ENGINE_IDEMPOTENCY_HEADERS,
+  ENGINE_PRECONDITION_HEADERS,
+  ENGINE_TEST_DATA_PATH,
+  EngineApi,
+  EngineCaller
+} from "../api/EngineApi.ts"
 import type { CallScope } from "../api/EngineCall.ts"
 import {
   asCreated,
@@ -44,6 +52,7 @@ import {
 } from "../api/Operations.ts"
 import { DownstreamError } from "../domain/Errors.ts"
 import { InvalidConfig } from "../domain/Errors.ts"
+import { TestDataEmptied } from "../domain/Grants.ts"
 import { traced } from "../domain/Span.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { Downstream } from "../services/Downstream.ts"
@@ -164,6 +173,12 @@ export const makeDownstreamHttp = Effect.fnUntraced(function*(options: Downstrea
           [ENGINE_PRECONDITION_HEADERS.updatedAt]: caller.precondition.updatedAt
         })
       }
+      if (caller.grants !== undefined) {
+        sent = HttpClientRequest.setHeader(sent, ENGINE_GRANTS_HEADERS.scopes, [...caller.grants.scopes].join(","))
+        if (caller.grants.maxAcceptTotal !== null) {
+          sent = HttpClientRequest.setHeader(sent, ENGINE_GRANTS_HEADERS.maxAcceptTotal, String(caller.grants.maxAcceptTotal))
+        }
+      }
       if (caller.idempotency !== undefined) {
         sent = HttpClientRequest.setHeaders(sent, {
           [ENGINE_IDEMPOTENCY_HEADERS.key]: caller.idempotency.key,
@@ -229,34 +244,42 @@ export const makeDownstreamHttp = Effect.fnUntraced(function*(options: Downstrea
       // A replace that may create its record: the engine's 201 says it did.
       ? (input) => Effect.map(withResponse(input), ([record, response]) => response.status === 201 ? asCreated(record as object) : record)
       : client
-    return (input: object, scope: CallScope): Effect.Effect<unknown, DownstreamError> =>
-      method(input).pipe(
-        Effect.catch((error): Effect.Effect<unknown, DownstreamError> => {
-          if (error instanceof NoRecord) return Effect.succeed(null)
-          if (error instanceof DownstreamError) return Effect.fail(error)
-          if (HttpClientError.isHttpClientError(error) && (error.reason._tag === "TransportError" || error.reason._tag === "InvalidUrlError")) {
-            return Effect.logWarning(`engine unreachable for ${operation}: ${error.message}`).pipe(
-              Effect.annotateLogs({ requestId: scope.requestId }),
-              Effect.andThen(Effect.fail(gatewayError(scope, 502, "The engine is unreachable")))
-            )
-          }
-          return unreadable(scope, operation, error instanceof Error ? error.message : String(error))
-        }),
-        Effect.timeoutOrElse({
-          duration: options.timeoutMs,
-          orElse: () =>
-            Effect.logWarning(`engine timeout for ${operation} after ${options.timeoutMs} ms`).pipe(
-              Effect.annotateLogs({ requestId: scope.requestId }),
-              Effect.andThen(Effect.fail(gatewayError(scope, 504, timeoutMessage)))
-            )
-        }),
-        Effect.provideService(EngineCaller, scope),
-        (call) => tracing ? call : Effect.provideService(call, HttpClient.TracerDisabledWhen, constTrue),
-        Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })),
-        traced(`downstream ${operation}`, { attributes: { "app.id": scope.appId } })
-      )
+    return (input: object, scope: CallScope): Effect.Effect<unknown, DownstreamError> => settled(operation, scope, method(input))
   }
+
+  /**
+   * A call of the engine as the gateway answers it: the engine's refusals as
+   * they are, the failures on the way (unreachable, unreadable, too slow) as
+   * the gateway's 502 and 504.
+   */
+  const settled = <A>(operation: string, scope: CallScope, call: Effect.Effect<A, unknown, EngineCaller>): Effect.Effect<A | null, DownstreamError> =>
+    call.pipe(
+      Effect.catch((error): Effect.Effect<A | null, DownstreamError> => {
+        if (error instanceof NoRecord) return Effect.succeed(null)
+        if (error instanceof DownstreamError) return Effect.fail(error)
+        if (HttpClientError.isHttpClientError(error) && (error.reason._tag === "TransportError" || error.reason._tag === "InvalidUrlError")) {
+          return Effect.logWarning(`engine unreachable for ${operation}: ${error.message}`).pipe(
+            Effect.annotateLogs({ requestId: scope.requestId }),
+            Effect.andThen(Effect.fail(gatewayError(scope, 502, "The engine is unreachable")))
+          )
+        }
+        return unreadable(scope, operation, error instanceof Error ? error.message : String(error))
+      }),
+      Effect.timeoutOrElse({
+        duration: options.timeoutMs,
+        orElse: () =>
+          Effect.logWarning(`engine timeout for ${operation} after ${options.timeoutMs} ms`).pipe(
+            Effect.annotateLogs({ requestId: scope.requestId }),
+            Effect.andThen(Effect.fail(gatewayError(scope, 504, timeoutMessage)))
+          )
+      }),
+      Effect.provideService(EngineCaller, scope),
+      (call) => tracing ? call : Effect.provideService(call, HttpClient.TracerDisabledWhen, constTrue),
+      Effect.tapError((error) => Effect.annotateCurrentSpan({ "error.source": error.source, "http.response.status_code": error.status })),
+      traced(`downstream ${operation}`, { attributes: { "app.id": scope.appId } })
+    )
   const calls = new Map<OperationName, ReturnType<typeof callOperation>>()
+  const decodeEmptied = HttpClientResponse.schemaBodyJson(TestDataEmptied)
 
   return Downstream.of({
     call: <E extends OperationEndpoint>(endpoint: E) => {
@@ -269,7 +292,18 @@ export const makeDownstreamHttp = Effect.fnUntraced(function*(options: Downstrea
       const run = call
       // The client's method is this endpoint's: it encodes this input and decodes this answer.
       return (input: OperationInput<E>, scope: CallScope) => run(presentParts(input), scope) as Effect.Effect<OperationAnswer<E>, DownstreamError>
-    }
+    },
+    // The engine's own route beside its API (EngineServer.ts): the app in `x-engine-app-id`, its test space emptied.
+    emptyTestData: (appId, requestId) =>
+      settled(
+        "emptyTestData",
+        { appId, requestId },
+        Effect.flatMap(httpClient.execute(HttpClientRequest.delete(`${baseUrl}${ENGINE_TEST_DATA_PATH}`)), decodeEmptied)
+      ).pipe(
+        Effect.flatMap((emptied) =>
+          emptied === null ? Effect.fail(gatewayError({ appId, requestId }, 502, "The engine's answer is unreadable")) : Effect.succeed(emptied)
+        )
+      )
   })
 })
 

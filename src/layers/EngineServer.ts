@@ -15,15 +15,27 @@
  *   `x-request-id`, or a fresh one). A read that finds nothing answers 204.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Cause, Effect, Layer, Option, Redacted } from "effect"
+import { Cause, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiError } from "effect/http-api"
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
 import { schemaErrorToBadRequest } from "../api/BadRequests.ts"
-import { ENGINE_APP_HEADER, ENGINE_IDEMPOTENCY_HEADERS, ENGINE_PRECONDITION_HEADERS, EngineApi, EngineAuth, EngineCaller } from "../api/EngineApi.ts"
+import {
+  ENGINE_APP_HEADER,
+  ENGINE_GRANTS_HEADERS,
+  ENGINE_IDEMPOTENCY_HEADERS,
+  ENGINE_PRECONDITION_HEADERS,
+  ENGINE_TEST_DATA_PATH,
+  EngineApi,
+  EngineAuth,
+  EngineCaller
+} from "../api/EngineApi.ts"
+import type { CallGrants } from "../api/EngineCall.ts"
 import { isPaged, type OperationEndpoint, type OperationInput, type Page, TOTAL_COUNT_HEADER, wasCreated } from "../api/Operations.ts"
 import { InvalidConfig } from "../domain/Errors.ts"
+import { MaxAcceptTotal, Scope } from "../domain/Grants.ts"
+import { AppId } from "../domain/Secret.ts"
 import { Engine } from "../engine/Engine.ts"
 import type { EngineError } from "../engine/EngineError.ts"
 import { AppConfig } from "../services/AppConfig.ts"
@@ -36,6 +48,23 @@ import { WebhookDeliveryLive } from "./Webhooks.ts"
 
 /** A request id or app id the caller may choose: printable, bounded. */
 const PRINTABLE_ID = /^[\x21-\x7e]{1,128}$/
+
+const decodeScopes = Schema.decodeUnknownOption(Schema.Array(Scope))
+const decodeLimit = Schema.decodeUnknownOption(Schema.NumberFromString.pipe(Schema.decodeTo(MaxAcceptTotal)))
+
+/**
+ * The grants the gateway sent (ENGINE_GRANTS_HEADERS); undefined when it sent
+ * none (nothing restricted), `invalid` when they do not read.
+ */
+const grantsOf = (headers: Readonly<Record<string, string | undefined>>): CallGrants | undefined | "invalid" => {
+  const scopes = headers[ENGINE_GRANTS_HEADERS.scopes]
+  const limit = headers[ENGINE_GRANTS_HEADERS.maxAcceptTotal]
+  if (scopes === undefined) return limit === undefined ? undefined : "invalid"
+  const decodedScopes = decodeScopes(scopes === "" ? [] : scopes.split(","))
+  const decodedLimit = limit === undefined ? Option.some(null) : decodeLimit(limit)
+  if (Option.isNone(decodedScopes) || Option.isNone(decodedLimit)) return "invalid"
+  return { scopes: new Set(decodedScopes.value), maxAcceptTotal: decodedLimit.value }
+}
 
 const failure = (status: number, message: string, type: string, requestId: string, source: string = ENGINE_SOURCE) =>
   HttpServerResponse.jsonUnsafe({ code: status, message, type }, {
@@ -80,6 +109,15 @@ export const EngineAuthLive = (options: EngineRoutesOptions) => {
         const preconditionId = request.headers[ENGINE_PRECONDITION_HEADERS.id]
         const updatedAt = request.headers[ENGINE_PRECONDITION_HEADERS.updatedAt]
         const precondition = preconditionId !== undefined && updatedAt !== undefined ? { id: preconditionId, updatedAt } : undefined
+        const grants = grantsOf(request.headers)
+        if (grants === "invalid") {
+          return failure(
+            400,
+            `The ${ENGINE_GRANTS_HEADERS.scopes} and ${ENGINE_GRANTS_HEADERS.maxAcceptTotal} headers do not read`,
+            "ValidationError",
+            requestId
+          )
+        }
         const key = request.headers[ENGINE_IDEMPOTENCY_HEADERS.key]
         const fingerprint = request.headers[ENGINE_IDEMPOTENCY_HEADERS.fingerprint]
         // A stored answer again: the gateway marks its answer as replayed.
@@ -88,7 +126,7 @@ export const EngineAuthLive = (options: EngineRoutesOptions) => {
           ? { key, fingerprint, onReplay: () => (replayed = true) }
           : undefined
         return yield* handler.pipe(
-          Effect.provideService(EngineCaller, { appId, requestId, precondition, idempotency }),
+          Effect.provideService(EngineCaller, { appId, requestId, precondition, grants, idempotency }),
           Effect.catchCause((cause) => {
             const error = Cause.findErrorOption(cause)
             if (Option.isSome(error) && HttpApiError.HttpApiSchemaError.is(error.value)) {
@@ -142,10 +180,43 @@ const serveOperation =
 /** Every group of EngineApi, each endpoint answered by the Engine. */
 const EngineHandlers = handleEveryEndpoint(EngineApi, Effect.map(Engine, serveOperation))
 
+const isAppId = Schema.is(AppId)
+
+/**
+ * `DELETE /engine/test-data`: empties the test data space of the app named
+ * in `x-engine-app-id` (an app id, never a data space: only a test space can
+ * be emptied), with the API's credentials; answers what it removed.
+ */
+const TestDataRoute = (options: EngineRoutesOptions) => {
+  const expected = Option.map(options.token, (token) => digest(Redacted.value(token)))
+  return Layer.unwrap(Effect.map(Engine, (engine) =>
+    HttpRouter.add(
+      "DELETE",
+      ENGINE_TEST_DATA_PATH,
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const presentedId = request.headers["x-request-id"]
+        const requestId = presentedId !== undefined && PRINTABLE_ID.test(presentedId) ? presentedId : randomUUID()
+        if (Option.isSome(expected) && !authorized(expected.value, request.headers["authorization"])) {
+          return failure(401, "Not Authorized", "Unauthorized", requestId)
+        }
+        const appId = request.headers[ENGINE_APP_HEADER]
+        if (appId === undefined || !isAppId(appId)) {
+          return failure(400, `The ${ENGINE_APP_HEADER} header must name the app whose test data is emptied`, "ValidationError", requestId)
+        }
+        return yield* engine.emptyTestData(appId).pipe(
+          Effect.map((emptied) => HttpServerResponse.jsonUnsafe(emptied, { headers: { "x-request-id": requestId } })),
+          Effect.catch((error) => Effect.succeed(engineFailure(error, requestId)))
+        )
+      })
+    )))
+}
+
 /** Every route of the engine service: EngineApi, `/health` and `/ready`. Needs Engine and a SqlClient. */
 export const EngineRoutesWith = (options: EngineRoutesOptions) =>
   Layer.mergeAll(
     HttpApiBuilder.layer(EngineApi).pipe(Layer.provide(EngineHandlers), Layer.provide(EngineAuthLive(options))),
+    TestDataRoute(options),
     SystemRoutes
   )
 

@@ -18,6 +18,8 @@ import { PgTypes } from "@effect/sql-pg"
 import { Cause, Deferred, Effect, Exit, Fiber, Layer, Schedule } from "effect"
 import type { Statement } from "effect/sql"
 import { ServiceUnavailable } from "../domain/Errors.ts"
+import type { RequestLogEntry } from "../domain/RequestLog.ts"
+import { DEFAULT_PAGE_SIZE, rangeEnd, rangeStart } from "../domain/Resource.ts"
 import { traced } from "../domain/Span.ts"
 import type { MeterEvent } from "../domain/Usage.ts"
 import { AppConfig } from "../services/AppConfig.ts"
@@ -38,30 +40,34 @@ interface Outcome {
   readonly occurredAt: Date
   readonly status: number
   readonly durationMs: number
+  /** The `type` of an error answer; empty for none (a text array holds no mixed nulls). */
+  readonly errorType: string
 }
 
 /**
- * The events of a flush whose secret is still current (same id, hash and app),
- * inserted; answers the request ids written. One event: the common case when
- * calls do not overlap, and cheaper to plan and run than the batch form.
+ * The events of a flush whose secret is still current (same id, hash and app,
+ * and the version of its grants the call was decided with), inserted; answers
+ * the request ids written. One event: the common case when calls do not
+ * overlap, and cheaper to plan and run than the batch form.
  */
 const INSERT_ONE = `
-  INSERT INTO meter_event (request_id, app_id, secret_id, operation, method, route, occurred_at)
-  SELECT $1, $2, $3, $5, $6, $7, $8::timestamptz
-  FROM incoming_secret s WHERE s.id = $3 AND s.secret_hash = $4 AND s.app_id = $2
+  INSERT INTO meter_event (request_id, app_id, secret_id, operation, method, route, occurred_at, mode, client_address)
+  SELECT $1, $2, $3, $5, $6, $7, $8::timestamptz, $10, $11
+  FROM incoming_secret s WHERE s.id = $3 AND s.secret_hash = $4 AND s.app_id = $2 AND s.grants_version = $9
   RETURNING request_id`
 const INSERT_BATCH = `
   WITH batch AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                         $8::timestamptz[])
-      AS b(request_id, app_id, secret_id, secret_hash, operation, method, route, occurred_at)
+                         $8::timestamptz[], $9::int[], $10::text[], $11::text[])
+      AS b(request_id, app_id, secret_id, secret_hash, operation, method, route, occurred_at, grants_version, mode, client_address)
   ),
   current AS (
     SELECT b.* FROM batch b
     JOIN incoming_secret s ON s.id = b.secret_id AND s.secret_hash = b.secret_hash AND s.app_id = b.app_id
+                          AND s.grants_version = b.grants_version
   )
-  INSERT INTO meter_event (request_id, app_id, secret_id, operation, method, route, occurred_at)
-  SELECT request_id, app_id, secret_id, operation, method, route, occurred_at FROM current
+  INSERT INTO meter_event (request_id, app_id, secret_id, operation, method, route, occurred_at, mode, client_address)
+  SELECT request_id, app_id, secret_id, operation, method, route, occurred_at, mode, client_address FROM current
   RETURNING request_id`
 
 /**
@@ -81,6 +87,34 @@ const OUTCOME_FLUSH_INTERVAL = "100 millis"
  * time, at most 5 s: while storage is down, the backlog (up to
  * MAX_PENDING_OUTCOMES) is encoded once every few seconds, not ten times a second.
  */
+/** A meter row as the request log reads it. */
+interface RequestLogRow {
+  readonly request_id: string
+  readonly occurred_at: Date
+  readonly method: string
+  readonly route: string
+  readonly operation: string
+  readonly status: number | null
+  readonly error_type: string | null
+  readonly duration_ms: number | null
+  readonly secret_id: string
+  readonly client_address: string | null
+  readonly total: string | number
+}
+
+const toLogEntry = (row: RequestLogRow): RequestLogEntry => ({
+  requestId: row.request_id,
+  createdAt: new Date(row.occurred_at).toISOString(),
+  method: row.method,
+  route: row.route,
+  operation: row.operation,
+  status: row.status,
+  errorType: row.error_type,
+  durationMs: row.duration_ms === null ? null : Math.round(row.duration_ms * 1000) / 1000,
+  secretId: row.secret_id,
+  clientAddress: row.client_address
+})
+
 const OUTCOME_RETRY = Schedule.min([Schedule.exponential(OUTCOME_FLUSH_INTERVAL), Schedule.spaced("5 seconds")])
 
 export const MeterSql = Layer.effect(
@@ -111,7 +145,10 @@ export const MeterSql = Layer.effect(
           e.operation,
           e.method,
           e.route,
-          e.occurredAt.toISOString()
+          e.occurredAt.toISOString(),
+          e.grantsVersion,
+          e.mode,
+          e.clientAddress
         ])
       }
       const column = (f: (e: MeterEvent) => string) => events.map(f)
@@ -123,7 +160,10 @@ export const MeterSql = Layer.effect(
         column((e) => e.operation),
         column((e) => e.method),
         column((e) => e.route),
-        column((e) => e.occurredAt.toISOString())
+        column((e) => e.occurredAt.toISOString()),
+        events.map((e) => e.grantsVersion),
+        column((e) => e.mode),
+        column((e) => e.clientAddress)
       ])
     }
 
@@ -145,6 +185,8 @@ export const MeterSql = Layer.effect(
               rowsWritten += exit.value.length
               const written = new Set(exit.value.map((row) => row.request_id))
               for (const { done, event } of batch) {
+                // Not written: the secret was revoked, regenerated or had its grants changed since this instance
+                // last looked; the guard looks it up again.
                 Deferred.doneUnsafe(
                   done,
                   written.has(event.requestId) ? Exit.void : Exit.fail(AuthenticationFailed.because("revoked"))
@@ -210,14 +252,19 @@ export const MeterSql = Layer.effect(
       // duration that happens to be a whole number (int4 beside float8) would fail the whole batch.
       // The rows are found by their key, request id and time; the batch's span of times lets PostgreSQL look in the
       // months (partitions) it covers only. A late outcome replaces an `unknown` the sweep settled meanwhile.
+      // The error types go along only when the batch has one (a batch of successes, the usual one, sends none).
       const times = batch.map((o) => o.occurredAt.getTime())
+      const typed = batch.some((o) => o.errorType !== "")
+      const errorTypes = typed ? sql`, ${batch.map((o) => PgTypes.text(o.errorType))}::text[]` : sql``
       return sql`
         WITH completed AS (
           UPDATE meter_event m SET status = o.status, duration_ms = o.duration_ms, outcome_unknown = false
+            ${typed ? sql`, error_type = NULLIF(o.error_type, '')` : sql``}
           FROM unnest(${batch.map((o) => PgTypes.text(o.requestId))}::text[], ${batch.map((o) => PgTypes.text(o.occurredAt.toISOString()))}::timestamptz[], ${
         batch.map((o) => PgTypes.int4(o.status))
       }::int[],
-                      ${batch.map((o) => PgTypes.float8(o.durationMs))}::float8[]) AS o(request_id, occurred_at, status, duration_ms)
+                      ${batch.map((o) => PgTypes.float8(o.durationMs))}::float8[]${errorTypes})
+            AS o(request_id, occurred_at, status, duration_ms${typed ? sql`, error_type` : sql``})
           WHERE m.request_id = o.request_id AND m.occurred_at = o.occurred_at
             AND m.occurred_at >= ${new Date(Math.min(...times)).toISOString()}::timestamptz
             AND m.occurred_at <= ${new Date(Math.max(...times)).toISOString()}::timestamptz
@@ -262,8 +309,8 @@ export const MeterSql = Layer.effect(
           flushIfIdle()
           return Deferred.await(done)
         }),
-      complete: (requestId, occurredAt, status, durationMs) => {
-        outcomes.push({ requestId, occurredAt, status, durationMs })
+      complete: (requestId, occurredAt, status, durationMs, errorType) => {
+        outcomes.push({ requestId, occurredAt, status, durationMs, errorType: errorType ?? "" })
       },
       usage: Effect.fn("Meter.usage")(function*(filter) {
         // The calls still in meter_event, and the days retention rolled up (meter_daily), counted whole when their
@@ -285,6 +332,29 @@ export const MeterSql = Layer.effect(
           outcomeUnknown: byOperation.reduce((sum, row) => sum + row.outcomeUnknown, 0),
           byOperation
         }
+      }),
+      requestLog: Effect.fn("Meter.requestLog")(function*({ appId, mode, query, reader }) {
+        const conditions = [sql`app_id = ${appId}`, sql`mode = ${mode}`, sql`request_id <> ${reader}`]
+        if (query.requestId !== undefined) conditions.push(sql`request_id = ANY(${query.requestId}::text[])`)
+        if (query.operation !== undefined) conditions.push(sql`operation = ANY(${query.operation}::text[])`)
+        if (query.status !== undefined) conditions.push(sql`status = ANY(${query.status.map((status) => PgTypes.int4(Number(status)))}::int[])`)
+        if (query.secretId !== undefined) conditions.push(sql`secret_id = ANY(${query.secretId}::text[])`)
+        const from = query["createdAt[from]"] ?? query.createdAt
+        const to = query["createdAt[to]"] ?? query.createdAt
+        if (from !== undefined) conditions.push(sql`occurred_at >= ${rangeStart(from).toISOString()}::timestamptz`)
+        if (to !== undefined) conditions.push(sql`occurred_at <= ${rangeEnd(to).toISOString()}::timestamptz`)
+        const limit = query.limit ?? DEFAULT_PAGE_SIZE
+        const offset = query.offset ?? 0
+        // Unprepared, as the outcomes' update: planned against the table as it is now (it only grows).
+        const rows = yield* sql<RequestLogRow>`
+          SELECT request_id, occurred_at, method, route, operation, status, error_type, duration_ms, secret_id, client_address,
+                 count(*) OVER () AS total
+          FROM meter_event WHERE ${sql.and(conditions)}
+          ORDER BY occurred_at, request_id LIMIT ${limit} OFFSET ${offset}`.unprepared.pipe(Effect.catchTag("SqlError", storageFailure))
+        if (rows.length > 0) return { items: rows.map(toLogEntry), total: Number(rows[0]!.total) }
+        const counted = yield* sql<{ total: string | number }>`SELECT count(*) AS total FROM meter_event WHERE ${sql.and(conditions)}`
+          .unprepared.pipe(Effect.catchTag("SqlError", storageFailure))
+        return { items: [], total: Number(counted[0]?.total ?? 0) }
       })
     })
 
@@ -293,6 +363,7 @@ export const MeterSql = Layer.effect(
       const bound = (at: Date) => cast === "" ? sql`${at.toISOString()}::timestamptz` : sql`(${at.toISOString()}::timestamptz AT TIME ZONE 'UTC')::date`
       return [
         ...(filter.appId !== undefined ? [sql`app_id = ${filter.appId}`] : []),
+        ...(filter.mode !== undefined ? [sql`mode = ${filter.mode}`] : []),
         ...(filter.from !== undefined ? [sql`${column} >= ${bound(filter.from)}`] : []),
         ...(filter.to !== undefined ? [sql`${column} <= ${bound(filter.to)}`] : [])
       ]

@@ -19,7 +19,7 @@
  *
  * **Retention.** Rows older than the start of the UTC day METER_RETENTION
  * ago are rolled up into `meter_daily` (calls, failed, unknown outcomes per
- * day, app and operation) and removed in the same transaction, so every call
+ * day, app, mode and operation) and removed in the same transaction, so every call
  * is counted once, as a row or in a day's totals: usage answers the same
  * totals before and after. On PostgreSQL a month's partition goes whole once
  * its month is entirely past the cutoff (rows are kept up to a month longer
@@ -54,11 +54,11 @@ const dayStart = (at: Date) => new Date(Date.UTC(at.getUTCFullYear(), at.getUTCM
 
 /** Rolls the rows of `source` selected by `rows` (a statement naming them in `doomed`) into meter_daily. */
 const ROLL_UP = `
-  INSERT INTO meter_daily (day, app_id, operation, calls, failed, outcome_unknown)
-  SELECT (occurred_at AT TIME ZONE 'UTC')::date, app_id, operation, count(*),
+  INSERT INTO meter_daily (day, app_id, mode, operation, calls, failed, outcome_unknown)
+  SELECT (occurred_at AT TIME ZONE 'UTC')::date, app_id, mode, operation, count(*),
          count(*) FILTER (WHERE status >= 400), count(*) FILTER (WHERE outcome_unknown OR status IS NULL)
-  FROM doomed GROUP BY 1, 2, 3
-  ON CONFLICT (day, app_id, operation) DO UPDATE SET
+  FROM doomed GROUP BY 1, 2, 3, 4
+  ON CONFLICT (day, app_id, mode, operation) DO UPDATE SET
     calls = meter_daily.calls + EXCLUDED.calls,
     failed = meter_daily.failed + EXCLUDED.failed,
     outcome_unknown = meter_daily.outcome_unknown + EXCLUDED.outcome_unknown`
@@ -108,7 +108,7 @@ export const makeMeterUpkeep = Effect.gen(function*() {
              DELETE FROM ${table} WHERE (request_id, occurred_at) IN (
                SELECT request_id, occurred_at FROM ${table} WHERE occurred_at < $1 ORDER BY occurred_at LIMIT $2
              )
-             RETURNING app_id, operation, occurred_at, status, outcome_unknown
+             RETURNING app_id, mode, operation, occurred_at, status, outcome_unknown
            ),
            rolled AS (${ROLL_UP} RETURNING 1)
            SELECT count(*)::int AS n FROM doomed`,
@@ -124,7 +124,7 @@ export const makeMeterUpkeep = Effect.gen(function*() {
       RETENTION_LOCK,
       Effect.gen(function*() {
         const [counted] = yield* sql.unsafe<{ n: number }>(
-          `WITH doomed AS (SELECT app_id, operation, occurred_at, status, outcome_unknown FROM ${name}),
+          `WITH doomed AS (SELECT app_id, mode, operation, occurred_at, status, outcome_unknown FROM ${name}),
                 rolled AS (${ROLL_UP} RETURNING 1)
            SELECT count(*)::int AS n FROM doomed`
         )

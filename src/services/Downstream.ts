@@ -10,10 +10,13 @@ import { Context, type Effect } from "effect"
 import type { CallScope } from "../api/EngineCall.ts"
 import type { OperationAnswer, OperationEndpoint, OperationInput } from "../api/Operations.ts"
 import type { DownstreamError } from "../domain/Errors.ts"
+import type { TestDataEmptied } from "../domain/Grants.ts"
 
 export class Downstream extends Context.Service<Downstream, {
   /** Runs the operation `endpoint` is, for the caller's app. */
   readonly call: <E extends OperationEndpoint>(
     endpoint: E
   ) => (input: OperationInput<E>, scope: CallScope) => Effect.Effect<OperationAnswer<E>, DownstreamError>
+  /** Empties the app's test data space in the engine (an operator's call: the admin API, not the contract). */
+  readonly emptyTestData: (appId: string, requestId: string) => Effect.Effect<TestDataEmptied, DownstreamError>
 }>()("mfg/services/Downstream") {}

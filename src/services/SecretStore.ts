@@ -3,11 +3,13 @@
  *
  * `authenticate` is the whole of the spec's section 5 for one presented
  * token: format, lookup, constant-time hash comparison, release date and IP
- * ranges. It does the same work for an unknown id as for a known one.
+ * ranges. It does the same work for an unknown id as for a known one. What
+ * the secret allows (its grants: scopes, mode, spend limit) comes with the
+ * caller; it is decided after authentication, never by it.
  */
 import { Context, type Effect, Schema } from "effect"
 import type { NotFound, ServiceUnavailable } from "../domain/Errors.ts"
-import type { AuthFailureCause, Caller, SecretCreateRequest, SecretIssued, SecretView } from "../domain/Secret.ts"
+import type { AuthFailureCause, Caller, SecretCreateRequest, SecretGrantsUpdate, SecretIssued, SecretView } from "../domain/Secret.ts"
 
 /** Authentication failed; `cause` is for telemetry, the client only ever sees the one 401. */
 export class AuthenticationFailed extends Schema.TaggedError<AuthenticationFailed>()("AuthenticationFailed", {
@@ -23,6 +25,12 @@ export class SecretStore extends Context.Service<SecretStore, {
   readonly regenerate: (secretId: string) => Effect.Effect<SecretIssued, NotFound | ServiceUnavailable>
   readonly remove: (secretId: string) => Effect.Effect<void, NotFound | ServiceUnavailable>
   readonly list: (appId: string | undefined) => Effect.Effect<ReadonlyArray<SecretView>, ServiceUnavailable>
+  /**
+   * Changes a secret's scopes, mode or limit (the fields given). The next call
+   * of the secret, on any instance, is decided with them: the meter's flush
+   * refuses a row decided with an older version (see MeterSql).
+   */
+  readonly update: (secretId: string, change: SecretGrantsUpdate) => Effect.Effect<SecretView, NotFound | ServiceUnavailable>
   /** Checks a presented secret value for a call from `clientAddress`. */
   readonly authenticate: (
     presented: string,

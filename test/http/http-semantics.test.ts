@@ -46,7 +46,8 @@ describe("RouteTable", () => {
     assert.deepStrictEqual(GATEWAY_ROUTES.allowed("/health"), ["GET", "HEAD", "OPTIONS"])
     assert.deepStrictEqual(GATEWAY_ROUTES.allowed("/v1/mcp"), ["POST"])
     for (const unknown of ["/v1/no-such-thing", "/v1/customer/x/y", "/v1", "/"]) assert.isUndefined(GATEWAY_ROUTES.allowed(unknown), unknown)
-    assert.deepStrictEqual(GATEWAY_ROUTES.methods, ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"])
+    // PATCH: the admin API's change of a secret's grants.
+    assert.deepStrictEqual(GATEWAY_ROUTES.methods, ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
   })
 })
 
@@ -72,7 +73,7 @@ for (const backend of backends) {
         const client = yield* TestClient
         const { value: secret } = yield* client.createSecret(`semantics-${Math.random().toString(36).slice(2)}`)
         for (const [url, methods] of PATHS) {
-          for (const method of ["PATCH", "PROPFIND", ...["GET", "POST", "PUT", "DELETE"].filter((m) => !methods.includes(m))]) {
+          for (const method of ["PROPFIND", ...["GET", "POST", "PUT", "PATCH", "DELETE"].filter((m) => !methods.includes(m))]) {
             const reply = yield* client.call(method, url, { secret })
             assert.strictEqual(reply.status, 405, `${method} ${url}: ${reply.text}`)
             assert.strictEqual(reply.headers.get("allow"), expectedAllow(methods), `${method} ${url}`)

@@ -70,7 +70,8 @@ const ControlledDownstream = Layer.effect(
           )
         }
         return run
-      }
+      },
+      emptyTestData: real.emptyTestData
     })
   })
 ).pipe(Layer.provide(DownstreamLive))

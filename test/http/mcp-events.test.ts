@@ -299,7 +299,8 @@ for (const backend of backends) {
                 requestId: scope.requestId
               })
             )
-            : real.call(endpoint)(input, scope)
+            : real.call(endpoint)(input, scope),
+        emptyTestData: real.emptyTestData
       })
     })
   ).pipe(Layer.provide(DownstreamLive))

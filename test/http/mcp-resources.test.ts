@@ -54,8 +54,18 @@ const RESOURCES = [
   { uri: "mfg://project", rest: "/project", template: "mfg://project{?customerId,externalReference,name,limit,offset}", ttlMs: 30_000, cacheScope: "private" }
 ] as const
 
-/** Every resource listed: the above, then the app's event feed (test/http/mcp-events.test.ts reads it). */
-const LISTED = [...RESOURCES, { uri: "mfg://event", template: "mfg://event{?type,requestId,limit,offset}" }]
+/**
+ * Every resource listed: the above, then the app's event feed (test/http/mcp-events.test.ts reads it) and its
+ * request log (test/http/request-log.test.ts).
+ */
+const LISTED = [
+  ...RESOURCES,
+  { uri: "mfg://event", template: "mfg://event{?type,requestId,limit,offset}" },
+  {
+    uri: "mfg://request-log",
+    template: "mfg://request-log{?requestId,operation,status,secretId,createdAt,createdAt%5Bfrom%5D,createdAt%5Bto%5D,limit,offset}"
+  }
+]
 
 /** A 2026-07-28 request as raw HTTP: the body and the headers the transport sends. */
 const modern = (method: string, params: Record<string, unknown> = {}) => {
@@ -126,7 +136,7 @@ for (const backend of backends) {
         Effect.map((reply) => new Map((reply.json().byOperation as Array<{ operation: string; calls: number }>).map((row) => [row.operation, row.calls])))
       )
 
-    it.effect("the lists name every resource and template, the prompt, and are public: the same for every app", () =>
+    it.effect("the lists name every resource and template and the prompt; discovery and prompts are public, the lists private", () =>
       Effect.gen(function*() {
         const { rpc } = yield* app("mcp-lists")
         const discovered = (yield* rpc("server/discover")).result
@@ -140,8 +150,9 @@ for (const backend of backends) {
           assert.strictEqual(resource.mimeType, "application/json", resource.uri)
           assert.strictEqual(resource.name, resource.uri.slice("mfg://".length))
           assert.isString(resource.title)
-          // Every description says how the list is bounded and paged (the event feed: its newest 20 events).
-          assert.include(resource.description, resource.uri === "mfg://event" ? "the last 20 events" : "at most 100", resource.uri)
+          // Every description says how the list is bounded and paged (the event feed and the request log: their newest 20).
+          const bound = resource.uri === "mfg://event" ? "the last 20 events" : resource.uri === "mfg://request-log" ? "the last 20 calls" : "at most 100"
+          assert.include(resource.description, bound, resource.uri)
           assert.include(resource.description, "`next`", resource.uri)
         }
         const templates = (yield* rpc("resources/templates/list")).result
@@ -156,9 +167,10 @@ for (const backend of backends) {
         const tools = (yield* rpc("tools/list")).result
         assert.lengthOf(tools.tools, 9)
 
+        // Discovery and the prompts are the same for every app; the lists are what the caller's secret may call or read.
         for (const [what, result] of Object.entries({ discovered, resources, templates, prompts, tools })) {
           assert.strictEqual(result.ttlMs, 300_000, what)
-          assert.strictEqual(result.cacheScope, "public", what)
+          assert.strictEqual(result.cacheScope, what === "discovered" || what === "prompts" ? "public" : "private", what)
           const keys = Object.keys(result)
           assert.isBelow(keys.indexOf("ttlMs"), keys.indexOf("cacheScope"), what)
         }

@@ -142,8 +142,8 @@ for (const backend of backends) {
         const list = message(yield* mcp(modern("tools/list"))).result
         assert.deepStrictEqual(list.tools.map((tool: { name: string }) => tool.name), TOOL_NAMES)
         assert.strictEqual(list.ttlMs, 300_000)
-        // The same list for every app: shared caches may keep it.
-        assert.strictEqual(list.cacheScope, "public")
+        // The tools the caller's secret may call (its scopes): private to it.
+        assert.strictEqual(list.cacheScope, "private")
         const keys = Object.keys(list)
         assert.isBelow(keys.indexOf("ttlMs"), keys.indexOf("cacheScope"))
         for (const tool of list.tools) {

@@ -73,7 +73,8 @@ const MeterDown = Layer.succeed(
   Meter.of({
     submit: () => Effect.succeed(Effect.fail(ServiceUnavailable.storage())),
     complete: () => {},
-    usage: () => Effect.fail(ServiceUnavailable.storage())
+    usage: () => Effect.fail(ServiceUnavailable.storage()),
+    requestLog: () => Effect.fail(ServiceUnavailable.storage())
   })
 )
 

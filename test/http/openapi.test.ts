@@ -230,9 +230,9 @@ for (const backend of backends.slice(0, 1)) {
         const client = yield* TestClient
         const document = yield* fetchDocument
         const operations = operationsOf(document)
-        // Every endpoint of PublicApi, and POST /v1/mcp, is in the document.
+        // Every endpoint of PublicApi (the contract's 130 and the request log), and POST /v1/mcp, is in the document.
         const endpoints = Object.values(PublicApi.groups).reduce((count, group) => count + Object.keys(group.endpoints).length, 0)
-        assert.strictEqual(endpoints, 130)
+        assert.strictEqual(endpoints, 131)
         assert.strictEqual(operations.length, endpoints + 1)
         const exact = JSON.stringify({ code: 401, message: "Not Authorized" })
         for (const { path, method, operation } of operations) {

@@ -23,7 +23,7 @@ const taken = (url: string, method = "GET") => recordReadOf(table, method, url)
 
 describe("RecordReadDirect.recordReadOf", () => {
   it("derives the table from the API: GET endpoints whose one path parameter is the last segment", () => {
-    expect(table.get("/v1/customer")?.call).toEqual({ operation: "customer.get", method: "GET", route: "/v1/customer/:id" })
+    expect(table.get("/v1/customer")?.call).toEqual({ operation: "customer.get", method: "GET", route: "/v1/customer/:id", scope: "read" })
     expect(table.get("/v1/item")?.call.route).toBe("/v1/item/:partItemId")
     expect([...table.get("/v1/project")!.staticSiblings]).toEqual(["lookup"])
     for (const [prefix, read] of table) {
@@ -146,7 +146,8 @@ const OddEngine = Layer.succeed(
           })
         )
         // An answer its schema refuses: the gateway's 502, on both paths.
-        : Effect.succeed({ id: 5 } as never)
+        : Effect.succeed({ id: 5 } as never),
+    emptyTestData: () => Effect.die("not called")
   })
 )
 

@@ -71,7 +71,8 @@ for (const backend of backends) {
           name: appId,
           defaultCurrency: "EUR",
           measurementUnit: "mm",
-          timeZone: "UTC"
+          timeZone: "UTC",
+          mode: "live"
         })
       }))
 

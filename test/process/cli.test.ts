@@ -65,4 +65,54 @@ describe("CLI on the embedded store", () => {
     const refused = await fetch(`${server.base}/v1/customer`, { headers: { authorization: created.value } })
     expect(refused.status).toBe(401)
   }, 90_000)
+
+  it("gives a secret scopes, a mode and a spend limit, changes them, and seeds and empties the test data", async () => {
+    // The server of the test before holds DATA_DIR: the CLI works through it.
+    const base = server!.base
+    const agent = await cli(
+      "secret",
+      "create",
+      "--app",
+      "cli-grants",
+      "--ip",
+      "0.0.0.0/0",
+      "--scope",
+      "read",
+      "--scope",
+      "quote",
+      "--max-accept-total",
+      "1500.50"
+    )
+    expect([agent.scopes, agent.mode, agent.maxAcceptTotal]).toEqual([["read", "quote"], "live", 1500.5])
+    const write = () =>
+      fetch(`${base}/v1/customer`, {
+        method: "POST",
+        headers: { authorization: agent.value, "content-type": "application/json" },
+        body: "{\"name\":\"A\",\"email\":\"a@example.com\"}"
+      })
+    expect((await write()).status).toBe(403)
+    const updated = await cli("secret", "update", agent.id, "--scope", "read", "--scope", "write", "--max-accept-total", "none")
+    expect([updated.scopes, updated.maxAcceptTotal]).toEqual([["read", "write"], null])
+    expect((await write()).status).toBe(200)
+    const [listed] = await cli("secret", "list", "--app", "cli-grants")
+    expect([listed.scopes, listed.mode, listed.maxAcceptTotal]).toEqual([["read", "write"], "live", null])
+
+    const tester = await cli("secret", "create", "--app", "cli-grants", "--ip", "0.0.0.0/0", "--mode", "test")
+    expect(tester.mode).toBe("test")
+    const seeded = await cli("seed", "--app", "cli-grants", "--mode", "test")
+    expect([seeded.appId, seeded.mode]).toEqual(["cli-grants", "test"])
+    const customers = async (secret: string) => (await (await fetch(`${base}/v1/customer`, { headers: { authorization: secret } })).json()) as Array<unknown>
+    expect(await customers(tester.value)).toHaveLength(3)
+    expect(await customers(agent.value)).toHaveLength(1)
+    expect((await cli("usage", "--app", "cli-grants", "--mode", "test")).total).toBe(1)
+
+    const emptied = await cli("test-data", "empty", "--app", "cli-grants")
+    expect([emptied.appId, emptied.mode]).toEqual(["cli-grants", "test"])
+    expect(emptied.records).toBeGreaterThan(10)
+    expect(await customers(tester.value)).toHaveLength(0)
+    expect(await customers(agent.value)).toHaveLength(1)
+
+    // A scope that does not exist is refused, naming the flag.
+    await expect(cli("secret", "create", "--app", "cli-grants", "--ip", "0.0.0.0/0", "--scope", "admin")).rejects.toThrow(/scope/)
+  }, 90_000)
 })

@@ -1,6 +1,7 @@
 /**
  * Several gateways on one PostgreSQL: a secret revoked or regenerated through
- * one fails on the other on the very next call; metering totals across both
+ * one fails on the other on the very next call, and a change of its scopes or
+ * mode holds there from the very next call; metering totals across both
  * equal the calls made; usedAt only moves forward.
  */
 import { Effect } from "effect"
@@ -53,6 +54,55 @@ describe.skipIf(POSTGRES_URL === undefined)("Two gateways on one PostgreSQL", ()
 
     expect((await admin(b.base, `/api/v1/secret/${secret.id}`, "DELETE")).status).toBe(204)
     expect((await get(a.base, regenerated.value)).status).toBe(401)
+  }, 60_000)
+
+  it("decides a secret's next call on the other gateway with the scopes and mode changed through one, and meters it once", async () => {
+    const [a, b] = gateways as [ServiceProcess, ServiceProcess]
+    const secret = await (await admin(a.base, "/api/v1/secret", "POST", { appId: "granted", ipAddresses: ["0.0.0.0/0"] })).json()
+    const send = (base: string, method: string, body?: unknown) =>
+      call(base, "/v1/customer", {
+        method,
+        headers: { authorization: secret.value, "content-type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+    const create = (base: string) => send(base, "POST", { name: "Acme", email: "buyer@acme.example" })
+    const change = async (base: string, grants: Record<string, unknown>) =>
+      expect((await admin(base, `/api/v1/secret/${secret.id}`, "PATCH", grants)).status).toBe(200)
+    // Both gateways have verified (and remember) the secret with every scope.
+    expect((await create(a.base)).status).toBe(200)
+    expect((await send(b.base, "GET")).status).toBe(200)
+
+    // A write, which runs after its meter row commits.
+    await change(a.base, { scopes: ["read"] })
+    const refused = await create(b.base)
+    expect(refused.status).toBe(403)
+    expect(await refused.json()).toEqual({
+      code: 403,
+      message: "This secret may not call customer.create: it needs the scope \"write\"",
+      type: "InsufficientScope"
+    })
+    // A read, which runs while its meter row commits.
+    await change(b.base, { scopes: ["write"] })
+    const unread = await send(a.base, "GET")
+    expect(unread.status).toBe(403)
+    expect(((await unread.json()) as { type: string }).type).toBe("InsufficientScope")
+    expect((await create(a.base)).status).toBe(200)
+
+    // The mode: the next call on the other gateway works on the app's test data.
+    await change(b.base, { scopes: ["read", "write"], mode: "test" })
+    const inTest = await send(a.base, "GET")
+    expect(inTest.headers.get("x-mode")).toBe("test")
+    expect(await inTest.json()).toEqual([])
+    await change(a.base, { mode: "live" })
+    const live = await send(b.base, "GET")
+    expect(live.headers.get("x-mode")).toBeNull()
+    expect(((await live.json()) as Array<unknown>).length).toBe(2)
+
+    // Every call metered once, the ones decided again included.
+    const usage = await (await admin<{ total: number }>(a.base, "/api/v1/usage?appId=granted")).json()
+    expect(usage.total).toBe(7)
+    const testUsage = await (await admin<{ total: number }>(a.base, "/api/v1/usage?appId=granted&mode=test")).json()
+    expect(testUsage.total).toBe(1)
   }, 60_000)
 
   it("meters every call on both, and moves usedAt only forward", async () => {

@@ -66,7 +66,12 @@ for (const backend of backends) {
           const occurredAt = new Date()
           yield* Effect.flatten(meter.submit({
             requestId,
-            ...caller,
+            appId: caller.appId,
+            secretId: caller.secretId,
+            secretHash: caller.secretHash,
+            grantsVersion: caller.grants.version,
+            mode: caller.grants.mode,
+            clientAddress: "127.0.0.1",
             operation: "customer.get",
             method: "GET",
             route: "/v1/customer/:id",

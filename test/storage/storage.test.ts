@@ -8,6 +8,8 @@ import { Effect, Layer, Logger } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import type { ServiceUnavailable } from "../../src/domain/Errors.ts"
+import type { Caller } from "../../src/domain/Secret.ts"
+import type { MeterEvent } from "../../src/domain/Usage.ts"
 import { ServicesLive } from "../../src/layers/AppLayers.ts"
 import { MeterSql } from "../../src/layers/MeterSql.ts"
 import { migrations } from "../../src/layers/storage/migrations.ts"
@@ -19,9 +21,14 @@ import { backends, testConfig } from "../support/backends.ts"
 const StorageSuite = (backend: (typeof backends)[number]) =>
   ServicesLive.pipe(Layer.provideMerge(StorageLive("serve")), Layer.provideMerge(testConfig(backend)))
 
-const event = (secret: { appId: string; secretId: string; secretHash: string }, operation = "customer.get") => ({
+const event = (caller: Caller, operation = "customer.get"): MeterEvent => ({
   requestId: randomUUID(),
-  ...secret,
+  appId: caller.appId,
+  secretId: caller.secretId,
+  secretHash: caller.secretHash,
+  grantsVersion: caller.grants.version,
+  mode: caller.grants.mode,
+  clientAddress: "127.0.0.1",
   operation,
   method: "GET",
   route: "/v1/customer/:id",

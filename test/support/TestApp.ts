@@ -28,6 +28,13 @@ export interface Reply {
   readonly json: () => any
 }
 
+/** What a secret allows besides its ranges (POST /api/v1/secret): all scopes, live, no limit unless said. */
+export interface SecretGrants {
+  readonly scopes?: ReadonlyArray<string> | undefined
+  readonly mode?: "live" | "test" | undefined
+  readonly maxAcceptTotal?: number | null | undefined
+}
+
 export interface CallOptions {
   readonly secret?: string | undefined
   readonly body?: unknown
@@ -49,8 +56,8 @@ export class TestClient extends Context.Service<TestClient, {
   readonly call: (method: string, path: string, options?: CallOptions) => Effect.Effect<Reply>
   /** The typed client of PublicApi (HttpApiClient), calling with `secret`. */
   readonly api: (secret: string) => Effect.Effect<PublicApiClient>
-  /** Creates a secret through the admin API and returns its value and id. */
-  readonly createSecret: (appId: string, ipAddresses?: ReadonlyArray<string>) => Effect.Effect<{ id: string; value: string }>
+  /** Creates a secret through the admin API (with `grants`: scopes, mode, maxAcceptTotal) and returns its value and id. */
+  readonly createSecret: (appId: string, ipAddresses?: ReadonlyArray<string>, grants?: SecretGrants) => Effect.Effect<{ id: string; value: string }>
 }>()("test/TestClient") {}
 
 const clientLayer = Layer.effect(
@@ -76,9 +83,9 @@ const clientLayer = Layer.effect(
         return { status: response.status, headers: response.headers, text, json: () => JSON.parse(text) }
       })
 
-    const createSecret = (appId: string, ipAddresses: ReadonlyArray<string> = ["0.0.0.0/0"]) =>
+    const createSecret = (appId: string, ipAddresses: ReadonlyArray<string> = ["0.0.0.0/0"], grants: SecretGrants = {}) =>
       Effect.flatMap(
-        call("POST", "/api/v1/secret", { headers: { "x-admin-token": ADMIN_TOKEN }, body: { appId, ipAddresses } }),
+        call("POST", "/api/v1/secret", { headers: { "x-admin-token": ADMIN_TOKEN }, body: { appId, ipAddresses, ...grants } }),
         (reply) =>
           reply.status === 201
             ? Effect.succeed(reply.json() as { id: string; value: string })

@@ -15,7 +15,9 @@
  * The event feed (`mfg://event`, GET /v1/event) is read the same way, but an
  * agent reading it wants what just happened, not the app's first events: a
  * read without `offset` answers its newest page, and the page is small, as
- * each event carries a whole record.
+ * each event carries a whole record. The request log (`mfg://request-log`,
+ * GET /v1/request-log) too, read from the gateway's meter rather than the
+ * engine.
  *
  * Cache hints (MCP 2026-07-28 `ttlMs`, `cacheScope`): global reference data
  * is the same for every app and changes only on deploy, so it is public and
@@ -27,6 +29,7 @@
 import { Duration, Schema } from "effect"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { Event } from "../../domain/events/Event.ts"
+import { RequestLogEntry, RequestLogQuery } from "../../domain/RequestLog.ts"
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../domain/Resource.ts"
 import { CatalogueModel } from "../../domain/resources/catalogue.ts"
 import { Customer } from "../../domain/resources/Customer.ts"
@@ -34,6 +37,7 @@ import { Project } from "../../domain/resources/orders.ts"
 import { Colour, Currency, Material, PostProcessingService, ProductionParameterField, Technology } from "../../domain/resources/reference.ts"
 import { EventQuery } from "../../domain/resources/webhooks.ts"
 import { recordOf } from "../endpoints.ts"
+import { RequestLogGroup } from "../groups/requestLog.ts"
 import { endpointNamed } from "../Operations.ts"
 
 export const RESOURCE_MIME_TYPE = "application/json"
@@ -83,6 +87,8 @@ export interface McpResourceSpec {
   /** `<group>.list`, the Downstream operation of the REST list endpoint. */
   readonly operation: string
   readonly endpoint: HttpApiEndpoint.Top
+  /** Who answers the list: the engine (Downstream), or the gateway's meter (the request log). */
+  readonly servedBy: "engine" | "meter"
   /** The REST list's filters the template takes, besides `limit` and `offset`. */
   readonly filters: ReadonlyArray<string>
   /** The page size of a read without `limit`. */
@@ -142,10 +148,12 @@ const specOf = (options: {
   readonly record: Schema.Top
   readonly pageSize: number
   readonly newestFirst: boolean
+  /** The gateway's own list endpoint, when the engine does not serve it. */
+  readonly gatewayEndpoint?: HttpApiEndpoint.Top | undefined
 }): McpResourceSpec => {
   const uri = `mfg://${options.name}`
   const operation = `${options.group}.list`
-  const endpoint = endpointNamed(operation) as HttpApiEndpoint.Top | undefined
+  const endpoint = options.gatewayEndpoint ?? endpointNamed(operation) as HttpApiEndpoint.Top | undefined
   if (endpoint === undefined) throw new Error(`MCP resource ${uri}: ${operation} is not an operation of the contract`)
   for (const filter of options.filters) {
     if (!options.accepted.includes(filter)) throw new Error(`MCP resource ${uri}: ${filter} is not a filter of ${operation}`)
@@ -158,10 +166,12 @@ const specOf = (options: {
     description: options.description,
     operation,
     endpoint,
+    servedBy: options.gatewayEndpoint === undefined ? "engine" : "meter",
     filters: options.filters,
     pageSize: options.pageSize,
     newestFirst: options.newestFirst,
-    uriTemplate: `${uri}{?${parameters.join(",")}}`,
+    // A name with brackets (`createdAt[from]`) is percent-encoded, as an RFC 6570 variable name may be.
+    uriTemplate: `${uri}{?${parameters.map(encodeURIComponent).join(",")}}`,
     cache: options.cache,
     withColours: options.withColours,
     content: Schema.toCodecJson(pageOf(options.record)) as unknown as Schema.Codec<unknown, unknown>
@@ -218,6 +228,33 @@ const eventFeed = (): McpResourceSpec =>
     record: Event,
     pageSize: EVENT_PAGE_SIZE,
     newestFirst: true
+  })
+
+/** The URI of the app's request log. */
+export const REQUEST_LOG_URI = "mfg://request-log"
+
+/** The app's calls (GET /v1/request-log), from the gateway's meter: newest page first, as the event feed. */
+const requestLog = (): McpResourceSpec =>
+  specOf({
+    name: REQUEST_LOG_URI.slice("mfg://".length),
+    title: "Request log",
+    description: "The app's own calls in this secret's mode, as metered: `requestId` (an answer's `X-Request-Id`), `createdAt`, " +
+      "`method`, `route`, `operation` (`mcp.<tool>` for a tool call), `status`, `errorType`, `durationMs`, `secretId`, `clientAddress`; " +
+      "status, error type and duration are null for a moment after a call. Never a secret's value or a body. " +
+      `JSON \`{items, total, offset, limit, next?}\`: one page of calls, oldest first. Without \`offset\`, the newest page: the last ` +
+      `${EVENT_PAGE_SIZE} calls unless \`limit\` says otherwise (at most ${MAX_PAGE_SIZE}); \`offset\` reads the page from that ` +
+      "position on. `total` counts every match and `next` is the URI of the next page (absent on the last). Filters: `requestId`, " +
+      "`operation`, `status`, `secretId` (repeatable) and `createdAt` (a date, or `createdAt[from]` and `createdAt[to]`). " +
+      "Reading it is metered, but a read never lists itself.",
+    group: "requestLog",
+    accepted: Object.keys(RequestLogQuery.fields),
+    filters: ["requestId", "operation", "status", "secretId", "createdAt", "createdAt[from]", "createdAt[to]"],
+    cache: APP_FEED,
+    withColours: false,
+    record: RequestLogEntry,
+    pageSize: EVENT_PAGE_SIZE,
+    newestFirst: true,
+    gatewayEndpoint: RequestLogGroup.endpoints.list as unknown as HttpApiEndpoint.Top
   })
 
 /** The resources, in the order an agent needs them to quote a part. */
@@ -285,7 +322,8 @@ export const MCP_RESOURCES: ReadonlyArray<McpResourceSpec> = [
     filters: ["customerId", "externalReference", "name"],
     cache: APP_CONTEXT
   }),
-  eventFeed()
+  eventFeed(),
+  requestLog()
 ]
 
 /** The resource a URI reads (`mfg://material`, or with a query `mfg://material?technologyId=fdm`), if any. */
@@ -307,6 +345,8 @@ export const QUOTE_PDF = {
   description: "A ticket quote as a PDF (A4): the quote's `id` (create_ticket_quote, list_ticket_quotes) in the URI. The content is one " +
     "`application/pdf` blob, the same bytes for the same quote.",
   mimeType: "application/pdf",
+  /** The REST operation it reads (its scope is the read's: src/api/Scopes.ts). */
+  operation: "ticketQuote.get",
   /** The quote's id in a URI of the template, or undefined when the URI is none of its. */
   idOf: (uri: string): string | undefined => /^mfg:\/\/ticket-quote\/([^/?#]+)\/pdf$/.exec(uri)?.[1]
 } as const

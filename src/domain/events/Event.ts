@@ -4,6 +4,7 @@
  * union of them all.
  */
 import { Schema } from "effect"
+import { Mode } from "../Grants.ts"
 import { EVENT_DATA } from "./catalogue.ts"
 import { EVENT_TYPES, type EventType } from "./types.ts"
 
@@ -13,6 +14,10 @@ const envelope = <T extends EventType>(type: T) =>
     type: Schema.Literal(type),
     createdAt: Schema.String.annotate({ format: "date-time", description: "When the change was committed" }),
     appId: Schema.String,
+    mode: Mode.annotate({
+      description: "`test` for a change of the app's test data (made with a test-mode secret, delivered only to endpoints created " +
+        "in test mode), `live` otherwise"
+    }),
     data: EVENT_DATA[type] as (typeof EVENT_DATA)[T]
   }).annotate({ identifier: `Event.${type}`, title: `Event ${type}` })
 

@@ -5,6 +5,7 @@
  * series, regions, suppliers, users and blanks belong to an app.
  */
 import { Schema } from "effect"
+import { Mode } from "../Grants.ts"
 import { Int32 } from "../Integers.ts"
 import { NonEmptyList } from "../NonEmptyList.ts"
 import { defineResource } from "../Resource.ts"
@@ -199,5 +200,6 @@ export const AppSettings = Schema.Struct({
   name: Schema.String,
   defaultCurrency: Schema.String,
   measurementUnit: Schema.Literal("mm"),
-  timeZone: Schema.String
+  timeZone: Schema.String,
+  mode: Mode.annotate({ description: "The mode of the secret that reads them: `test` when it works on the app's test data" })
 }).annotate({ title: "App settings" })

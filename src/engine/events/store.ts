@@ -8,6 +8,7 @@ import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import type { Event } from "../../domain/events/Event.ts"
 import type { EventType } from "../../domain/events/types.ts"
+import { appOfDataSpace, modeOfDataSpace } from "../../domain/Grants.ts"
 import { rangeEnd, rangeStart } from "../../domain/Resource.ts"
 import type { DeliveryAttempt, EventQuery, WebhookDelivery, WebhookDeliveryQuery } from "../../domain/resources/webhooks.ts"
 import { timeOrderedUuid } from "../../domain/TimeOrderedId.ts"
@@ -74,8 +75,16 @@ export type StoredEvent = Event
 
 const iso = (value: Date | string) => (value instanceof Date ? value : new Date(value)).toISOString()
 
+/** The event as read and delivered: its app, and the mode of the data space it was written in. */
 export const toEvent = (row: EventRow): StoredEvent =>
-  ({ id: row.id, type: row.type, createdAt: iso(row.created_at), appId: row.app_id, data: row.data }) as StoredEvent
+  ({
+    id: row.id,
+    type: row.type,
+    createdAt: iso(row.created_at),
+    appId: appOfDataSpace(row.app_id),
+    mode: modeOfDataSpace(row.app_id),
+    data: row.data
+  }) as StoredEvent
 
 export const findEvent = (id: string): Step<StoredEvent | undefined> =>
   Effect.flatMap(

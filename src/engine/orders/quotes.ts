@@ -8,12 +8,14 @@
  * docs/workflows-orders.md for the state table.
  */
 import { Effect } from "effect"
+import { SCOPE_TO_ACCEPT } from "../../api/Scopes.ts"
+import { spendLimitMessage } from "../../domain/Grants.ts"
 import { Item, Project, TicketModel, TicketQuote } from "../../domain/resources/orders.ts"
 import { findRecord, getRecord, listRecords, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers, OperationContext, Step } from "../Operation.ts"
 import { currencyTerms } from "../pricing/currencies.ts"
-import { BASE_CURRENCY } from "../pricing/money.ts"
+import { BASE_CURRENCY, BASE_MINOR_UNITS, toBase, toMinor } from "../pricing/money.ts"
 import { takeChosenQuantities } from "./chosenQuantities.ts"
 import { manufacturabilityOf } from "./manufacturability.ts"
 import { itemLine, partLine, type QuoteLine, reviseLines, totalOf } from "./quoteLines.ts"
@@ -151,6 +153,23 @@ const checkNewest = Effect.fnUntraced(function*(context: OperationContext, quote
 })
 
 /**
+ * Whether the quote's total, in EUR at the quote's own rate, is within the
+ * caller's `maxAcceptTotal` (none: any total). A refusal is a 403 and, in the
+ * acceptance's transaction, leaves the quote sent.
+ */
+const checkSpendLimit = (context: OperationContext, quote: Quote, revised: QuoteFields): Step<void> => {
+  const limit = context.grants?.maxAcceptTotal ?? null
+  if (limit === null) return Effect.void
+  const totalInBase = toBase(revised.total, revised.exchangeRate)
+  if (toMinor(totalInBase, BASE_MINOR_UNITS) <= toMinor(limit, BASE_MINOR_UNITS)) return Effect.void
+  return Effect.fail(EngineError.spendLimitExceeded(spendLimitMessage(quoteLabel(quote), limit, totalInBase, {
+    amount: revised.total,
+    currencyId: revised.currencyId,
+    exchangeRate: revised.exchangeRate
+  })))
+}
+
+/**
  * `PUT /ticket-quote/{id}` on a sent quote (its state as stored, as of
  * now: an expired one is final): the moves a PUT makes (sent, accepted,
  * rejected), the fields that cannot change (ticket, currency), a new
@@ -164,6 +183,10 @@ const replaceQuote: GroupHandlers<"ticketQuote">["replace"] = Effect.fnUntraced(
   if (quote.state !== "sent") {
     if (asItIs(quote, payload)) return quote
     return yield* EngineError.conflict(`${quoteLabel(quote)} is ${quote.state}: only a sent quote can change (every other state is final)`)
+  }
+  // Accepting needs the `order` scope (src/api/Scopes.ts), whatever else the PUT gets wrong.
+  if (payload.state === "accepted" && context.grants !== undefined && !context.grants.scopes.has(SCOPE_TO_ACCEPT)) {
+    return yield* EngineError.insufficientScope("ticketQuote.replace", SCOPE_TO_ACCEPT)
   }
   if (payload.state !== "sent" && payload.state !== "accepted" && payload.state !== "rejected") {
     return yield* EngineError.conflict(
@@ -201,6 +224,7 @@ const replaceQuote: GroupHandlers<"ticketQuote">["replace"] = Effect.fnUntraced(
     total,
     ...(payload.notes === undefined ? {} : { notes: payload.notes })
   }
+  if (payload.state === "accepted") yield* checkSpendLimit(context, quote, revised)
   // The parts take the quantities chosen first, so that their events come before the acceptance's; this write supersedes no quote.
   if (payload.state === "accepted") yield* takeChosenQuantities(context, quote.lines, lines)
   const replaced = yield* writeQuote(context.appId, quote, revised)

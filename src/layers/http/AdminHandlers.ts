@@ -1,12 +1,12 @@
 /**
- * The admin API: secret management, metering totals and per-app rate
- * limits. Off (404) unless
+ * The admin API: secret management, metering totals, per-app rate limits
+ * and emptying an app's test data. Off (404) unless
  * ADMIN_TOKEN is set; the token is compared in constant time. A request that
  * fails its schema is the standard 400 naming the field or parameter.
  */
 import { Effect, Layer, Option, Redacted } from "effect"
 import { HttpApiBuilder, HttpApiError } from "effect/http-api"
-import { createHash, timingSafeEqual } from "node:crypto"
+import { createHash, randomUUID, timingSafeEqual } from "node:crypto"
 import { AdminApi, AdminAuth, AdminBadRequests } from "../../api/AdminApi.ts"
 import { schemaErrorToBadRequest } from "../../api/BadRequests.ts"
 import { NotAuthorized, NotFound } from "../../domain/Errors.ts"
@@ -14,10 +14,11 @@ import { appRateLimitView } from "../../domain/RateLimit.ts"
 import { rangeEnd, rangeStart } from "../../domain/Resource.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { AppRateLimits } from "../../services/AppRateLimits.ts"
+import { Downstream } from "../../services/Downstream.ts"
 import { Meter } from "../../services/Meter.ts"
 import { SecretStore } from "../../services/SecretStore.ts"
 import { AppRateLimitsSql } from "../AppRateLimitsSql.ts"
-import { errorResponse } from "./ErrorResponses.ts"
+import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
 import { RateLimiting } from "./RateLimiting.ts"
 
 const digest = (value: string) => createHash("sha256").update(value).digest()
@@ -56,11 +57,13 @@ const SecretsHandlers = HttpApiBuilder.group(
       create: ({ payload }) => secrets.create(payload),
       list: ({ query }) => secrets.list(query.appId),
       regenerate: ({ params }) => secrets.regenerate(params.id),
+      update: ({ params, payload }) => secrets.update(params.id, payload),
       remove: ({ params }) => secrets.remove(params.id),
       // A date as `to` is the end of that day, as in every list filter.
       usage: ({ query }) =>
         meter.usage({
           appId: query.appId,
+          mode: query.mode,
           from: query.from === undefined ? undefined : rangeStart(query.from),
           to: query.to === undefined ? undefined : rangeEnd(query.to)
         })
@@ -92,4 +95,19 @@ const RateLimitsHandlers = HttpApiBuilder.group(
   })
 ).pipe(Layer.provide(AppRateLimitsSql))
 
-export const AdminHandlers = Layer.mergeAll(SecretsHandlers, RateLimitsHandlers)
+/** The engine empties the app's test space (embedded, or the remote engine's own route); its refusals pass through. */
+const TestDataHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "testData",
+  Effect.fn(function*(handlers) {
+    const downstream = yield* Downstream
+    return handlers.handleAll({
+      empty: ({ params }) =>
+        downstream.emptyTestData(params.appId, randomUUID()).pipe(
+          Effect.catch((error) => Effect.succeed(downstreamResponse(error)))
+        )
+    })
+  })
+)
+
+export const AdminHandlers = Layer.mergeAll(SecretsHandlers, RateLimitsHandlers, TestDataHandlers)

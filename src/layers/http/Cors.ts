@@ -56,7 +56,8 @@ export const CORS_EXPOSED_HEADERS = [
   "retry-after",
   "idempotent-replayed",
   "location",
-  "www-authenticate"
+  "www-authenticate",
+  "x-mode"
 ] as const
 
 /** How long a browser may reuse a preflight's answer, in seconds (Chromium's cap). */

@@ -16,7 +16,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { type HttpApiEndpoint, HttpApiSchema } from "effect/http-api"
-import { CurrentCaller } from "../../api/Authorization.ts"
+import { callScopeOf, CurrentCaller } from "../../api/Authorization.ts"
 import type { CallScope, DecodedInput } from "../../api/EngineCall.ts"
 import { isPaged, type OperationEndpoint, type OperationInput, operationOf, type Page } from "../../api/Operations.ts"
 import { PublicApi } from "../../api/PublicApi.ts"
@@ -24,6 +24,7 @@ import { DownstreamError } from "../../domain/Errors.ts"
 import { traced } from "../../domain/Span.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Downstream } from "../../services/Downstream.ts"
+import { Meter } from "../../services/Meter.ts"
 import { locationTable, MISSING_RECORD, type PageQuery, withCreated, withPageHeaders } from "./AnswerHeaders.ts"
 import { entityTag, makePreconditions, namesTag, notModified, preconditionFailed, unconditional, writtenId } from "./Conditional.ts"
 import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
@@ -31,6 +32,7 @@ import { CurrentIdempotentCall, IdempotentCalls, type WithIdempotencyKey } from 
 import { mismatchedId, unstorableInput } from "./InputChecks.ts"
 import { isModelFileEndpoint, makeModelFileHandler, modelUploadMaxBytes } from "./ModelFileHandlers.ts"
 import { isQuoteRead, makeQuoteReadHandler, QuotePdfs } from "./QuotePdfHandler.ts"
+import { isRequestLogEndpoint, makeRequestLogHandler } from "./RequestLogHandler.ts"
 import { undeclaredInput } from "./UndeclaredInput.ts"
 
 const NO_CONTENT = HttpServerResponse.empty({ status: 204 })
@@ -130,9 +132,7 @@ export const makeForward = (downstream: Downstream["Service"], idempotent: WithI
     if (refused !== undefined) return errorResponse(refused)
     const headers = request.request.headers
     const ifMatch = endpoint.method === "PUT" || endpoint.method === "DELETE" ? headers["if-match"] : undefined
-    const scoped = ifMatch === undefined
-      ? { appId: caller.appId, requestId: caller.requestId }
-      : yield* conditionalScope(request, ifMatch, { appId: caller.appId, requestId: caller.requestId })
+    const scoped = ifMatch === undefined ? callScopeOf(caller) : yield* conditionalScope(request, ifMatch, callScopeOf(caller))
     if (HttpServerResponse.isHttpServerResponse(scoped)) return scoped
     const input = { params: request.params, query: request.query, payload: request.payload }
     const idempotency = yield* CurrentIdempotentCall
@@ -161,7 +161,8 @@ export const makeForward = (downstream: Downstream["Service"], idempotent: WithI
  * (PublicHandlers) and the direct record read (RecordReadDirect) take this
  * one instance, so the two paths cannot answer differently. Model files
  * (ModelFileHandlers.ts) and the quote's read, which also answers a PDF
- * (QuotePdfHandler.ts), have handlers of their own inside it.
+ * (QuotePdfHandler.ts), have handlers of their own inside it, and so has the
+ * request log, which the gateway answers from its meter (RequestLogHandler.ts).
  */
 export class PublicOperationHandler extends Context.Service<
   PublicOperationHandler,
@@ -174,8 +175,11 @@ export class PublicOperationHandler extends Context.Service<
       const forward = makeForward(downstream, yield* IdempotentCalls)
       const modelFiles = makeModelFileHandler(downstream, modelUploadMaxBytes(yield* AppConfig))
       const quoteRead = makeQuoteReadHandler(yield* QuotePdfs, forward)
+      const requestLog = makeRequestLogHandler(yield* Meter)
       return (request: ForwardedRequest) =>
-        isModelFileEndpoint(request.endpoint)
+        isRequestLogEndpoint(request.endpoint)
+          ? requestLog(request)
+          : isModelFileEndpoint(request.endpoint)
           ? Effect.flatMap(CurrentCaller, (caller) => modelFiles(request, caller))
           : isQuoteRead(request.endpoint)
           ? quoteRead(request)

@@ -225,7 +225,7 @@ export const makeRunOnce = (store: IdempotencyStore["Service"], scope: Scope.Sco
 
   return Effect.fnUntraced(function*<A, R>(key: string, fingerprint: string, respond: Effect.Effect<A, never, R>, keeping: AnswerKeeping<A>) {
     const caller = yield* CurrentCaller
-    const claim: IdempotencyClaim = { appId: caller.appId, key, fingerprint, owner: caller.requestId }
+    const claim: IdempotencyClaim = { appId: caller.dataSpace, key, fingerprint, owner: caller.requestId }
     // Claimed and started in one step: an interrupt in between would leave the key held until its lease is over.
     const started = yield* Effect.result(
       Effect.uninterruptible(Effect.flatMap(store.claim(claim), (outcome): Effect.Effect<Started<A>, never, R> =>

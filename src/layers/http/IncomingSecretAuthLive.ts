@@ -6,14 +6,23 @@
  * (the cause is counted in `auth.failures` and logged, never answered).
  * A storage outage is not an authentication failure: it answers 503.
  */
-import { Cause, Effect, Layer, Option } from "effect"
+import { Cause, Context, Effect, Layer, Option } from "effect"
 import { HttpServerRequest, type HttpServerResponse } from "effect/http"
-import { HttpApiError } from "effect/http-api"
+import { type HttpApiEndpoint, HttpApiError, type HttpApiGroup } from "effect/http-api"
 import { IncomingSecretAuth } from "../../api/Authorization.ts"
 import { schemaErrorToBadRequest } from "../../api/BadRequests.ts"
+import { RequiredScope } from "../../api/Scopes.ts"
 import { BadRequest, DownstreamError, NotFound, ServiceUnavailable } from "../../domain/Errors.ts"
 import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
-import { IncomingSecretGuard } from "./IncomingSecretGuard.ts"
+import { IncomingSecretGuard, type MeteredCall } from "./IncomingSecretGuard.ts"
+
+/** What an endpoint's calls are metered as, and the scope they need (its `RequiredScope`, src/api/Scopes.ts). */
+export const meteredCallOf = (group: HttpApiGroup.Top, endpoint: HttpApiEndpoint.Top): MeteredCall => ({
+  operation: `${group.identifier}.${endpoint.identifier}`,
+  method: endpoint.method,
+  route: endpoint.path,
+  scope: Context.getOrUndefined(endpoint.annotations, RequiredScope)
+})
 
 /** The response for a handler's failure, or `undefined` for a defect (left to the server: 500). */
 export const failureResponse = (cause: Cause.Cause<unknown>): HttpServerResponse.HttpServerResponse | undefined => {
@@ -32,14 +41,18 @@ export const IncomingSecretAuthLive = Layer.effect(
   IncomingSecretAuth,
   Effect.gen(function*() {
     const guard = yield* IncomingSecretGuard
+    // Built once per endpoint, not per call.
+    const calls = new WeakMap<HttpApiEndpoint.Top, MeteredCall>()
+    const callOf = (group: HttpApiGroup.Top, endpoint: HttpApiEndpoint.Top) => {
+      let call = calls.get(endpoint)
+      if (call === undefined) {
+        call = meteredCallOf(group, endpoint)
+        calls.set(endpoint, call)
+      }
+      return call
+    }
     return IncomingSecretAuth.of((handler, { endpoint, group }) =>
-      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-        guard(
-          request,
-          { operation: `${group.identifier}.${endpoint.identifier}`, method: endpoint.method, route: endpoint.path },
-          handler,
-          failureResponse
-        ))
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => guard(request, callOf(group, endpoint), handler, failureResponse))
     )
   })
 )

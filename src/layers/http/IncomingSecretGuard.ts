@@ -4,15 +4,21 @@
  *
  *   presented secret → SecretStore.authenticate ── any failure: the one 401
  *                                               └─ storage down: 503
- *   Meter.submit, then its receipt (durable) ───── secret changed meanwhile: 401
+ *   Meter.submit, then its receipt (durable) ───── secret revoked meanwhile: 401;
+ *                                                  its grants changed: looked
+ *                                                  up again, decided anew
  *   RateLimiting.decide, while the receipt commits: one unit of the app's
  *   budget (RateLimiting.ts)
+ *   the secret's scopes: a REST operation outside them is the 403
+ *   `InsufficientScope` instead of the handler (MCP checks its tools and
+ *   resources itself), metered all the same
  *   handler, with the caller provided: after the receipt, or for a read (a
  *   GET, an MCP read tool or listing) while the event is being committed
  *   (answered only once it is durable)
  *   (over the budget: the 429 instead of the handler, metered all the same)
- *   Meter.complete (status, duration), x-request-id and the RateLimit
- *   headers on the response
+ *   Meter.complete (status, duration, an error's type), x-request-id, the
+ *   RateLimit headers and, for a test-mode secret, `X-Mode: test` on the
+ *   response
  *
  * Telemetry on the way: the cause of a 401 is counted (`auth.failures`) and
  * written to the request's facts for the log line, never to the response;
@@ -22,11 +28,12 @@
  * runs in its own server span, which continues a `_meta` trace when the HTTP
  * request brought none.
  */
-import { type Cause, Context, Duration, Effect, Exit, Fiber, Layer, References } from "effect"
+import { type Cause, Context, Duration, Effect, Exit, Fiber, Layer, References, Schema } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { HttpServerResponse } from "effect/http"
 import { CurrentCaller } from "../../api/Authorization.ts"
-import { ServiceUnavailable, type TooManyRequests } from "../../domain/Errors.ts"
+import { InsufficientScope, ServiceUnavailable, type TooManyRequests } from "../../domain/Errors.ts"
+import { MODE_HEADER, type Scope } from "../../domain/Grants.ts"
 import { UPLOAD_MEDIA_TYPES } from "../../domain/resources/modelFileUpload.ts"
 import type { Caller } from "../../domain/Secret.ts"
 import { traced } from "../../domain/Span.ts"
@@ -67,6 +74,28 @@ export interface MeteredCall {
   readonly route: string
   /** The answer to a call over its app's budget, in the surface's shape (MCP: a JSON-RPC error); the standard 429 body otherwise. */
   readonly overBudget?: ((error: TooManyRequests) => HttpServerResponse.HttpServerResponse) | undefined
+  /** The scope the operation needs (a REST endpoint's `RequiredScope`); MCP checks its tools and resources itself. */
+  readonly scope?: Scope | undefined
+}
+
+/** The headers of every answer of a test-mode call. */
+const TEST_MODE = { [MODE_HEADER]: "test" } as const
+
+/** The `type` of an error answer's body. */
+const decodeErrorType = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Struct({ type: Schema.String })))
+/** Error bodies are small; a body larger than this is not read for its type. */
+const MAX_ERROR_BODY = 65_536
+
+/**
+ * The `type` of an error answer, for the request log: every /v1 error but the
+ * 401 has the standard body `{code, message, type}`, read back as a client
+ * reads it (an answer built elsewhere, an idempotent replay, an engine's
+ * passthrough, all have it). Undefined for a success or another body.
+ */
+const errorTypeOf = (response: HttpServerResponse.HttpServerResponse): string | undefined => {
+  if (response.status < 400 || response.body._tag !== "Uint8Array" || response.body.body.byteLength > MAX_ERROR_BODY) return undefined
+  const decoded = decodeErrorType(new TextDecoder().decode(response.body.body))
+  return decoded._tag === "Some" ? decoded.value.type : undefined
 }
 
 /**
@@ -156,7 +185,7 @@ export const makeIncomingSecretGuard = (
    * every scavenge until the next full collection (bench/README.md, "Why the
    * request path has no per-call generator").
    */
-  const metered = Effect.fnUntraced(function*(
+  const metered: (
     request: HttpServerRequest.HttpServerRequest,
     call: MeteredCall,
     handler: Handler,
@@ -165,7 +194,23 @@ export const makeIncomingSecretGuard = (
     startedAt: number,
     caller: Caller,
     details: CallDetails,
-    requestId: string
+    requestId: string,
+    presented: string,
+    address: string,
+    lookedUpAgain: boolean
+  ) => Handler = Effect.fnUntraced(function*(
+    request: HttpServerRequest.HttpServerRequest,
+    call: MeteredCall,
+    handler: Handler,
+    failureResponse: FailureResponse,
+    facts: RequestFacts | undefined,
+    startedAt: number,
+    caller: Caller,
+    details: CallDetails,
+    requestId: string,
+    presented: string,
+    address: string,
+    lookedUpAgain: boolean
   ) {
     const occurredAt = new Date()
     const receipt = yield* meter.submit({
@@ -173,6 +218,9 @@ export const makeIncomingSecretGuard = (
       appId: caller.appId,
       secretId: caller.secretId,
       secretHash: caller.secretHash,
+      grantsVersion: caller.grants.version,
+      mode: caller.grants.mode,
+      clientAddress: address,
       operation: details.operation,
       method: call.method,
       route: call.route,
@@ -184,7 +232,13 @@ export const makeIncomingSecretGuard = (
     const decided = yield* Effect.result(rateLimits.decide(caller.appId).pipe(Effect.timeoutOrElse(storageTimeout(startedAt))))
     if (decided._tag === "Failure") return errorResponse(decided.failure)
     const limit = decided.success
-    const run = limit?.refusal === undefined ? handler : Effect.succeed((call.overBudget ?? errorResponse)(limit.refusal))
+    // Outside the secret's scopes, the 403 takes the handler's place: nothing is read or changed.
+    const scope = call.scope
+    const run = scope !== undefined && !caller.grants.scopes.has(scope)
+      ? Effect.succeed(errorResponse(InsufficientScope.of(details.operation, scope)))
+      : limit?.refusal === undefined
+      ? handler
+      : Effect.succeed((call.overBudget ?? errorResponse)(limit.refusal))
     // A read runs while its meter event is being committed (one round trip
     // saved); it is answered only once the event is durable, and dropped if
     // the secret turned out revoked. Anything else runs after the commit.
@@ -198,8 +252,16 @@ export const makeIncomingSecretGuard = (
       // Not awaited: a read stuck on the database ends in the background.
       if (speculative !== undefined) yield* Effect.forkDetach(Fiber.interrupt(speculative))
       if (recorded.failure instanceof ServiceUnavailable) return errorResponse(recorded.failure)
-      // Revoked or regenerated since this instance last looked.
+      // Revoked, regenerated or its grants changed since this instance last looked: nothing was written or
+      // answered. Looked up again, a secret that still authenticates with other grants is decided anew with them.
       secrets.forget(caller.secretId)
+      if (!lookedUpAgain) {
+        const current = yield* Effect.result(secrets.authenticate(presented, address))
+        if (current._tag === "Success" && current.success.grants.version !== caller.grants.version) {
+          return yield* metered(request, call, handler, failureResponse, facts, startedAt, current.success, details, requestId, presented, address, true)
+        }
+        if (current._tag === "Failure" && current.failure instanceof ServiceUnavailable) return errorResponse(current.failure)
+      }
       return refused(facts, recorded.failure.cause)
     }
     if (facts !== undefined) facts.requestId = requestId
@@ -209,7 +271,7 @@ export const makeIncomingSecretGuard = (
       : yield* Effect.exit(Effect.provideService(run, CurrentCaller, { ...caller, requestId }))
     const response = Exit.isSuccess(exit) ? standardBody(exit.value, request) : failureResponse(exit.cause)
     const status = response?.status ?? 500
-    meter.complete(requestId, occurredAt, status, performance.now() - startedAt)
+    meter.complete(requestId, occurredAt, status, performance.now() - startedAt, response === undefined ? undefined : errorTypeOf(response))
     if (response === undefined) return yield* exit
     // A downstream failure passed through (REST); MCP tools note theirs where they call Downstream.
     const errorSource = response.headers["x-error-source"]
@@ -217,9 +279,10 @@ export const makeIncomingSecretGuard = (
       instruments.downstreamError(errorSource, status)
       if (facts !== undefined) facts.errorSource = errorSource
     }
-    return limit === undefined
+    const test = caller.grants.mode === "test"
+    return limit === undefined && !test
       ? HttpServerResponse.setHeader(response, "x-request-id", requestId)
-      : HttpServerResponse.setHeaders(response, { ...limit.headers, "x-request-id": requestId })
+      : HttpServerResponse.setHeaders(response, { ...limit?.headers, ...(test ? TEST_MODE : undefined), "x-request-id": requestId })
   })
 
   /** The call: its secret authenticated, then metered (`metered`); defined once for the same reason. */
@@ -235,8 +298,9 @@ export const makeIncomingSecretGuard = (
     const presented = presentedSecret(request)
     if (!presented.ok) return refused(facts, presented.cause)
 
+    const address = clientAddress(request, config.trustedProxies)
     const authenticated = yield* Effect.result(
-      secrets.authenticate(presented.value, clientAddress(request, config.trustedProxies)).pipe(
+      secrets.authenticate(presented.value, address).pipe(
         Effect.timeoutOrElse(storageTimeout(startedAt)),
         traced("IncomingSecret.verify")
       )
@@ -257,7 +321,20 @@ export const makeIncomingSecretGuard = (
       facts.tool = details.tool
     }
 
-    const meteredCall = metered(request, call, handler, failureResponse, facts, startedAt, caller, details, timeOrderedUuid())
+    const meteredCall = metered(
+      request,
+      call,
+      handler,
+      failureResponse,
+      facts,
+      startedAt,
+      caller,
+      details,
+      timeOrderedUuid(),
+      presented.value,
+      address,
+      false
+    )
     // The caller's trace context, for what the handler calls; usually there is none, and nothing is provided.
     const headerTrace = request.headers["traceparent"] === undefined ? undefined : traceFromHeaders(request.headers)
     const bodyTrace = headerTrace === undefined ? details.trace : undefined

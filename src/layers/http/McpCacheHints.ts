@@ -1,10 +1,12 @@
 /**
  * The cache hints of MCP 2026-07-28 results (`ttlMs`, `cacheScope`), as the
- * caching text asks: `server/discover`, `tools/list`, `resources/list`,
- * `resources/templates/list` and `prompts/list` are the same for every app
- * and change only on deploy, so they are `public`; a `resources/read` carries
- * its resource's hint (src/api/mcp/resources.ts): `public` for global
- * reference data, `private` for what is the app's own.
+ * caching text asks: `server/discover` and `prompts/list` are the same for
+ * every app and change only on deploy, so they are `public`; `tools/list`,
+ * `resources/list` and `resources/templates/list` change only on deploy too,
+ * but list what the caller's secret may call (McpScopes.ts), so they keep
+ * McpServer's own `private` hint; a `resources/read` carries its resource's hint
+ * (src/api/mcp/resources.ts): `public` for global reference data, `private`
+ * for what is the app's own.
  *
  * effect/ai's McpServer writes the hints itself but takes only `private`
  * ones, and answers every `resources/read` with `{ttlMs: 0, cacheScope:
@@ -23,8 +25,8 @@ const VERSION = "2026-07-28"
 /** How long the lists and discovery stay fresh: they change on deploy only. */
 export const LIST_TTL = Duration.minutes(5)
 
-/** The cacheable results whose content is the same for every app. */
-const SHARED_LISTS: ReadonlySet<string> = new Set(["server/discover", "tools/list", "resources/list", "resources/templates/list", "prompts/list"])
+/** The cacheable results whose content is the same for every app and secret. */
+const SHARED_LISTS: ReadonlySet<string> = new Set(["server/discover", "prompts/list"])
 
 type Json = Record<string, unknown>
 

@@ -18,7 +18,7 @@
  */
 import { Effect } from "effect"
 import { McpSchema } from "effect/ai"
-import { CurrentCaller } from "../../api/Authorization.ts"
+import { callScopeOf, CurrentCaller } from "../../api/Authorization.ts"
 import { endpointNamed, type OperationInput, type Page } from "../../api/Operations.ts"
 import type { DownstreamError } from "../../domain/Errors.ts"
 import { MAX_PAGE_SIZE } from "../../domain/Resource.ts"
@@ -83,7 +83,7 @@ export const makePromptCompletions = (downstream: Downstream["Service"]): Readon
     return Effect.flatMap(
       CurrentCaller,
       (caller) =>
-        call({ query: { ...filters, limit: MAX_PAGE_SIZE } } as OperationInput<typeof endpoint>, { appId: caller.appId, requestId: caller.requestId })
+        call({ query: { ...filters, limit: MAX_PAGE_SIZE } } as OperationInput<typeof endpoint>, callScopeOf(caller))
           .pipe(
             Effect.map((answer) => {
               const page = answer as Page<Json>

@@ -8,7 +8,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { McpSchema, McpServer } from "effect/ai"
-import { CurrentCaller } from "../../api/Authorization.ts"
+import { callScopeOf, CurrentCaller } from "../../api/Authorization.ts"
 import { QUOTE_PDF } from "../../api/mcp/resources.ts"
 import { PdfRenderFailed } from "../pdf/PdfRenderer.ts"
 import { unstorableInput } from "./InputChecks.ts"
@@ -25,7 +25,7 @@ export const QuotePdfRegistration = Layer.effectDiscard(Effect.gen(function*() {
     // An id storage cannot hold names no quote.
     if (id === undefined || unstorableInput({ params: { id } }) !== undefined) return yield* notFound(uri)
     const caller = yield* CurrentCaller
-    const rendered = yield* pdfs.render(decodeURIComponent(id), { appId: caller.appId, requestId: caller.requestId }).pipe(
+    const rendered = yield* pdfs.render(decodeURIComponent(id), callScopeOf(caller)).pipe(
       Effect.mapError((error) =>
         error instanceof PdfRenderFailed
           ? new McpSchema.InternalError({ message: "The quote's PDF could not be rendered", data: { uri, code: 500, type: "InternalServerError" } })

@@ -2,7 +2,8 @@
  * The MCP resources (src/api/mcp/resources.ts) registered with McpServer:
  * each `mfg://<name>` as a resource (the first page) and as a template
  * (`mfg://<name>{?<filters>,limit,offset}`), read through the REST list's
- * Downstream operation for the caller's app, as the REST handler calls it.
+ * Downstream operation for the caller's app, as the REST handler calls it;
+ * the request log from the meter, as GET /v1/request-log reads it.
  *
  * The templates are registered with McpServer's `addResourceTemplate`, not
  * `registerResource`: the latter's templates are path segments (`{id}`),
@@ -19,15 +20,20 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { McpSchema, McpServer } from "effect/ai"
-import { CurrentCaller } from "../../api/Authorization.ts"
+import { callScopeOf, CurrentCaller } from "../../api/Authorization.ts"
 import { badRequestOf } from "../../api/BadRequests.ts"
+import type { CallScope } from "../../api/EngineCall.ts"
 import { MCP_RESOURCES, type McpResourceSpec, PAGING_PARAMETERS, RESOURCE_MIME_TYPE } from "../../api/mcp/resources.ts"
 import { endpointNamed, type OperationInput, type Page } from "../../api/Operations.ts"
 import type { DownstreamError } from "../../domain/Errors.ts"
+import type { RequestLogQuery } from "../../domain/RequestLog.ts"
 import { traced } from "../../domain/Span.ts"
 import { Downstream } from "../../services/Downstream.ts"
+import { Meter } from "../../services/Meter.ts"
 import { Instruments } from "../telemetry/Instruments.ts"
+import { unstorableInput } from "./InputChecks.ts"
 import { noteDownstreamFailure } from "./McpToolCalls.ts"
+import { requestLogPage } from "./RequestLogHandler.ts"
 
 type Json = Readonly<Record<string, unknown>>
 
@@ -58,6 +64,7 @@ const downstreamFailure = (uri: string, error: DownstreamError) =>
 export const ResourceRegistrations = Layer.effectDiscard(Effect.gen(function*() {
   const server = yield* McpServer.McpServer
   const downstream = yield* Downstream
+  const meter = yield* Meter
   const instruments = yield* Instruments
   const colourList = endpointNamed("colour.list")
   if (colourList === undefined) return yield* Effect.die("MCP resources: colour.list is not an operation of the contract")
@@ -66,9 +73,9 @@ export const ResourceRegistrations = Layer.effectDiscard(Effect.gen(function*() 
   const noteFailure = (error: DownstreamError) => noteDownstreamFailure(instruments, error)
 
   /** Runs an operation for the caller's app, as the REST handler does, with the same telemetry. */
-  const run = <A>(operation: string, uri: string, call: (scope: { appId: string; requestId: string }) => Effect.Effect<A, DownstreamError>) =>
+  const run = <A>(operation: string, uri: string, call: (scope: CallScope) => Effect.Effect<A, DownstreamError>) =>
     Effect.flatMap(CurrentCaller, (caller) =>
-      call({ appId: caller.appId, requestId: caller.requestId }).pipe(
+      call(callScopeOf(caller)).pipe(
         Effect.tapError(noteFailure),
         Effect.mapError((error) => downstreamFailure(uri, error)),
         traced("Downstream.call", { attributes: { "downstream.operation": operation } })
@@ -89,8 +96,29 @@ export const ResourceRegistrations = Layer.effectDiscard(Effect.gen(function*() 
     }))
   })
 
+  /** A page of the caller's request log: a storage outage as the read's internal error, as an engine's. */
+  const requestLogPageFor = (uri: string, query: RequestLogQuery) => {
+    // A filter value storage cannot hold (a NUL) is invalid params naming it, as the REST 400 names it.
+    const unstorable = unstorableInput({ query })
+    if (unstorable !== undefined) {
+      return Effect.fail(new McpSchema.InvalidParams({ message: unstorable.message, data: { uri, errors: unstorable.errors ?? [] } }))
+    }
+    return Effect.mapError(
+      requestLogPage(meter, query),
+      (error) => new McpSchema.InternalError({ message: error.message, data: { uri, code: error.code, type: error.type } })
+    )
+  }
+
   const readerOf = (spec: McpResourceSpec) => {
-    const list = downstream.call(spec.endpoint as unknown as NonNullable<ReturnType<typeof endpointNamed>>)
+    /** A page of the resource's list, from its engine operation or the meter. */
+    const pageOf = ((): (
+      uri: string,
+      query: Readonly<Record<string, unknown>>
+    ) => Effect.Effect<unknown, McpSchema.InvalidParams | McpSchema.InternalError, CurrentCaller> => {
+      if (spec.servedBy === "meter") return (uri, query) => requestLogPageFor(uri, query as RequestLogQuery)
+      const list = downstream.call(spec.endpoint as unknown as NonNullable<ReturnType<typeof endpointNamed>>)
+      return (uri, query) => run(spec.operation, uri, (scope) => list({ query } as OperationInput<typeof list>, scope))
+    })()
     const parameters: ReadonlySet<string> = new Set([...spec.filters, ...PAGING_PARAMETERS])
     const accepted = [...parameters].map((name) => `"${name}"`).join(", ")
     // The REST list's own query Schema, as the HttpApi decodes a query string (a repeated parameter is an array).
@@ -122,11 +150,7 @@ export const ResourceRegistrations = Layer.effectDiscard(Effect.gen(function*() 
         })
       )
       const limit = (decoded as { readonly limit?: number }).limit ?? spec.pageSize
-      const listFrom = (offset: number) =>
-        Effect.map(
-          run(spec.operation, uri, (scope) => list({ query: { ...decoded, limit, offset } } as OperationInput<typeof list>, scope)),
-          (answer) => ({ page: answer as Page<Json>, offset })
-        )
+      const listFrom = (offset: number) => Effect.map(pageOf(uri, { ...decoded, limit, offset }), (answer) => ({ page: answer as Page<Json>, offset }))
       const asked = (decoded as { readonly offset?: number }).offset
       const first = yield* listFrom(asked ?? 0)
       const newest = asked === undefined && spec.newestFirst && first.page.total > limit
@@ -168,4 +192,4 @@ export const ResourceRegistrations = Layer.effectDiscard(Effect.gen(function*() 
         read(uri) as unknown as Effect.Effect<McpSchema.ReadResourceResult, McpSchema.InvalidParams | McpSchema.InternalError, McpSchema.McpRequestContext>
     })
   }
-})) as Layer.Layer<never, never, McpServer.McpServer | McpServer.McpRequest<"Requires", CurrentCaller> | Downstream>
+})) as Layer.Layer<never, never, McpServer.McpServer | McpServer.McpRequest<"Requires", CurrentCaller> | Downstream | Meter>

@@ -8,7 +8,8 @@
  * request path as a REST call (McpAuth): the Incoming Secret, the one 401,
  * metering before the handler (operation `mcp.<tool name>` for tools/call,
  * `mcp.<method>` otherwise). The tools and the resources call Downstream
- * exactly as the REST handlers do; a quote reads as a PDF (`mfg://ticket-quote/{id}/pdf`,
+ * exactly as the REST handlers do; the lists show only what the secret's
+ * scopes allow (McpScopes); a quote reads as a PDF (`mfg://ticket-quote/{id}/pdf`,
  * McpQuotePdf). A plain 2026-07-28 `tools/call` is answered by McpAuth
  * itself, with the same tool call (McpDirect); McpServer answers the rest.
  */
@@ -24,6 +25,7 @@ import { SERVER_INFO } from "./McpDirect.ts"
 import { PromptRegistrations } from "./McpPrompts.ts"
 import { QuotePdfRegistration } from "./McpQuotePdf.ts"
 import { ResourceRegistrations } from "./McpResources.ts"
+import { McpScopeChecks } from "./McpScopes.ts"
 import { ETAG_META, ETAGS_META, McpToolCalls } from "./McpToolCalls.ts"
 import type { McpCallHeaders } from "./McpToolRetries.ts"
 import { QuotePdfs } from "./QuotePdfHandler.ts"
@@ -56,7 +58,8 @@ const ToolRegistrations = Layer.effectDiscard(Effect.gen(function*() {
 
 /**
  * McpServer's own hints (it takes `private` ones only): McpCacheHints makes
- * the lists and discovery `public`, as they are the same for every app, and
+ * discovery and the prompts `public`, as they are the same for every app and
+ * secret (the tool and resource lists depend on the secret's scopes), and
  * gives each resource read its resource's hint.
  */
 const CACHE = { ttl: LIST_TTL, cacheScope: "private" } as const
@@ -83,5 +86,5 @@ export const McpRoutes = McpServer.layerHttp({
   // Stateless: nothing is ever pushed, so subscriptions/listen is not served (-32601) rather than a stream that stays silent.
   allowSubscriptions: false,
   cacheHints: { discover: CACHE, tools: CACHE, resources: CACHE, resourceTemplates: CACHE, prompts: CACHE },
-  registrations: Layer.mergeAll(ToolRegistrations, ResourceRegistrations, QuotePdfRegistration, PromptRegistrations)
+  registrations: Layer.mergeAll(ToolRegistrations, ResourceRegistrations, QuotePdfRegistration, PromptRegistrations, McpScopeChecks)
 }).pipe(Layer.provide(McpCacheHints), Layer.provide(McpAuth.layer), Layer.provide([McpToolCalls.layer, QuotePdfs.layer]))

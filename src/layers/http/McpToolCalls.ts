@@ -26,14 +26,14 @@
 import { Cause, Context, Effect, ErrorReporter, Layer, Result, Schema } from "effect"
 import { McpSchema, Tool } from "effect/ai"
 import type { HttpApiEndpoint } from "effect/http-api"
-import { CurrentCaller } from "../../api/Authorization.ts"
+import { callScopeOf, CurrentCaller } from "../../api/Authorization.ts"
 import type { CallScope, DecodedInput } from "../../api/EngineCall.ts"
 import { takesIdempotencyKey } from "../../api/IdempotencyKey.ts"
 import { EVENTS_META } from "../../api/mcp/resources.ts"
 import { type DerivedTool, downstreamFailure, McpTools, type ToolFailure } from "../../api/mcp/tools.ts"
 import { endpointNamed, isPaged, type OperationEndpoint, type OperationInput, operationOf, type Page } from "../../api/Operations.ts"
 import { PublicApi } from "../../api/PublicApi.ts"
-import type { DownstreamError } from "../../domain/Errors.ts"
+import { type DownstreamError, InsufficientScope } from "../../domain/Errors.ts"
 import { MAX_PAGE_SIZE } from "../../domain/Resource.ts"
 import { traced } from "../../domain/Span.ts"
 import { Downstream } from "../../services/Downstream.ts"
@@ -42,6 +42,7 @@ import { CurrentRequestFacts } from "../telemetry/RequestTelemetry.ts"
 import { makePreconditions, recordTag, writtenId } from "./Conditional.ts"
 import { CurrentIdempotentCall, IdempotentOnce, type RunOnce } from "./Idempotency.ts"
 import { unstorableInput } from "./InputChecks.ts"
+import { TOOL_SCOPES } from "./McpScopes.ts"
 import { type McpCallHeaders, type ToolOutcome, withToolKey } from "./McpToolRetries.ts"
 
 /** A tool's handler: decode the arguments, invoke the REST operation, check the answer. */
@@ -117,7 +118,7 @@ const eventsWrittenBy = (downstream: Downstream["Service"], eventList: NonNullab
   const listEvents = downstream.call(eventList)
   return Effect.gen(function*() {
     const caller = yield* CurrentCaller
-    const scope = { appId: caller.appId, requestId: caller.requestId }
+    const scope = callScopeOf(caller)
     const events: Array<NamedEvent> = []
     while (true) {
       const query = { requestId: caller.requestId, limit: MAX_PAGE_SIZE, offset: events.length }
@@ -158,8 +159,17 @@ const tagsMeta = Effect.fnUntraced(function*(tagOf: CallParts["tagOf"], answer: 
   return { [ETAGS_META]: tags }
 })
 
-/** The arguments decoded into the REST operation's input; what storage cannot hold refused naming the field, as over REST. */
+/**
+ * The arguments decoded into the REST operation's input, for a secret whose
+ * scopes allow the tool (else the REST 403, whatever the arguments:
+ * McpScopes.ts); what storage cannot hold refused naming the field, as over REST.
+ */
 const decodeRequest = Effect.fnUntraced(function*(derived: DerivedTool, args: unknown) {
+  const required = TOOL_SCOPES.get(derived.spec.name)!
+  if (!(yield* CurrentCaller).grants.scopes.has(required.scope)) {
+    const refused = InsufficientScope.of(required.operation, required.scope)
+    return yield* Effect.fail<ToolFailure>({ code: refused.code, message: refused.message, type: refused.type })
+  }
   const decoded = yield* derived.decodeArguments(args)
   const unstorable = unstorableInput(decoded.request)
   if (unstorable !== undefined) {
@@ -190,7 +200,7 @@ const callFor = (parts: CallParts): ToolCall => {
   const run = Effect.fnUntraced(function*(request: DecodedInput, ifMatch: string | undefined) {
     const caller = yield* CurrentCaller
     const idempotency = yield* CurrentIdempotentCall
-    let scope: CallScope = { appId: caller.appId, requestId: caller.requestId, ...(idempotency === undefined ? {} : { idempotency }) }
+    let scope: CallScope = { ...callScopeOf(caller), ...(idempotency === undefined ? {} : { idempotency }) }
     if (ifMatch !== undefined) {
       const outcome = yield* Effect.mapError(precondition(derived.spec.operation, writtenId(request), ifMatch, scope), asFailure)
       if (outcome._tag === "Unsupported") return yield* Effect.fail(failed({ code: 400, message: `${name} takes no ifMatch`, type: "BadRequest" }))
@@ -280,7 +290,7 @@ export class McpToolCalls extends Context.Service<McpToolCalls, {
         handlers[derived.spec.name] = (args) =>
           Effect.flatMap(
             decodeRequest(derived, args),
-            ({ request }) => Effect.flatMap(CurrentCaller, (caller) => operate(request, { appId: caller.appId, requestId: caller.requestId }))
+            ({ request }) => Effect.flatMap(CurrentCaller, (caller) => operate(request, callScopeOf(caller)))
           )
       }
       return McpToolCalls.of({ handlers, byName })

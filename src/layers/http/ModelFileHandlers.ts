@@ -23,7 +23,7 @@ import { Effect, Pull, Schema, Stream } from "effect"
 import { HttpServerResponse, Multipart } from "effect/http"
 import type { HttpServerRequest } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
-import type { CurrentCaller } from "../../api/Authorization.ts"
+import { callScopeOf, type CurrentCaller } from "../../api/Authorization.ts"
 import type { CallScope } from "../../api/EngineCall.ts"
 import { operationOf } from "../../api/Operations.ts"
 import { PublicContract } from "../../api/PublicApi.ts"
@@ -200,7 +200,7 @@ export const makeModelFileHandler = (downstream: Downstream["Service"], maxBytes
       // The body is bytes, stored as such; the id and file name are text, which cannot hold NUL.
       const unstorable = unstorableInput({ params: request.params, query: request.query })
       if (unstorable !== undefined) return errorResponse(unstorable)
-      const scope = { appId: caller.appId, requestId: caller.requestId }
+      const scope = callScopeOf(caller)
       const operation = operationOf(request.endpoint)
       if (operation === "modelFile.upload") return yield* upload(request, scope)
       if (operation === "modelFile.content") return yield* content(request, scope)

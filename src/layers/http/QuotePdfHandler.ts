@@ -20,7 +20,7 @@ import { Context, Effect, Layer } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { createHash } from "node:crypto"
-import { CurrentCaller } from "../../api/Authorization.ts"
+import { callScopeOf, CurrentCaller } from "../../api/Authorization.ts"
 import type { CallScope } from "../../api/EngineCall.ts"
 import { operationOf } from "../../api/Operations.ts"
 import { PublicContract } from "../../api/PublicApi.ts"
@@ -223,7 +223,7 @@ export const makeQuoteReadHandler = (pdfs: QuotePdfs["Service"], json: Handler):
           if (undeclared !== undefined) return errorResponse(undeclared)
           const unstorable = unstorableInput({ params: request.params })
           if (unstorable !== undefined) return errorResponse(unstorable)
-          return yield* pdf(request, { appId: caller.appId, requestId: caller.requestId })
+          return yield* pdf(request, callScopeOf(caller))
         })
         : json(request),
       varies

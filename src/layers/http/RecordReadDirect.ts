@@ -25,7 +25,7 @@ import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { type CurrentCaller, IncomingSecretAuth } from "../../api/Authorization.ts"
 import { PublicApi } from "../../api/PublicApi.ts"
 import { PublicOperationHandler } from "./ForwardHandlers.ts"
-import { failureResponse } from "./IncomingSecretAuthLive.ts"
+import { failureResponse, meteredCallOf } from "./IncomingSecretAuthLive.ts"
 import { IncomingSecretGuard, type MeteredCall } from "./IncomingSecretGuard.ts"
 
 /** One endpoint answered directly: what the guard meters it as, and what its handler is given. */
@@ -70,7 +70,7 @@ export const recordReadTable = (api: Pick<HttpApi.Top, "groups"> | typeof Public
     table.set(endpoint.path.slice(0, -last.length - 1), {
       endpoint,
       group,
-      call: { operation: `${group.identifier}.${endpoint.identifier}`, method: "GET", route: endpoint.path },
+      call: meteredCallOf(group, endpoint),
       decodeParams: (segment) => decode({ [name]: segment }),
       staticSiblings: new Set(siblings.map((other) => segmentsOf(other.endpoint.path).at(-1)!))
     })

@@ -13,6 +13,7 @@ import { webhookDeliveryLeases } from "./migrations/0014_webhook_delivery_leases
 import { meterRetention } from "./migrations/0017_meter_retention.ts"
 import { recordsPerApp } from "./migrations/0018_records_per_app.ts"
 import { modelFileUnits } from "./migrations/0019_model_file_units.ts"
+import { secretGrants } from "./migrations/0020_secret_grants.ts"
 
 /**
  * Migration 0008: record numbers counted per app and prefix, and an
@@ -198,5 +199,6 @@ export const migrations = {
   }),
   "0017_meter_retention": meterRetention,
   "0018_records_per_app": recordsPerApp,
-  "0019_model_file_units": modelFileUnits
+  "0019_model_file_units": modelFileUnits,
+  "0020_secret_grants": secretGrants
 }

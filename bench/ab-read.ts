@@ -1,0 +1,114 @@
+/**
+ * A/B of the authenticated read: this tree's service against another
+ * checkout's (the commit before a change), side by side, measured in
+ * alternation (A B, then B A, ...) so that both meet the same machine load,
+ * `GET /v1/customer/{id}` at 32 connections on PostgreSQL. On a shared,
+ * noisy machine a single run of each (`npm run bench`, one after the other)
+ * measures the load of the moment more than the change; pairs measured
+ * seconds apart, and the median of their ratios, do not.
+ *
+ *   git worktree add /tmp/before <commit>   (or: git archive <commit> | tar -x -C /tmp/before)
+ *   ln -s "$PWD/node_modules" /tmp/before/node_modules
+ *   node bench/ab-read.ts --base /tmp/before [--pairs 16] [--duration 5] [--warmup 5] [--connections 32]
+ *
+ * Each service is loaded for `--warmup` seconds first (not measured: the JIT,
+ * and a tree whose sources changed since its last start compiles them), then
+ * each measurement has a 1 s warm-up of its own. Prints each pair and the medians: requests per second and the service's
+ * CPU per request (this tree divided by the base's). Each service has a
+ * database of its own, named with a random suffix so that runs of several
+ * people on one PostgreSQL never meet.
+ */
+import { randomBytes } from "node:crypto"
+import * as Path from "node:path"
+import { pathToFileURL } from "node:url"
+import { runLoad } from "./load.ts"
+import { parseFlags, positiveNumber, usageError } from "./options.ts"
+import { createBenchDatabase } from "./postgres.ts"
+import { stopAll } from "./servers.ts"
+import { fixed, median, thousands } from "./stats.ts"
+import * as Here from "./targets.ts"
+
+const USAGE = "usage: node bench/ab-read.ts --base <checkout> [--pairs N] [--duration S] [--warmup S] [--connections N]"
+const flags = parseFlags({
+  base: { type: "string", default: "" },
+  pairs: { type: "string", default: "16" },
+  duration: { type: "string", default: "5" },
+  warmup: { type: "string", default: "5" },
+  connections: { type: "string", default: "32" }
+}, USAGE)
+if (flags.base === "") usageError("--base is required: the checkout to compare with", USAGE)
+const pairs = positiveNumber("pairs", flags.pairs, true, USAGE)
+const duration = positiveNumber("duration", flags.duration, false, USAGE)
+const warmup = positiveNumber("warmup", flags.warmup, false, USAGE)
+const connections = positiveNumber("connections", flags.connections, true, USAGE)
+
+type Targets = typeof Here
+interface Side {
+  readonly name: string
+  readonly server: Awaited<ReturnType<Targets["startService"]>>
+  readonly secret: string
+  readonly recordId: string
+}
+
+const main = async () => {
+  // The base's own modules start the base's service (each targets.ts starts `src/main.ts` of its tree).
+  const baseDir = Path.resolve(flags.base)
+  const There = (await import(pathToFileURL(Path.join(baseDir, "bench", "targets.ts")).href)) as Targets
+  const ThereServers = (await import(pathToFileURL(Path.join(baseDir, "bench", "servers.ts")).href)) as { readonly stopAll: () => Promise<void> }
+  const suffix = randomBytes(4).toString("hex")
+  const databases = [await createBenchDatabase(`mfg_bench_ab_base_${suffix}`), await createBenchDatabase(`mfg_bench_ab_head_${suffix}`)] as const
+  const start = async (targets: Targets, name: string, url: string): Promise<Side> => {
+    const server = await targets.startService({ name, storage: "postgres", databaseUrl: url })
+    const { value } = await targets.createSecret(server)
+    const record = await targets.createRecord(server, value, "customer", { name: "Bench", email: "bench@example.com" })
+    return { name, server, secret: value, recordId: record.id }
+  }
+  try {
+    const base = await start(There, `base (${Path.basename(baseDir)})`, databases[0].url)
+    const head = await start(Here, "this tree", databases[1].url)
+    const measure = async (side: Side, seconds: number) => {
+      const measurement = await runLoad({
+        server: side.server,
+        requests: [{ method: "GET", path: `/v1/customer/${side.recordId}`, headers: { authorization: `Bearer ${side.secret}` } }],
+        expectedStatus: 200,
+        verifyBody: (body) => body.includes(`"id":"${side.recordId}"`),
+        connections,
+        seconds
+      })
+      if (measurement.errors > 0) throw new Here.BenchmarkInvalid(`${side.name}: ${measurement.errorDetail}`)
+      return measurement
+    }
+    console.log(`ab-read: GET /v1/customer/{id}, ${connections} connections, ${pairs} pairs of ${duration} s (1 s warm-up each)`)
+    for (const side of [base, head]) await measure(side, warmup)
+    const rows: Array<{ readonly rps: readonly [number, number]; readonly cpu: readonly [number, number] }> = []
+    for (let pair = 1; pair <= pairs; pair++) {
+      const order = pair % 2 === 1 ? [base, head] : [head, base]
+      const results = new Map<Side, { readonly rps: number; readonly cpu: number }>()
+      for (const side of order) {
+        await measure(side, 1)
+        const measurement = await measure(side, duration)
+        results.set(side, { rps: measurement.requestsPerSecond, cpu: measurement.cpuMicros })
+      }
+      const [b, h] = [results.get(base)!, results.get(head)!]
+      rows.push({ rps: [b.rps, h.rps], cpu: [b.cpu, h.cpu] })
+      console.log(
+        `pair ${String(pair).padStart(2)}  base ${thousands(b.rps).padStart(6)} req/s ${fixed(b.cpu, 0).padStart(4)} us CPU/req  ` +
+          `this tree ${thousands(h.rps).padStart(6)} req/s ${fixed(h.cpu, 0).padStart(4)} us CPU/req  ratio ${fixed(h.rps / b.rps, 3)}`
+      )
+    }
+    console.log(`\nmedian req/s: base ${thousands(median(rows.map((row) => row.rps[0])))}, this tree ${thousands(median(rows.map((row) => row.rps[1])))}`)
+    console.log(
+      `median of the pairs' ratios (this tree / base): req/s ${fixed(median(rows.map((row) => row.rps[1] / row.rps[0])), 3)}, ` +
+        `CPU per request ${fixed(median(rows.map((row) => row.cpu[1] / row.cpu[0])), 3)}`
+    )
+  } finally {
+    await ThereServers.stopAll()
+    await stopAll()
+    for (const database of databases) await database.drop()
+  }
+}
+
+main().then(() => process.exit(0), (error: unknown) => {
+  console.error(error)
+  process.exit(1)
+})
