@@ -23,6 +23,11 @@ export default {
     "owasp:api4:2023-integer-limit": onInputs("owasp:api4:2023-integer-limit", "integer"),
     // A repeatable filter's schema has no single `type`, which this rule reads as numeric; reel group ids are numbers by the spec.
     "owasp:api1:2023-no-numeric-ids": "warn",
+    // The request log's `secretId` filter is a secret's public id, never its value: the rule matches the name only.
+    "owasp:api2:2023-no-credentials-in-url": {
+      ...owasp.rules["owasp:api2:2023-no-credentials-in-url"],
+      given: "$.paths[?(@property != '/v1/request-log')][*].parameters[?(@ && @.in && @.in.match(/query|path/))].name"
+    },
     // Effect's OpenAPI annotations have no `x-internal` for a server: the one server is this public gateway.
     "owasp:api9:2023-inventory-access": "warn"
   }

@@ -4,7 +4,8 @@
  * how it ended; never a secret's value, a header or a body.
  */
 import { Schema } from "effect"
-import { DateRangeQuery, PageLimit, PageOffset } from "./Resource.ts"
+import { Int32 } from "./Integers.ts"
+import { DateRangeQuery, FilterText, PageLimit, PageOffset, repeatable } from "./Resource.ts"
 
 const RequestId = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100))
 
@@ -14,7 +15,7 @@ export const RequestLogEntry = Schema.Struct({
   method: Schema.String.annotate({ description: "The HTTP method" }),
   route: Schema.String.annotate({ description: "The route template (`/v1/customer/:id`, `/v1/mcp`): never the ids or the query" }),
   operation: Schema.String.annotate({ description: "The operation metered: `<group>.<endpoint>` (`customer.get`), `mcp.<tool>` or `mcp.<method>`" }),
-  status: Schema.NullOr(Schema.Int).annotate({
+  status: Schema.NullOr(Int32).annotate({
     description: "The HTTP status answered; null for a moment after the call, until its outcome is written"
   }),
   errorType: Schema.NullOr(Schema.String).annotate({ description: "The `type` of an error answer's body (`InsufficientScope`, `NotFound`…); null otherwise" }),
@@ -24,16 +25,19 @@ export const RequestLogEntry = Schema.Struct({
 }).annotate({ identifier: "RequestLogEntry", title: "Request log entry" })
 export type RequestLogEntry = typeof RequestLogEntry.Type
 
-const repeatable = <S extends Schema.Top>(schema: S, description: string) => Schema.optional(Schema.ArrayEnsure(schema).annotate({ description }))
+/** A filter of the log: one value or several (`?status=403&status=404`), bounded like every list filter. */
+const filter = (value: Schema.Codec<string, string>, description: string) => Schema.optional(repeatable(value).annotate({ description }))
 
 export const RequestLogQuery = Schema.Struct({
-  requestId: repeatable(RequestId, "Only the calls with these `X-Request-Id`s (repeatable)"),
-  operation: repeatable(Schema.String.check(Schema.isMaxLength(200)), "Only these operations, e.g. `ticketQuote.replace` (repeatable)"),
-  status: repeatable(
-    Schema.String.check(Schema.isPattern(/^[1-5][0-9]{2}$/, { message: "an HTTP status, 100 to 599" })).annotate({ examples: ["403"] }),
+  requestId: filter(RequestId, "Only the calls with these `X-Request-Id`s (repeatable)"),
+  operation: filter(FilterText, "Only these operations, e.g. `ticketQuote.replace` (repeatable)"),
+  status: filter(
+    Schema.String.check(Schema.isMaxLength(3), Schema.isPattern(/^[1-5][0-9]{2}$/, { message: "an HTTP status, 100 to 599" })).annotate({
+      examples: ["403"]
+    }),
     "Only the calls answered with these statuses (repeatable)"
   ),
-  secretId: repeatable(Schema.String.check(Schema.isMaxLength(100)), "Only the calls of these secrets (repeatable)"),
+  secretId: filter(RequestId, "Only the calls of these secrets, by the secret's id (the part of its value before the dot; never the value) (repeatable)"),
   createdAt: DateRangeQuery.createdAt,
   "createdAt[from]": DateRangeQuery["createdAt[from]"],
   "createdAt[to]": DateRangeQuery["createdAt[to]"],
