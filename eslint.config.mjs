@@ -30,14 +30,14 @@ export default defineConfig(
     // Every request passes through these: a generator function made per call pins the request's objects in the
     // old generation until the next full collection (bench/README.md, "Why the request path has no per-call generator").
     files: [
-      "src/layers/http/IncomingSecretGuard.ts",
-      "src/layers/http/IncomingSecretAuthLive.ts",
-      "src/layers/http/ForwardHandlers.ts",
-      "src/layers/http/RecordReadDirect.ts",
-      "src/layers/http/McpToolCalls.ts",
-      "src/layers/http/McpResources.ts",
-      "src/layers/http/McpLegacy.ts",
-      "src/layers/http/Idempotency.ts",
+      "src/gateway/request/IncomingSecretGuard.ts",
+      "src/gateway/request/IncomingSecretAuthLive.ts",
+      "src/gateway/rest/ForwardHandlers.ts",
+      "src/gateway/rest/RecordReadDirect.ts",
+      "src/gateway/mcp/McpToolCalls.ts",
+      "src/gateway/mcp/McpResources.ts",
+      "src/gateway/mcp/McpLegacy.ts",
+      "src/gateway/rest/Idempotency.ts",
       "src/engine/Engine.ts",
       "src/engine/crud.ts",
       "src/engine/RecordRepository.ts"

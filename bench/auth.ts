@@ -2,7 +2,7 @@
  * The per-call authentication work of the baselines, written directly on
  * node: the Authorization header, the secret value's form, SHA-256 and a
  * constant-time compare, and an IPv4 CIDR allow-list. It mirrors what the
- * service checks (src/layers/http/CallerIdentity.ts, src/layers/SecretStoreSql.ts,
+ * service checks (src/gateway/request/CallerIdentity.ts, src/adapters/sql/SecretStoreSql.ts,
  * src/domain/IpAllowList.ts) without any framework.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"

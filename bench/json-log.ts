@@ -1,6 +1,6 @@
 /**
  * Benchmark: the request log line, written by the hand-written JSON-lines
- * writer (src/layers/telemetry/JsonLog.ts) against Effect's `Logger` (JSON,
+ * writer (src/platform/telemetry/JsonLog.ts) against Effect's `Logger` (JSON,
  * `Logger.batched`) and a plain `JSON.stringify` + write per line, on the
  * request path as the service runs it.
  *
@@ -49,9 +49,9 @@ import * as Fs from "node:fs"
 import { cpus, loadavg, tmpdir } from "node:os"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
-import { NO_INSTRUMENTS } from "../src/layers/telemetry/Instruments.ts"
-import { activeSpan, formatLine, JsonLoggerLive } from "../src/layers/telemetry/JsonLog.ts"
-import { CurrentRequestFacts, RequestFacts, requestLine, requestTelemetry } from "../src/layers/telemetry/RequestTelemetry.ts"
+import { CurrentRequestFacts, RequestFacts, requestLine, requestTelemetry } from "../src/gateway/request/RequestTelemetry.ts"
+import { NO_INSTRUMENTS } from "../src/platform/telemetry/Instruments.ts"
+import { activeSpan, formatLine, JsonLoggerLive } from "../src/platform/telemetry/JsonLog.ts"
 import { fixed, median, ratioText, renderTable, thousands } from "./stats.ts"
 
 const VARIANTS = [

@@ -6,7 +6,7 @@
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> node bench/meter-ceiling.ts [--seconds 5] [--rates 2000,4000,...]
  *
- * It drives the service's own Meter (src/layers/MeterSql.ts: group commit,
+ * It drives the service's own Meter (src/adapters/sql/MeterSql.ts: group commit,
  * two flushes in flight, outcomes in batches) with events at a fixed rate,
  * step after step. A step is sustained when the rows committed keep up with
  * the rate offered (at least 95 %) and a call's wait for its row stays short
@@ -17,10 +17,10 @@
  */
 import { Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
+import { MeterSql } from "../src/adapters/sql/MeterSql.ts"
+import { SecretStoreSql } from "../src/adapters/sql/SecretStoreSql.ts"
+import { StorageLive } from "../src/adapters/storage/Storage.ts"
 import type { Caller } from "../src/domain/Secret.ts"
-import { MeterSql } from "../src/layers/MeterSql.ts"
-import { SecretStoreSql } from "../src/layers/SecretStoreSql.ts"
-import { StorageLive } from "../src/layers/storage/Storage.ts"
 import { AppConfig } from "../src/services/AppConfig.ts"
 import { Meter } from "../src/services/Meter.ts"
 import { SecretStore } from "../src/services/SecretStore.ts"

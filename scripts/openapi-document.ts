@@ -7,7 +7,7 @@
 import { OpenApi } from "effect/http-api"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { PublicApi } from "../src/api/PublicApi.ts"
+import { PublicApi } from "../src/contract/PublicApi.ts"
 
 if (import.meta.main) {
   const file = process.argv[2]

@@ -7,12 +7,12 @@
  * continues the caller's trace here.
  */
 import { Layer } from "effect"
-import { EngineServerLive } from "./layers/EngineServer.ts"
-import { ModelServicesLive } from "./layers/ModelServices.ts"
-import { runService } from "./layers/ServiceMain.ts"
-import { StorageLive } from "./layers/storage/Storage.ts"
-import { telemetryFor } from "./layers/Telemetry.ts"
-import { WebhookSenderLive } from "./layers/Webhooks.ts"
+import { StorageLive } from "./adapters/storage/Storage.ts"
+import { telemetryFor } from "./adapters/telemetry/Telemetry.ts"
+import { EngineServerLive } from "./app/EngineServer.ts"
+import { ModelServicesLive } from "./app/ModelServices.ts"
+import { WebhookSenderLive } from "./app/Webhooks.ts"
+import { runService } from "./platform/ServiceMain.ts"
 import { AppConfig } from "./services/AppConfig.ts"
 
 const Main = EngineServerLive.pipe(

@@ -3,13 +3,13 @@
  * DATA_DIR by default, PostgreSQL when DATABASE_URL is set.
  */
 import { Layer } from "effect"
-import { ServicesLive } from "./layers/AppLayers.ts"
-import { HttpServerLive } from "./layers/http/Server.ts"
-import { ModelServicesLive } from "./layers/ModelServices.ts"
-import { runService } from "./layers/ServiceMain.ts"
-import { StorageLive } from "./layers/storage/Storage.ts"
-import { TelemetryLive } from "./layers/Telemetry.ts"
-import { WebhookDeliveryWithEmbeddedEngine, WebhookSenderLive } from "./layers/Webhooks.ts"
+import { StorageLive } from "./adapters/storage/Storage.ts"
+import { TelemetryLive } from "./adapters/telemetry/Telemetry.ts"
+import { ServicesLive } from "./app/AppLayers.ts"
+import { ModelServicesLive } from "./app/ModelServices.ts"
+import { WebhookDeliveryWithEmbeddedEngine, WebhookSenderLive } from "./app/Webhooks.ts"
+import { HttpServerLive } from "./gateway/server/index.ts"
+import { runService } from "./platform/ServiceMain.ts"
 import { AppConfig } from "./services/AppConfig.ts"
 
 const Main = HttpServerLive.pipe(

@@ -100,7 +100,7 @@ export class TooManyRequests extends Schema.Error<TooManyRequests>("TooManyReque
 
 /**
  * The secret authenticated, but its scopes do not include the one the
- * operation needs (src/api/Scopes.ts). The call is metered and changes nothing.
+ * operation needs (src/contract/Scopes.ts). The call is metered and changes nothing.
  */
 export class InsufficientScope extends Schema.Error<InsufficientScope>("InsufficientScope")(errorBody(403), {
   httpApiStatus: 403,

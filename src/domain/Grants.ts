@@ -5,7 +5,7 @@
  *
  * - A scope names a kind of operation (`read`, `write`, `quote`, `order`,
  *   `webhooks`); each operation of the API needs exactly one
- *   (src/api/Scopes.ts). A secret created without scopes has them all.
+ *   (src/contract/Scopes.ts). A secret created without scopes has them all.
  * - `maxAcceptTotal` bounds the total of a quote the secret may accept, in
  *   the base currency (EUR).
  * - The mode picks the data space the secret works on: `live`, or `test`, a

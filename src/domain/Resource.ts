@@ -1,5 +1,5 @@
 /**
- * One definition per resource drives its HTTP endpoints (src/api), its
+ * One definition per resource drives its HTTP endpoints (src/contract), its
  * storage in the engine (src/engine) and, where it has one, its MCP tool.
  *
  * A definition names the resource and lists its writable fields as Schemas.

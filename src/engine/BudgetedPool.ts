@@ -2,7 +2,7 @@
  * Work that must not run on the event loop that answers requests, run in a
  * piscina pool that exists only while it has work, each task within a time
  * budget. The model analyser (geometry/ModelAnalyser.ts) and the gateway's
- * quote PDFs (layers/pdf/PdfRenderer.ts) run on one each.
+ * quote PDFs (adapters/pdf/PdfRenderer.ts) run on one each.
  *
  * - The pool is made for the first task and destroyed `idleTimeout` after
  *   the last one settles, so a service that has no such work holds none of

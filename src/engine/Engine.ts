@@ -1,14 +1,14 @@
 /**
  * The engine: runs an operation of the public contract for one app. The same
  * service answers in-process (Downstream embedded) and over its own HTTP API
- * (EngineApi, served by src/layers/EngineServer.ts).
+ * (EngineApi, served by src/app/EngineServer.ts).
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
-import type { WritePrecondition } from "../api/EngineCall.ts"
-import { groupsOf, type OperationAnswer, type OperationEndpoint, type OperationInput, type OperationName, operationOf } from "../api/Operations.ts"
-import { PublicContract } from "../api/PublicApi.ts"
+import type { WritePrecondition } from "../contract/EngineCall.ts"
+import { groupsOf, type OperationAnswer, type OperationEndpoint, type OperationInput, type OperationName, operationOf } from "../contract/Operations.ts"
+import { PublicContract } from "../contract/PublicApi.ts"
 import type { TestDataEmptied } from "../domain/Grants.ts"
 import { traced } from "../domain/Span.ts"
 import { isOutage } from "../domain/StorageOutage.ts"

@@ -7,8 +7,8 @@
 import type { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
-import type { CallGrants, IdempotentCall, WritePrecondition } from "../api/EngineCall.ts"
-import type { GroupId, OperationAnswer, OperationInput, OperationTable } from "../api/Operations.ts"
+import type { CallGrants, IdempotentCall, WritePrecondition } from "../contract/EngineCall.ts"
+import type { GroupId, OperationAnswer, OperationInput, OperationTable } from "../contract/Operations.ts"
 import type { EngineError } from "./EngineError.ts"
 import type { RecordRepository } from "./RecordRepository.ts"
 

@@ -8,7 +8,7 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { asCreated, type Page } from "../api/Operations.ts"
+import { asCreated, type Page } from "../contract/Operations.ts"
 import type { Resource } from "../domain/Resource.ts"
 import { toRecordFilter } from "../domain/Resource.ts"
 import { EngineError } from "./EngineError.ts"

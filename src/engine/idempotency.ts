@@ -4,7 +4,7 @@
  * key, 24 h), so that whatever crashes after the commit (the gateway, the
  * engine, the connection), a retry with the key finds the answer and answers
  * it again instead of writing twice. The gateway keeps its own record of the
- * key (src/layers/IdempotencySql.ts: one call at a time, the HTTP answer
+ * key (src/adapters/sql/IdempotencySql.ts: one call at a time, the HTTP answer
  * replayed); this is what makes the write itself happen once, for the
  * embedded engine and a remote one alike.
  *
@@ -26,9 +26,9 @@
  */
 import { Data, Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { answerCodec } from "../api/EngineAnswer.ts"
-import type { IdempotentCall } from "../api/EngineCall.ts"
-import type { OperationEndpoint } from "../api/Operations.ts"
+import { answerCodec } from "../contract/EngineAnswer.ts"
+import type { IdempotentCall } from "../contract/EngineCall.ts"
+import type { OperationEndpoint } from "../contract/Operations.ts"
 import { EngineError } from "./EngineError.ts"
 import type { Step } from "./Operation.ts"
 import { makeWriteTransaction } from "./writeTransaction.ts"

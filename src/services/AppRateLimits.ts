@@ -1,7 +1,7 @@
 /**
  * AppRateLimits: the per-app overrides of RATE_LIMIT, as stored. The admin
  * API and the CLI set and clear them; gateways read them through their own
- * short-lived cache (src/layers/http/RateLimiting.ts).
+ * short-lived cache (src/gateway/request/RateLimiting.ts).
  */
 import { Context, type Effect } from "effect"
 import type { ServiceUnavailable } from "../domain/Errors.ts"

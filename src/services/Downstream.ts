@@ -7,8 +7,8 @@
  * the gateway passes to the client unchanged.
  */
 import { Context, type Effect } from "effect"
-import type { CallScope } from "../api/EngineCall.ts"
-import type { OperationAnswer, OperationEndpoint, OperationInput } from "../api/Operations.ts"
+import type { CallScope } from "../contract/EngineCall.ts"
+import type { OperationAnswer, OperationEndpoint, OperationInput } from "../contract/Operations.ts"
 import type { DownstreamError } from "../domain/Errors.ts"
 import type { TestDataEmptied } from "../domain/Grants.ts"
 

@@ -1,7 +1,7 @@
 /**
  * IdempotencyStore: the answers of calls made with an `Idempotency-Key`,
  * kept per app and key for 24 hours, in the gateway's database so that every
- * instance sees them (src/layers/IdempotencySql.ts).
+ * instance sees them (src/adapters/sql/IdempotencySql.ts).
  *
  * A key is claimed before its call runs (state `running`), then completed
  * with the call's answer (state `done`) or released (the row is dropped) when
@@ -19,7 +19,7 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 export interface IdempotencyClaim {
   readonly appId: string
   readonly key: string
-  /** What the call is: SHA-256 of its operation and its decoded input (src/layers/http/Idempotency.ts). */
+  /** What the call is: SHA-256 of its operation and its decoded input (src/gateway/rest/Idempotency.ts). */
   readonly fingerprint: string
   /** The request id of the call that holds the key: only it completes or releases the claim. */
   readonly owner: string

@@ -1,6 +1,6 @@
 /**
  * The meter's upkeep, on every instance, each step under a database lock so
- * that one instance at a time does it (src/layers/MeterUpkeepSql.ts):
+ * that one instance at a time does it (src/adapters/sql/MeterUpkeepSql.ts):
  *
  * - the sweep settles the rows of calls whose outcome never came (their
  *   instance died between the call and its outcome write) as unknown, once

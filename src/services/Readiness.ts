@@ -5,7 +5,7 @@
  * other dependencies are checked where they are configured, by the layer
  * that owns them: the remote engine's client (DOWNSTREAM_URL) and the rate
  * limits' Redis (REDIS_URL) each add their check to ReadinessChecks when
- * they are built. A composition without ReadinessChecksLive (src/layers/Readiness.ts)
+ * they are built. A composition without ReadinessChecksLive (src/platform/Readiness.ts)
  * has the default, which keeps no checks: its `/ready` checks storage only.
  */
 import { Context, type Effect, Schema } from "effect"

@@ -13,8 +13,8 @@
  */
 import { Arbitrary, Effect, Exit, Schema, SchemaAST } from "effect"
 import type { HttpApiEndpoint } from "effect/http-api"
-import { McpTools } from "../../src/api/mcp/tools.ts"
-import { PublicApi } from "../../src/api/PublicApi.ts"
+import { McpTools } from "../../src/contract/mcp/tools.ts"
+import { PublicApi } from "../../src/contract/PublicApi.ts"
 
 export type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
 /** A query as the server parses it: a repeated parameter is an array. */

@@ -8,7 +8,7 @@
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit } from "effect"
-import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from "../../src/layers/http/Cors.ts"
+import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from "../../src/gateway/request/Cors.ts"
 import { loadAppConfig } from "../../src/services/AppConfig.ts"
 import { ADMIN_TOKEN, backends } from "../support/backends.ts"
 import { MCP_VERSION } from "../support/mcp.ts"

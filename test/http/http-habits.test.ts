@@ -12,7 +12,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { request as httpRequest } from "node:http"
-import { PublicApi } from "../../src/api/PublicApi.ts"
+import { PublicApi } from "../../src/contract/PublicApi.ts"
 import { ADMIN_TOKEN, backends } from "../support/backends.ts"
 import { appWithTicket, ok } from "../support/http.ts"
 import { rawRequest } from "../support/rawHttp.ts"

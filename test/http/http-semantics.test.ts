@@ -8,9 +8,10 @@
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { AdminApi } from "../../src/api/AdminApi.ts"
-import { PublicApi } from "../../src/api/PublicApi.ts"
-import { GATEWAY_ROUTES, routesOf } from "../../src/layers/http/RouteTable.ts"
+import { AdminApi } from "../../src/contract/AdminApi.ts"
+import { PublicApi } from "../../src/contract/PublicApi.ts"
+import { GATEWAY_ROUTES } from "../../src/gateway/server/GatewayRoutes.ts"
+import { routesOf } from "../../src/platform/http/RouteTable.ts"
 import { ADMIN_TOKEN, backends } from "../support/backends.ts"
 import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
 

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { HttpServerRequest } from "effect/http"
-import { TOOL_NAMES } from "../../src/api/mcp/tools.ts"
-import { plainToolCall } from "../../src/layers/http/McpDirect.ts"
+import { TOOL_NAMES } from "../../src/contract/mcp/tools.ts"
+import { plainToolCall } from "../../src/gateway/mcp/McpDirect.ts"
 
 const HEADERS = {
   "content-type": "application/json",

@@ -10,7 +10,7 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernTranspor
 import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport as LegacyTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect } from "effect"
-import { TOOL_SPECS } from "../../src/api/mcp/tools.ts"
+import { TOOL_SPECS } from "../../src/contract/mcp/tools.ts"
 import { ADMIN_TOKEN, backends } from "../support/backends.ts"
 import { ok, patch } from "../support/http.ts"
 import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"

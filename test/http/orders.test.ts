@@ -8,7 +8,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { CatalogueGroup, CatalogueModelGroup } from "../../src/api/groups/catalogue.ts"
+import { CatalogueGroup, CatalogueModelGroup } from "../../src/contract/groups/catalogue.ts"
 import {
   ItemGroup,
   MeetingNoteGroup,
@@ -18,7 +18,7 @@ import {
   TicketGroup,
   TicketModelGroup,
   TicketQuoteGroup
-} from "../../src/api/groups/orders.ts"
+} from "../../src/contract/groups/orders.ts"
 import { backends } from "../support/backends.ts"
 import { coverage, ok, patch } from "../support/http.ts"
 import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"

@@ -20,7 +20,7 @@ import {
   SupplierGroup,
   TechnologyGroup,
   UserGroup
-} from "../../src/api/groups/reference.ts"
+} from "../../src/contract/groups/reference.ts"
 import { GLOBAL_APP, RecordRepository, type StoredRecord } from "../../src/engine/RecordRepository.ts"
 import { backends } from "../support/backends.ts"
 import { coverage, ok } from "../support/http.ts"

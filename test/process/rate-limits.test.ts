@@ -19,7 +19,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { promisify } from "node:util"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { POLICY_TTL_MS } from "../../src/layers/http/RateLimiting.ts"
+import { POLICY_TTL_MS } from "../../src/gateway/request/RateLimiting.ts"
 import { baseEnvironment, failedStart, freePort, logLines, NODE, ROOT, runCli, type ServiceProcess, startService } from "../support/processes.ts"
 
 const run = promisify(execFile)

@@ -38,7 +38,7 @@ const RECEIVED_BEFORE_KILL = 40
  * The killed instance's leased deliveries are the survivor's relay's once the
  * lease (WEBHOOK_TIMEOUT, 10 s, + 20 s: src/engine/events/dispatcher.ts) has
  * run out, its workflows once its shards are free (15 s after its last lock
- * refresh, src/layers/Webhooks.ts), and the relay itself moves then if it ran
+ * refresh, src/app/Webhooks.ts), and the relay itself moves then if it ran
  * there; then the rest is delivered, ten a second.
  */
 const ALL_RECEIVED_WITHIN_MS = 120_000

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Net from "node:net"
 import type { AddressInfo } from "node:net"
-import { coalescedConnection } from "../../src/layers/storage/CoalescedSocket.ts"
+import { coalescedConnection } from "../../src/adapters/storage/CoalescedSocket.ts"
 
 /** A server that keeps what it receives; the client's system writes counted at the Writable's hooks. */
 const connected = async () => {

@@ -9,8 +9,8 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { DATABASE_TEMPLATE } from "../../src/layers/storage/DatabaseTemplate.ts"
-import { createDatabase, openEmbedded } from "../../src/layers/storage/EmbeddedDatabase.ts"
+import { DATABASE_TEMPLATE } from "../../src/adapters/storage/DatabaseTemplate.ts"
+import { createDatabase, openEmbedded } from "../../src/adapters/storage/EmbeddedDatabase.ts"
 
 const scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "mfg-create-database-"))
 afterAll(() => Fs.rmSync(scratch, { recursive: true, force: true }))

@@ -7,10 +7,10 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { migrations } from "../../src/adapters/storage/migrations.ts"
+import { StorageLive } from "../../src/adapters/storage/Storage.ts"
 import { nextReelGroupId } from "../../src/engine/production/reels.ts"
 import { RecordRepository } from "../../src/engine/RecordRepository.ts"
-import { migrations } from "../../src/layers/storage/migrations.ts"
-import { StorageLive } from "../../src/layers/storage/Storage.ts"
 import { backends, testConfig } from "../support/backends.ts"
 
 const Suite = (backend: (typeof backends)[number]) =>

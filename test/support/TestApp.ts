@@ -8,13 +8,14 @@ import { FetchHttpClient, HttpClient, HttpClientRequest, HttpRouter, HttpServer 
 import { HttpApiClient } from "effect/http-api"
 import type { SqlClient } from "effect/sql"
 import { createServer } from "node:http"
-import { PublicApi } from "../../src/api/PublicApi.ts"
+import { MeterSqlClient, StorageLive } from "../../src/adapters/storage/Storage.ts"
+import { ServicesLive } from "../../src/app/AppLayers.ts"
+import { type EngineRoutesOptions, EngineRoutesWith } from "../../src/app/EngineServer.ts"
+import { WebhookDeliveryLive, WebhookDeliveryWithEmbeddedEngine, WebhookSenderLive } from "../../src/app/Webhooks.ts"
+import { PublicApi } from "../../src/contract/PublicApi.ts"
 import { Engine } from "../../src/engine/Engine.ts"
-import { ServicesLive } from "../../src/layers/AppLayers.ts"
-import { type EngineRoutesOptions, EngineRoutesWith } from "../../src/layers/EngineServer.ts"
-import { GatewayRoutes, ROUTER_CONFIG } from "../../src/layers/http/Server.ts"
-import { MeterSqlClient, StorageLive } from "../../src/layers/storage/Storage.ts"
-import { WebhookDeliveryLive, WebhookDeliveryWithEmbeddedEngine, WebhookSenderLive } from "../../src/layers/Webhooks.ts"
+import { GatewayRoutes } from "../../src/gateway/server/Server.ts"
+import { ROUTER_CONFIG } from "../../src/platform/http/RouteTable.ts"
 import { AppConfig, type AppConfigShape } from "../../src/services/AppConfig.ts"
 import type { Downstream } from "../../src/services/Downstream.ts"
 import type { Meter } from "../../src/services/Meter.ts"
@@ -114,7 +115,7 @@ const urlOf = Effect.gen(function*() {
 })
 
 /**
- * The engine service (src/layers/EngineServer.ts routes + Engine) served in-process
+ * The engine service (src/app/EngineServer.ts routes + Engine) served in-process
  * on 127.0.0.1:<random> over the SqlClient in context; provides its URL only.
  */
 export const EngineOnRandomPort = (options: EngineRoutesOptions = { token: Option.none() }) => {

@@ -1,5 +1,5 @@
 /**
- * The operations of events and webhooks (src/api/groups/webhooks.ts): the
+ * The operations of events and webhooks (src/contract/groups/webhooks.ts): the
  * endpoints, whose secret is answered only on create and rotation; the
  * event feed; the deliveries and redelivery; and a test event sent at once.
  */

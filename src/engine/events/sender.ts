@@ -176,7 +176,7 @@ const senderOnFirstUse = (options: WebhookSenderOptions): WebhookSenderShape => 
  * The sender the engine uses: a reference, so operations need not declare
  * it; by default with the documented defaults (tools, tests). The gateway and
  * the engine service provide the one AppConfig configured
- * (src/layers/Webhooks.ts); a test may provide `webhookSenderLayer(options)`.
+ * (src/app/Webhooks.ts); a test may provide `webhookSenderLayer(options)`.
  */
 export const WebhookSender = Context.Reference<WebhookSenderShape>("mfg/engine/WebhookSender", {
   defaultValue: () => senderOnFirstUse({ timeout: DEFAULT_WEBHOOKS.timeout, allowPrivate: DEFAULT_MODEL_FETCH.allowPrivate })

@@ -115,7 +115,7 @@ const fromConfig: ModelFetcherShape = {
  * The model fetcher the engine uses: a reference, so operations need not
  * declare it; by default configured from MODEL_FETCH_* when it fetches
  * (tools, tests). The gateway and the engine service provide the one
- * AppConfig read at start (src/layers/ModelServices.ts); a test may provide
+ * AppConfig read at start (src/app/ModelServices.ts); a test may provide
  * `modelFetcherLayer(options)`.
  */
 export const ModelFetcher = Context.Reference<ModelFetcherShape>("mfg/engine/ModelFetcher", { defaultValue: () => fromConfig })

@@ -1,5 +1,5 @@
 /**
- * The engine's operations on uploaded model files (src/api/groups/modelFiles.ts):
+ * The engine's operations on uploaded model files (src/contract/groups/modelFiles.ts):
  * store one, read its record, stream its bytes. A record's `url` is the
  * content's path under /v1; the gateway, which knows the host it was called
  * on, makes it absolute.
@@ -26,7 +26,7 @@ const interrupted = EngineError.modelFile({ status: 400, type: "UploadInterrupte
 
 /**
  * The file's bytes. The gateway always sends them as they are: it takes a
- * form apart itself (src/layers/http/ModelFileHandlers.ts). A form's parts
+ * form apart itself (src/gateway/rest/ModelFileHandlers.ts). A form's parts
  * sent to the engine's own API end the upload as a body that did not
  * arrive as bytes.
  */

@@ -8,7 +8,7 @@
  * docs/workflows-orders.md for the state table.
  */
 import { Effect } from "effect"
-import { SCOPE_TO_ACCEPT } from "../../api/Scopes.ts"
+import { SCOPE_TO_ACCEPT } from "../../contract/Scopes.ts"
 import { spendLimitMessage } from "../../domain/Grants.ts"
 import { Item, Project, TicketModel, TicketQuote } from "../../domain/resources/orders.ts"
 import { findRecord, getRecord, listRecords, transactional } from "../crud.ts"
@@ -184,7 +184,7 @@ const replaceQuote: GroupHandlers<"ticketQuote">["replace"] = Effect.fnUntraced(
     if (asItIs(quote, payload)) return quote
     return yield* EngineError.conflict(`${quoteLabel(quote)} is ${quote.state}: only a sent quote can change (every other state is final)`)
   }
-  // Accepting needs the `order` scope (src/api/Scopes.ts), whatever else the PUT gets wrong.
+  // Accepting needs the `order` scope (src/contract/Scopes.ts), whatever else the PUT gets wrong.
   if (payload.state === "accepted" && context.grants !== undefined && !context.grants.scopes.has(SCOPE_TO_ACCEPT)) {
     return yield* EngineError.insufficientScope("ticketQuote.replace", SCOPE_TO_ACCEPT)
   }

@@ -1,0 +1,3 @@
+export { MCP_PATH } from "./McpAuth.ts"
+export { McpRequestLimits } from "./McpRequestLimits.ts"
+export { McpRoutes } from "./McpRoute.ts"

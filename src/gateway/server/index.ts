@@ -1,0 +1,1 @@
+export { HttpServerLive } from "./Server.ts"

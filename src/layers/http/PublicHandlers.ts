@@ -1,9 +1,0 @@
-/**
- * Handlers of the public API: every endpoint of every group forwards to the
- * engine with the one PublicOperationHandler (ForwardHandlers.ts).
- */
-import { PublicApi } from "../../api/PublicApi.ts"
-import { handleEveryEndpoint } from "./EveryEndpoint.ts"
-import { PublicOperationHandler } from "./ForwardHandlers.ts"
-
-export const PublicHandlers = handleEveryEndpoint(PublicApi, PublicOperationHandler)
