@@ -40,7 +40,7 @@ import { AppId } from "../domain/Secret.ts"
 import { Engine } from "../engine/Engine.ts"
 import type { EngineError } from "../engine/EngineError.ts"
 import { handleEveryEndpoint } from "../platform/http/EveryEndpoint.ts"
-import { HEALTH_PATH, READY_PATH, ROUTER_CONFIG, routesOf, routeTable } from "../platform/http/RouteTable.ts"
+import { HEALTH_PATH, READY_PATH, ROUTER_CONFIG, routeTable } from "../platform/http/RouteTable.ts"
 import { systemRoutes } from "../platform/http/SystemRoutes.ts"
 import { countingConnections } from "../platform/ShutdownReport.ts"
 import { AppConfig } from "../services/AppConfig.ts"
@@ -212,20 +212,20 @@ const TestDataRoute = (options: EngineRoutesOptions) => {
     )))
 }
 
-/** The engine service's routes, for the 404, 405 and OPTIONS answers of a request none takes. */
-const ENGINE_ROUTES = routeTable([
-  ...routesOf(EngineApi),
-  { method: "DELETE", path: ENGINE_TEST_DATA_PATH },
-  { method: "GET", path: HEALTH_PATH },
-  { method: "GET", path: READY_PATH }
-])
+/**
+ * The paths the engine service answers a 405 or a plain OPTIONS on: its
+ * system routes. Anything else no route takes is a 404, a path of the
+ * contract with another method too (the engine serves the contract's
+ * operations only).
+ */
+const ENGINE_SYSTEM_ROUTES = routeTable([HEALTH_PATH, READY_PATH].flatMap((path) => [{ method: "GET", path }, { method: "OPTIONS", path }]))
 
 /** Every route of the engine service: EngineApi, `/health` and `/ready`. Needs Engine and a SqlClient. */
 export const EngineRoutesWith = (options: EngineRoutesOptions) =>
   Layer.mergeAll(
     HttpApiBuilder.layer(EngineApi).pipe(Layer.provide(EngineHandlers), Layer.provide(EngineAuthLive(options))),
     TestDataRoute(options),
-    systemRoutes(ENGINE_ROUTES)
+    systemRoutes(ENGINE_SYSTEM_ROUTES)
   )
 
 /** The engine's routes, with AppConfig's ENGINE_TOKEN. */
