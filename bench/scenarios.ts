@@ -34,6 +34,11 @@ export interface Target {
   readonly expectHeader?: { readonly name: string; readonly value: string }
 }
 
+/** The service's read against the node:http + pg peer: the suite's headline ratio. */
+export const READ_RATIO = "read / pg peer"
+/** MCP `tools/call` against its REST twin, the same operation: the MCP surface's headline ratio. */
+export const MCP_RATIO = "MCP / REST"
+
 /** `numerator / denominator` of req/s, at the same number of connections. */
 export interface RatioSpec {
   readonly label: string
@@ -174,7 +179,7 @@ const read = ({ service, baselines, onPostgres }: SuiteTargets): Scenario => {
     ],
     ratios: [
       {
-        label: "read / pg peer",
+        label: READ_RATIO,
         numerator: { scenario: "read", target: "service" },
         denominator: { scenario: "read", target: "peer" },
         // A goal on PostgreSQL, the peer's own storage; on PGlite the ratio is shown without a verdict (its goal is PGlite / PostgreSQL).
@@ -244,7 +249,7 @@ const mcp = ({ service }: SuiteTargets): Scenario => {
       }
     ],
     ratios: [{
-      label: "MCP / REST",
+      label: MCP_RATIO,
       numerator: { scenario: "mcp", target: "mcp" },
       denominator: { scenario: "mcp", target: "rest" },
       goal: { atLeast: 0.5 }

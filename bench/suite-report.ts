@@ -102,12 +102,29 @@ export const summarize = (cells: ReadonlyArray<Cell>, scenarios: ReadonlyArray<S
   return { rows, ratios: ratioRows(scenarios.flatMap((scenario) => scenario.ratios), rows) }
 }
 
-const ratioCell = (ratio: RatioRow) => {
-  const goal = ratio.goal === null
+const goalText = (ratio: RatioRow) =>
+  ratio.goal === null
     ? ""
     : ` (goal ${ratio.goal.atLeast.toFixed(1)}: ${ratio.met === true ? "met" : "MISSED"}` +
       (ratio.goal.stretch === undefined ? ")" : `; stretch ${ratio.goal.stretch.toFixed(1)}: ${ratio.stretchMet === true ? "met" : "not met"})`)
-  return `${ratio.label} ${ratioText(ratio.value)}${goal}`
+
+const ratioCell = (ratio: RatioRow) => `${ratio.label} ${ratioText(ratio.value)}${goalText(ratio)}`
+
+/**
+ * The named ratios on their own lines, one figure per number of connections:
+ * the block a reader compares between runs (each ratio's peer is measured in
+ * the same run, so the machine's speed of the day cancels out).
+ */
+export const renderSummary = (result: SuiteResult, labels: ReadonlyArray<{ readonly label: string; readonly scenario: ScenarioId }>): string => {
+  const width = Math.max(...labels.map(({ label }) => label.length))
+  return labels.map(({ label, scenario }) => {
+    const ratios = result.ratios.filter((ratio) => ratio.label === label)
+    const figures = ratios.length === 0
+      ? `not measured (the ${scenario} scenario did not run)`
+      : ratios.map((ratio) => `${ratio.connections} conn${ratio.connections === 1 ? "" : "s"} ${ratioText(ratio.value)}${goalText(ratio)}`)
+        .join(";  ")
+    return `  ${label.padEnd(width)}  ${figures}`
+  }).join("\n")
 }
 
 /** The table: one line per scenario, target and connections; ratios on the line of their numerator. */

@@ -20,11 +20,21 @@ import * as Path from "node:path"
 import { runLoad, settle } from "./load.ts"
 import { listOf, parseFlags, positiveNumber, usageError } from "./options.ts"
 import { type BenchDatabase, countRows, createBenchDatabase } from "./postgres.ts"
-import { buildScenarios, checkScenario, prepareService, RATE_LIMIT_ON, type Scenario, SCENARIO_IDS, type SuiteTargets } from "./scenarios.ts"
+import {
+  buildScenarios,
+  checkScenario,
+  MCP_RATIO,
+  prepareService,
+  RATE_LIMIT_ON,
+  READ_RATIO,
+  type Scenario,
+  SCENARIO_IDS,
+  type SuiteTargets
+} from "./scenarios.ts"
 import { freePort, memoryByProcess, NODE, type Server, startServer } from "./servers.ts"
 import { fixed, thousands } from "./stats.ts"
 import { checkGoals, renderGoals } from "./suite-goals.ts"
-import { type Cell, renderResult, summarize, writeResult } from "./suite-report.ts"
+import { type Cell, renderResult, renderSummary, summarize, writeResult } from "./suite-report.ts"
 import { BenchmarkInvalid, cleanupOnExit, startBaselines, startService, type Storage } from "./targets.ts"
 
 // ---------------------------------------------------------------- options
@@ -297,6 +307,10 @@ const main = async () => {
   console.log(`results: ${file}`)
   if (flags.profile) console.log(`CPU profiles of the services (written as they stop): ${PROFILE_DIR}`)
   console.log(`total time: ${Math.floor(elapsed / 60)} min ${Math.round(elapsed % 60)} s`)
+  console.log(
+    `\nsummary: the read and MCP ratios against the same run's peer (req/s, median of ${rounds} round${rounds === 1 ? "" : "s"})\n` +
+      renderSummary(result, [{ label: READ_RATIO, scenario: "read" }, { label: MCP_RATIO, scenario: "mcp" }])
+  )
   if (result.rows.some((row) => row.errors > 0)) process.exitCode = 1
 }
 

@@ -247,7 +247,7 @@ export const MeterSql = Layer.effect(
       // Unprepared, so planned for each batch against the table as it is: a prepared statement's
       // generic plan, made while meter_event held a few hundred rows, is a hash join over a scan of
       // the whole table, kept by the connection however large the table grows (bench/README.md,
-      // "The open question answered: plans kept from when a table was small").
+      // "Plans kept from when a table was small").
       // Each element typed: the driver infers an untyped array's type from its elements, and a
       // duration that happens to be a whole number (int4 beside float8) would fail the whole batch.
       // The rows are found by their key, request id and time; the batch's span of times lets PostgreSQL look in the
