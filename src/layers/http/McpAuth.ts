@@ -21,9 +21,10 @@
  * 2026-07-28 `_meta` (400, -32602) and a header longer than the OpenAPI
  * document allows (400, -32600) are answered here (McpDirect), a plain
  * 2026-07-28 tools/call is answered directly (McpDirect), a 2025-11-25
- * request and any `initialize` are served without a session (McpLegacy),
- * and the rest by McpServer, whose answers are aligned with the
- * specification where they differ (`alignedAnswer`). A method of a
+ * request and any `initialize` are served without a session (McpLegacy,
+ * asking McpServer in process: McpInProcess), and the rest by McpServer's
+ * HTTP route, whose answers are aligned with the specification where they
+ * differ (`alignedAnswer`). A method of a
  * capability the endpoint does not advertise is -32601 whichever path. The
  * 415, 406 and a 429 of the app's rate limit keep their status and carry a
  * JSON-RPC error with the request's id.
@@ -279,6 +280,9 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
  * `null`), and a body that is not JSON (-32700) or not a request (-32600) is
  * a 400 (the transport's answer to a message it cannot accept), not a 200;
  * `server/discover` advertises the capabilities served (servedCapabilities).
+ * It reads McpServer's HTTP answer, as the refusals are McpServer's HTTP
+ * admission, which cannot be asked on its own (docs/mcp.md, "How a request
+ * goes through effect/ai", says what removes it).
  */
 const alignedAnswer = (response: HttpServerResponse.HttpServerResponse, message: unknown, served: ServedCapabilities) => {
   const request = isRpcRequest(message) ? message : undefined
