@@ -21,9 +21,10 @@
  * 2026-07-28 `_meta` (400, -32602) and a header longer than the OpenAPI
  * document allows (400, -32600) are answered here (McpDirect), a plain
  * 2026-07-28 tools/call is answered directly (McpDirect), a 2025-11-25
- * request and any `initialize` are served without a session (McpLegacy),
- * and the rest by McpServer, whose answers are aligned with the
- * specification where they differ (`alignedAnswer`). A method of a
+ * request and any `initialize` are served without a session (McpLegacy,
+ * asking McpServer in process: McpInProcess), and the rest by McpServer's
+ * HTTP route, whose answers are aligned with the specification where they
+ * differ (`alignedAnswer`). A method of a
  * capability the endpoint does not advertise is -32601 whichever path. The
  * 415, 406 and a 429 of the app's rate limit keep their status and carry a
  * JSON-RPC error with the request's id.
@@ -56,10 +57,11 @@ import {
   plainToolCall,
   rpcError,
   type RpcRequest,
-  servedCapabilities,
   withoutIdAnswer
 } from "./McpDirect.ts"
-import { isLegacyRequest, legacy, throughMcpServer } from "./McpLegacy.ts"
+import { McpInProcess } from "./McpInProcess.ts"
+import { isLegacyRequest, legacy } from "./McpLegacy.ts"
+import type { ServedCapabilities } from "./McpServerInfo.ts"
 import { McpToolCalls } from "./McpToolCalls.ts"
 import { McpCallHeaders } from "./McpToolRetries.ts"
 
@@ -278,8 +280,11 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
  * `null`), and a body that is not JSON (-32700) or not a request (-32600) is
  * a 400 (the transport's answer to a message it cannot accept), not a 200;
  * `server/discover` advertises the capabilities served (servedCapabilities).
+ * It reads McpServer's HTTP answer, as the refusals are McpServer's HTTP
+ * admission, which cannot be asked on its own (docs/mcp.md, "How a request
+ * goes through effect/ai", says what removes it).
  */
-const alignedAnswer = (response: HttpServerResponse.HttpServerResponse, message: unknown) => {
+const alignedAnswer = (response: HttpServerResponse.HttpServerResponse, message: unknown, served: ServedCapabilities) => {
   const request = isRpcRequest(message) ? message : undefined
   if (request !== undefined && response.status === 200 && request.method !== "server/discover") return response
   const answer = messageOf(response)
@@ -290,7 +295,7 @@ const alignedAnswer = (response: HttpServerResponse.HttpServerResponse, message:
     return rpcError(isRecord(message) ? message.id : undefined, error, unreadable && response.status === 200 ? 400 : response.status)
   }
   if (request?.method === "server/discover" && isRecord(answer.result)) {
-    const result = { ...answer.result, capabilities: servedCapabilities(answer.result.capabilities) }
+    const result = { ...answer.result, capabilities: served }
     return HttpServerResponse.jsonUnsafe({ ...answer, result }, { status: response.status, headers: response.headers })
   }
   return response
@@ -315,25 +320,11 @@ export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller | McpCall
   // The browser origins allowed besides same-host loopback ones.
   const allowedOrigins = (yield* AppConfig).mcpAllowedOrigins
   const calls = yield* McpToolCalls
+  const mcp = yield* McpInProcess
   return (httpEffect) => {
-    // What the endpoint advertises, asked of McpServer's discovery once, when a method of a capability first needs it:
-    // registrations are made before the endpoint serves.
-    let advertised: Readonly<Record<string, unknown>> | undefined
-    const capabilities = (request: HttpServerRequest.HttpServerRequest) =>
-      advertised !== undefined ? Effect.succeed(advertised) : Effect.map(
-        throughMcpServer(request, { id: 0, method: "server/discover", params: {} }, httpEffect),
-        ({ answer }) => {
-          const result = isRecord(answer?.result) ? answer.result : undefined
-          if (result === undefined) return {}
-          advertised = servedCapabilities(result.capabilities)
-          return advertised
-        }
-      )
-
     /** The answer of `answered` to `request`, but -32601 for a method of a capability not advertised (what McpServer would run there answers nothing). */
     const servedOnly = <E, R>(
       answered: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
-      request: HttpServerRequest.HttpServerRequest,
       message: RpcRequest,
       modern: boolean
     ) => {
@@ -342,7 +333,7 @@ export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller | McpCall
       return Effect.flatMap(answered, (response) =>
         // A refusal before the method (a header, the request metadata) stands.
         response.status !== 200 ? Effect.succeed(response) : Effect.map(
-          capabilities(request),
+          mcp.capabilities,
           (served) => capability in served ? response : methodNotServed(message.id, message.method, modern)
         ))
     }
@@ -363,17 +354,17 @@ export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller | McpCall
       const plain = plainToolCall(request, message, TOOL_NAMES)
       const call = plain === undefined ? undefined : calls.byName.get(plain.name)
       if (plain !== undefined && call !== undefined) return answerToolCall(plain.id, call, plain.args)
-      if (isLegacyRequest(request, message)) return servedOnly(legacy(request, message, httpEffect), request, message, false)
+      if (isLegacyRequest(request, message)) return servedOnly(legacy(mcp, message), message, false)
       // Nothing is pushed: the stream McpServer would open only to refuse the method is not opened (404 in 2026-07-28, as for any method not served).
       if (isRpcRequest(message) && message.method === "subscriptions/listen") return Effect.succeed(methodNotServed(message.id, message.method, true))
-      const answered = Effect.map(httpEffect, (response) => alignedAnswer(response, message))
+      const answered = Effect.flatMap(httpEffect, (response) => Effect.map(mcp.capabilities, (served) => alignedAnswer(response, message, served)))
       if (!isRpcRequest(message)) return answered
       const params = isRecord(message.params) ? message.params : {}
       const checked = version !== MODERN_VERSION ? answered : Effect.flatMap(
         malformedMetaAnswer(message.id, params._meta),
         (malformed) => Option.isSome(malformed) ? Effect.succeed(malformed.value) : answered
       )
-      return servedOnly(checked, request, message, true)
+      return servedOnly(checked, message, true)
     }
 
     return Effect.gen(function*() {

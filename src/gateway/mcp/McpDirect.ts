@@ -16,22 +16,14 @@
  * a notification is accepted (202, no body); a request without an id is
  * refused unrun (400, -32600); a 2026-07-28 `_meta` McpServer's own Schema
  * does not take is refused like a missing one (400, -32602); a method of a
- * capability the endpoint does not advertise is -32601. And the
- * capabilities the endpoint advertises (`servedCapabilities`).
+ * capability the endpoint does not advertise is -32601.
  */
 import { Effect, Option, Schema } from "effect"
 import { McpProtocol, type McpSchema } from "effect/ai"
 import type { HttpServerRequest } from "effect/http"
 import { HttpServerResponse } from "effect/http"
 import { JsonRpcId, MAX_METHOD_LENGTH, MAX_REQUEST_ID_LENGTH, NotificationMethod } from "../../contract/mcp/openapi.ts"
-
-/** What McpServer says of itself in every result's `_meta` (McpRoute configures it with the same values). */
-export const SERVER_INFO = {
-  name: "mfg-public-api",
-  version: "1.0.0",
-  description: "Quotes, tickets and parts of the manufacturing quoting and production engine: 9 tools, each one REST operation of /v1; " +
-    "resources listing the reference data, the app's customers and projects and its event feed; a quoting prompt."
-} as const
+import { SERVER_INFO } from "./McpServerInfo.ts"
 
 const VERSION = "2026-07-28"
 const VERSION_META = "io.modelcontextprotocol/protocolVersion"
@@ -234,23 +226,3 @@ export const capabilityOf = (method: string): string | undefined => CAPABILITY_O
  */
 export const methodNotServed = (id: unknown, method: string, modern: boolean) =>
   rpcError(id, { code: -32601, message: `Method not found: ${method}` }, modern ? 404 : 200)
-
-/**
- * The capabilities the endpoint advertises, from those McpServer's
- * discovery derives from what is registered: tools, resources and prompts
- * (and extensions) as registered, with no list-change notifications and no
- * resource subscriptions (what is registered is fixed once started, and
- * nothing is pushed); `completions`, as the prompt's arguments complete
- * (McpPrompts); no `logging`, which McpServer advertises whatever is
- * registered, while nothing is logged to a client.
- */
-export const servedCapabilities = (advertised: unknown): Json => {
-  const capabilities = isObject(advertised) ? advertised : {}
-  return {
-    ...(isObject(capabilities.tools) ? { tools: { listChanged: false } } : {}),
-    ...(isObject(capabilities.resources) ? { resources: { subscribe: false, listChanged: false } } : {}),
-    ...(isObject(capabilities.prompts) ? { prompts: { listChanged: false } } : {}),
-    ...(isObject(capabilities.completions) ? { completions: {} } : {}),
-    ...(isObject(capabilities.extensions) ? { extensions: capabilities.extensions } : {})
-  }
-}

@@ -9,23 +9,29 @@
  *
  * - `initialize` (its `protocolVersion`, `capabilities` and `clientInfo`
  *   checked as McpServer's own handshake decodes them: -32602 naming the one
- *   at fault) answers from `server/discover` (server info, instructions,
- *   the capabilities served) with protocol version 2025-11-25 and no
- *   session id, whatever version header it came with;
+ *   at fault) answers with what McpServer is run with (server info,
+ *   instructions: McpServerInfo), the capabilities served (from what is
+ *   registered) and protocol version 2025-11-25, and no session id,
+ *   whatever version header it came with;
  * - `ping` and `logging/setLevel` answer `{}` (the tools send no log
  *   messages); notifications are McpAuth's (202);
- * - any other request is sent to McpServer as the equivalent 2026-07-28
- *   request (request metadata and routing headers added), and its result is
- *   projected back to the 2025-11-25 shape: no `resultType` or cache hints,
- *   no non-object `outputSchema` or `structuredContent` (the text content
- *   still carries the JSON); its errors answer HTTP 200, as 2025-11-25
- *   reads a 404 as "session not found".
+ * - any other request is asked of McpServer in process (McpInProcess) as
+ *   the equivalent 2026-07-28 request (request metadata added), and its
+ *   result, a value, is projected to the 2025-11-25 shape: no `resultType`
+ *   or cache hints, no non-object `outputSchema` or `structuredContent` (the
+ *   text content still carries the JSON), the one piece of 2025-11-25 the
+ *   endpoint shapes itself, as McpServer serves that revision only with
+ *   sessions; its errors answer HTTP 200, as 2025-11-25 reads a 404 as
+ *   "session not found".
  */
 import { Effect, Schema } from "effect"
 import { McpProtocol, McpSchema } from "effect/ai"
-import { HttpServerRequest, HttpServerResponse } from "effect/http"
+import type { HttpServerRequest } from "effect/http"
+import { HttpServerResponse } from "effect/http"
 import { badRequestOf } from "../../contract/BadRequests.ts"
-import { isRpcRequest, methodNotServed, plainError, rpcError, type RpcRequest, servedCapabilities } from "./McpDirect.ts"
+import { isRpcRequest, methodNotServed, rpcError, type RpcRequest } from "./McpDirect.ts"
+import { type McpInProcess, type McpRequestMessage } from "./McpInProcess.ts"
+import { INSTRUCTIONS, SERVER_INFO } from "./McpServerInfo.ts"
 
 export const LEGACY_VERSION = "2025-11-25"
 const MODERN_VERSION = "2026-07-28"
@@ -37,21 +43,6 @@ type Json = Record<string, unknown>
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
 
 const rpcResult = (id: unknown, result: unknown) => HttpServerResponse.jsonUnsafe({ jsonrpc: "2.0", id, result })
-
-/** The JSON-RPC message of a McpServer response: plain JSON, or the last event of an SSE body. */
-const responseMessage = (text: string): Json | undefined => {
-  const trimmed = text.trim()
-  const json = trimmed.startsWith("{")
-    ? trimmed
-    : trimmed.split("\n").filter((line) => line.startsWith("data:")).map((line) => line.slice(5).trim()).filter((line) => line.length > 0).at(-1)
-  if (json === undefined) return undefined
-  try {
-    const parsed: unknown = JSON.parse(json)
-    return isObject(parsed) ? parsed : undefined
-  } catch {
-    return undefined
-  }
-}
 
 /** A 2026-07-28 result in the 2025-11-25 shape. */
 const projectResult = (method: string, result: Json): Json => {
@@ -99,63 +90,24 @@ const LEGACY_METHODS: ReadonlyMap<string, unknown> = McpProtocol.v2025_11_25.cli
 
 const decodeInitialize = Schema.decodeUnknownEffect(McpSchema.Initialize.payloadSchema)
 
-/** The parameter each method names its target with, mirrored in `Mcp-Name` (2026-07-28). */
+/** The parameter each method names its target with. */
 const NAME_PARAMETER: Readonly<Record<string, string>> = { "tools/call": "name", "prompts/get": "name", "resources/read": "uri" }
 
-/**
- * Runs one request through McpServer (`httpEffect`) as a 2026-07-28 client
- * sends it: the transport's headers, and request metadata with the version
- * and no client capabilities added to the request's own `_meta`. Answers
- * McpServer's response and its JSON-RPC message (undefined: none to read).
- */
-export const throughMcpServer = Effect.fnUntraced(function*<E, R>(
-  request: HttpServerRequest.HttpServerRequest,
-  message: { readonly id: string | number; readonly method: string; readonly params: Json },
-  httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-) {
-  const { id, method, params } = message
-  const nameParameter = NAME_PARAMETER[method]
-  const name = nameParameter === undefined ? undefined : params[nameParameter]
-  const headers: Record<string, string> = {
-    ...request.headers,
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-    "mcp-protocol-version": MODERN_VERSION,
-    "mcp-method": method,
-    ...(typeof name === "string" ? { "mcp-name": name } : {})
-  }
-  delete headers["content-length"]
+/** The request as a 2026-07-28 client sends it: request metadata with the version and no client capabilities added to its own `_meta`. */
+const asModernRequest = (id: string | number, method: string, params: Json): McpRequestMessage => {
   const meta = isObject(params._meta) ? params._meta : {}
-  const rewritten = HttpServerRequest.fromWeb(
-    new Request(new URL(request.url, "http://mcp.local"), {
-      method: "POST",
-      headers,
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id,
-        method,
-        params: { ...params, _meta: { ...meta, [VERSION_META]: MODERN_VERSION, [CAPABILITIES_META]: {} } }
-      })
-    })
-  )
-  const response = yield* Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, rewritten)
-  const answer = response.body._tag === "Uint8Array" ? responseMessage(new TextDecoder().decode(response.body.body)) : undefined
-  return { response, answer }
-})
+  return { id, method, params: { ...params, _meta: { ...meta, [VERSION_META]: MODERN_VERSION, [CAPABILITIES_META]: {} } } }
+}
 
 /**
- * Serves a 2025-11-25 request (`isLegacyRequest`) without a session, through
- * the McpServer route `httpEffect`.
+ * Serves a 2025-11-25 request (`isLegacyRequest`) without a session, with
+ * McpServer in process (`mcp`).
  *
  * Every JSON-RPC error answers HTTP 200: in 2025-11-25 a 404 tells the
  * client its session is gone, and the other statuses belong to the
  * transport (the version header, the body), which McpAuth has checked.
  */
-export const legacy = Effect.fnUntraced(function*<E, R>(
-  request: HttpServerRequest.HttpServerRequest,
-  body: RpcRequest,
-  httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-) {
+export const legacy = Effect.fnUntraced(function*(mcp: McpInProcess["Service"], body: RpcRequest) {
   const { id, method } = body
   // A 2026-07-28 method (server/discover, subscriptions/listen) is none of this revision's.
   if (!LEGACY_METHODS.has(method) || method.startsWith("notifications/")) return methodNotServed(id, method, false)
@@ -174,24 +126,17 @@ export const legacy = Effect.fnUntraced(function*<E, R>(
       const problem = badRequestOf([{ kind: "Payload", issue: invalid.value.issue }])
       return rpcError(id, { code: -32602, message: `Invalid params: ${problem.message}`, data: { errors: problem.errors ?? [] } }, 200)
     }
-    const { answer, response } = yield* throughMcpServer(request, { id, method: "server/discover", params: {} }, httpEffect)
-    const discovered = answer !== undefined && isObject(answer.result) ? answer.result : undefined
-    if (discovered === undefined) return response
-    const meta = isObject(discovered._meta) ? discovered._meta : {}
     return rpcResult(id, {
       protocolVersion: LEGACY_VERSION,
       // logging/setLevel is answered (above), so logging is a capability here.
-      capabilities: { logging: {}, ...servedCapabilities(discovered.capabilities) },
-      serverInfo: meta["io.modelcontextprotocol/serverInfo"],
-      ...(typeof discovered.instructions === "string" ? { instructions: discovered.instructions } : {})
+      capabilities: { logging: {}, ...(yield* mcp.capabilities) },
+      serverInfo: SERVER_INFO,
+      instructions: INSTRUCTIONS
     })
   }
 
-  const { answer, response } = yield* throughMcpServer(request, { id, method, params }, httpEffect)
-  if (answer === undefined) return response
-  if (isObject(answer.result)) {
-    return HttpServerResponse.jsonUnsafe({ ...answer, result: projectResult(method, answer.result) }, { status: response.status })
-  }
-  if (isObject(answer.error)) return rpcError(id, plainError(answer.error), 200)
-  return HttpServerResponse.jsonUnsafe(answer, { status: response.status })
+  const outcome = yield* mcp.request(asModernRequest(id, method, params))
+  return outcome._tag === "Result"
+    ? rpcResult(id, projectResult(method, outcome.result))
+    : rpcError(id, outcome.error, 200)
 })

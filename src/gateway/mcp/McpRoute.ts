@@ -17,17 +17,17 @@ import { Effect, Layer } from "effect"
 import { McpSchema, McpServer } from "effect/ai"
 import type { CurrentCaller } from "../../contract/Authorization.ts"
 import { MCP_PROTOCOLS } from "../../contract/mcp/openapi.ts"
-import { EVENT_FEED_URI, EVENTS_META, MCP_RESOURCES, QUOTE_PDF } from "../../contract/mcp/resources.ts"
 import { McpToolkit, McpTools } from "../../contract/mcp/tools.ts"
 import { QuotePdfs } from "../rest/index.ts"
 import { MCP_PATH, McpAuth } from "./McpAuth.ts"
-import { LIST_TTL, McpCacheHints } from "./McpCacheHints.ts"
-import { SERVER_INFO } from "./McpDirect.ts"
+import { McpCacheHints } from "./McpCacheHints.ts"
+import { McpInProcess } from "./McpInProcess.ts"
 import { PromptRegistrations } from "./McpPrompts.ts"
 import { QuotePdfRegistration } from "./McpQuotePdf.ts"
 import { ResourceRegistrations } from "./McpResources.ts"
 import { McpScopeChecks } from "./McpScopes.ts"
-import { ETAG_META, ETAGS_META, McpToolCalls } from "./McpToolCalls.ts"
+import { SERVER_OPTIONS } from "./McpServerInfo.ts"
+import { McpToolCalls } from "./McpToolCalls.ts"
 import type { McpCallHeaders } from "./McpToolRetries.ts"
 
 /**
@@ -56,35 +56,18 @@ const ToolRegistrations = Layer.effectDiscard(Effect.gen(function*() {
   }
 })) as Layer.Layer<never, never, McpServer.McpServer | McpServer.McpRequest<"Requires", CurrentCaller | McpCallHeaders> | McpToolCalls>
 
-/**
- * McpServer's own hints (it takes `private` ones only): McpCacheHints makes
- * discovery and the prompts `public`, as they are the same for every app and
- * secret (the tool and resource lists depend on the secret's scopes), and
- * gives each resource read its resource's hint.
- */
-const CACHE = { ttl: LIST_TTL, cacheScope: "private" } as const
-
-/** The resources listing the ids the tools take: all but the event feed. */
-const ID_RESOURCES = MCP_RESOURCES.filter((resource) => resource.uri !== EVENT_FEED_URI).map((resource) => resource.uri)
-
-/** What `server/discover` (and 2025-11-25 `initialize`) tells an agent first: where the ids come from, the prompt, the events. */
-const INSTRUCTIONS = "Quotes, tickets and parts of a manufacturing quoting engine. Each tool is one operation of the public " +
-  `REST API v1 (same input fields, same answer). The resources (${ID_RESOURCES.join(", ")}; ` +
-  "their templates filter and page them) list the ids the tools take: read them, never guess an id. To quote a part, get " +
-  "the prompt quote_a_part: create_ticket, create_part, list_parts until the part has a price, then create_ticket_quote, " +
-  `which sends the quote. ${EVENT_FEED_URI} is the app's event feed (a read answers its newest events): what changed, and ` +
-  `when; a tool call that changed something names the events it wrote in its result's _meta ("${EVENTS_META}"). A result's _meta ` +
-  `also carries each record's etag ("${ETAG_META}", a list's "${ETAGS_META}" by id): pass it as ifMatch to an update, so that a ` +
-  `change made meanwhile is never overwritten. A quote reads as a PDF at ${QUOTE_PDF.uriTemplate}.`
-
 /** The MCP routes; McpAuth authenticates, meters and validates the Origin of every request before McpServer sees it. */
 export const McpRoutes = McpServer.layerHttp({
-  ...SERVER_INFO,
-  instructions: INSTRUCTIONS,
+  ...SERVER_OPTIONS,
   path: MCP_PATH,
   protocols: [...MCP_PROTOCOLS],
   // Stateless: nothing is ever pushed, so subscriptions/listen is not served (-32601) rather than a stream that stays silent.
   allowSubscriptions: false,
-  cacheHints: { discover: CACHE, tools: CACHE, resources: CACHE, resourceTemplates: CACHE, prompts: CACHE },
   registrations: Layer.mergeAll(ToolRegistrations, ResourceRegistrations, QuotePdfRegistration, PromptRegistrations, McpScopeChecks)
-}).pipe(Layer.provide(McpCacheHints), Layer.provide(McpAuth.layer), Layer.provide([McpToolCalls.layer, QuotePdfs.layer]))
+}).pipe(
+  Layer.provide(McpCacheHints),
+  Layer.provide(McpAuth.layer),
+  // The in-process transport runs on the route's McpServer: McpServer.layer is one layer, built once for both.
+  Layer.provide(McpInProcess.layer),
+  Layer.provide([McpToolCalls.layer, QuotePdfs.layer, McpServer.McpServer.layer])
+)
