@@ -51,6 +51,7 @@ import {
 } from "./groups/reference.ts"
 import { RequestLogGroup } from "./groups/requestLog.ts"
 import { EventGroup, WebhookDeliveryGroup, WebhookEndpointGroup } from "./groups/webhooks.ts"
+import { withEnginePassthrough } from "./EnginePassthrough.ts"
 import { withIdempotencyKey } from "./IdempotencyKey.ts"
 import { withMcpEndpoint } from "./mcp/openapi.ts"
 import { documentTransform } from "./openapi.ts"
@@ -81,7 +82,7 @@ export class PublicApi extends withRequiredScopes(Served).middleware(IncomingSec
     // A commercial service: integrators use it under their service agreement.
     license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     servers: [{ url: "/", description: "This gateway, production or local alike (paths start with /v1)" }],
-    transform: (spec) => withResponseHeaders(Served)(withIdempotencyKey(Served)(withMcpEndpoint(documentTransform(spec))))
+    transform: (spec) => withResponseHeaders(Served)(withIdempotencyKey(Served)(withMcpEndpoint(withEnginePassthrough(documentTransform(spec)))))
   }))
   .annotate(HttpApi.AdditionalSchemas, [EngineErrorBody])
 {}

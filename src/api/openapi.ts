@@ -8,8 +8,6 @@
  *   the scheme and a requirement on every operation are added here;
  * - the 401 with its exact body and `WWW-Authenticate` header, from the
  *   constants the server answers with;
- * - the engine's passthrough errors (any other status, `{code, message,
- *   type}`, `x-error-source` and `x-error-source-request-id`);
  * - the empty 200 of the reads of a missing id (`emptyOk`, per operation);
  * - the one-model-source rule as a `oneOf` of the request bodies that carry
  *   both model sources (`POST /ticket-model`, `PUT /ticket-model/{id}`);
@@ -38,8 +36,6 @@ const objectAt = (value: Json, key: string): Json => {
 
 /** The name of the security scheme in `components.securitySchemes`. */
 export const SECURITY_SCHEME = "IncomingSecret"
-/** The component schema of a passthrough error body. */
-export const ENGINE_ERROR_SCHEMA = "EngineError"
 
 const METHODS = ["get", "put", "post", "delete", "patch", "head", "options", "trace"] as const
 
@@ -104,30 +100,6 @@ const CONVENTIONS = [
   "`x-error-source`, `x-error-source-request-id`, `ETag`, `Link`, `X-Total-Count`, `RateLimit`, `RateLimit-Policy`, " +
   "`Retry-After`, `Idempotent-Replayed`, `Location` and `X-Mode`. Other origins get no CORS header."
 ].join("\n")
-
-const ERROR_SOURCE_HEADERS: Json = {
-  "x-error-source": {
-    description: "Who produced the error: `engine`, or the engine's own downstream",
-    schema: { type: "string", examples: ["engine"] }
-  },
-  "x-error-source-request-id": {
-    description: "The request id of the failed call at its source, for support",
-    schema: { type: "string", examples: ["5f0c6a52-8f1e-4c0b-9a57-2f1d9d3f4b11"] }
-  }
-}
-
-const engineErrorResponse = (): Json => ({
-  description: "An error from the engine, passed through unchanged: its status (404, 409, 422, 501, 502, 504, …), " +
-    "its body `{code, message, type}` (`code` is the status) and the `x-error-source` and " +
-    "`x-error-source-request-id` headers. 502: the engine's answer was unusable; 504: it did not answer in time.",
-  headers: structuredClone(ERROR_SOURCE_HEADERS),
-  content: {
-    "application/json": {
-      schema: { $ref: `#/components/schemas/${ENGINE_ERROR_SCHEMA}` },
-      example: { code: 404, message: "No ticket 7c1e… for this app", type: "NotFound" }
-    }
-  }
-})
 
 const notAuthorizedResponse = (previous: Json): Json => {
   const content = objectAt(previous, "content")
@@ -364,7 +336,7 @@ const withModelSourceChoice = (schema: Json): void => {
 
 // ---------------------------------------------------------------------------
 
-/** The API transform: security, the 401, passthrough errors, examples, merged paths, the conventions. */
+/** The API transform: security, the 401, examples, merged paths, the conventions. */
 export const documentTransform = (spec: Record<string, unknown>): Record<string, unknown> => {
   const info = objectAt(spec, "info")
   info.description = `${String(info.description ?? "")}\n\n${CONVENTIONS}`.trim()
@@ -406,7 +378,6 @@ export const documentTransform = (spec: Record<string, unknown>): Record<string,
       const responses = objectAt(operation, "responses")
       const unauthorized = responses["401"]
       if (isObject(unauthorized)) responses["401"] = notAuthorizedResponse(unauthorized)
-      responses.default = engineErrorResponse()
       const requestBody = operation.requestBody
       if (isObject(requestBody)) {
         const media = isObject(requestBody.content) ? Object.keys(requestBody.content) : []
