@@ -9,6 +9,7 @@ import { HttpApiBuilder, HttpApiError } from "effect/http-api"
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto"
 import { AdminApi, AdminAuth, AdminBadRequests } from "../../api/AdminApi.ts"
 import { schemaErrorToBadRequest } from "../../api/BadRequests.ts"
+import { errorAnswer } from "../../api/ErrorAnswer.ts"
 import { NotAuthorized, NotFound } from "../../domain/Errors.ts"
 import { appRateLimitView } from "../../domain/RateLimit.ts"
 import { rangeEnd, rangeStart } from "../../domain/Resource.ts"
@@ -18,7 +19,6 @@ import { Downstream } from "../../services/Downstream.ts"
 import { Meter } from "../../services/Meter.ts"
 import { SecretStore } from "../../services/SecretStore.ts"
 import { AppRateLimitsSql } from "../AppRateLimitsSql.ts"
-import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
 import { RateLimiting } from "./RateLimiting.ts"
 
 const digest = (value: string) => createHash("sha256").update(value).digest()
@@ -44,7 +44,7 @@ export const AdminAuthLive = Layer.effect(
 export const AdminBadRequestsLive = Layer.succeed(AdminBadRequests, (handler) =>
   Effect.catch(handler, (error) =>
     HttpApiError.HttpApiSchemaError.is(error)
-      ? Effect.succeed(errorResponse(schemaErrorToBadRequest(error)))
+      ? Effect.succeed(errorAnswer(schemaErrorToBadRequest(error)))
       : Effect.fail(error)))
 
 const SecretsHandlers = HttpApiBuilder.group(
@@ -104,7 +104,7 @@ const TestDataHandlers = HttpApiBuilder.group(
     return handlers.handleAll({
       empty: ({ params }) =>
         downstream.emptyTestData(params.appId, randomUUID()).pipe(
-          Effect.catch((error) => Effect.succeed(downstreamResponse(error)))
+          Effect.catch((error) => Effect.succeed(errorAnswer(error)))
         )
     })
   })

@@ -42,11 +42,11 @@ import type { HttpApiEndpoint } from "effect/http-api"
 import { hash } from "node:crypto"
 import { CurrentCaller } from "../../api/Authorization.ts"
 import type { DecodedInput, IdempotentCall } from "../../api/EngineCall.ts"
+import { errorAnswer } from "../../api/ErrorAnswer.ts"
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENT_REPLAYED_HEADER, takesIdempotencyKey } from "../../api/IdempotencyKey.ts"
 import { presentParts } from "../../api/Operations.ts"
 import { type ClaimOutcome, type IdempotencyClaim, IdempotencyStore, type StoredAnswer } from "../../services/IdempotencyStore.ts"
 import { IdempotencySql } from "../IdempotencySql.ts"
-import { errorResponse } from "./ErrorResponses.ts"
 
 /** What the wrapper reads of a forwarded request: its endpoint, the request (headers), the decoded input. */
 export interface KeyedRequest {
@@ -193,7 +193,7 @@ const httpKeeping: AnswerKeeping<Response> = {
   replay,
   markReplayed: (response) => HttpServerResponse.setHeader(response, REPLAYED_HEADER, "true"),
   refuse: (refusal) => {
-    const response = errorResponse(refusal)
+    const response = errorAnswer(refusal)
     return refusal.retryAfter === undefined ? response : HttpServerResponse.setHeader(response, "retry-after", String(refusal.retryAfter))
   }
 }

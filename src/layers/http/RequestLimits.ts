@@ -20,9 +20,9 @@
 import { JSONParser } from "@streamparser/json"
 import { ByteSize, Context, Effect, Schema, Stream } from "effect"
 import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { errorAnswer } from "../../api/ErrorAnswer.ts"
 import { JsonRpcId } from "../../api/mcp/openapi.ts"
 import { BadRequest, PayloadTooLarge } from "../../domain/Errors.ts"
-import { errorResponse } from "./ErrorResponses.ts"
 
 /** The deepest nesting of arrays and objects a JSON body may have. */
 export const MAX_JSON_DEPTH = 64
@@ -89,7 +89,7 @@ const refusalResponse = (request: HttpServerRequest.HttpServerRequest, refusal: 
       { status: refusal.status, ...(close === undefined ? {} : { headers: close }) }
     )
   }
-  const response = errorResponse({ code: refusal.status, message: refusal.message, type: refusal.type })
+  const response = errorAnswer({ code: refusal.status, message: refusal.message, type: refusal.type })
   return close === undefined ? response : HttpServerResponse.setHeaders(response, close)
 }
 

@@ -9,11 +9,11 @@ import { Effect, Schema } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { CurrentCaller } from "../../api/Authorization.ts"
+import { errorAnswer } from "../../api/ErrorAnswer.ts"
 import { operationOf } from "../../api/Operations.ts"
 import { RequestLogEntry, type RequestLogQuery } from "../../domain/RequestLog.ts"
 import type { Meter } from "../../services/Meter.ts"
 import { withPageHeaders } from "./AnswerHeaders.ts"
-import { errorResponse } from "./ErrorResponses.ts"
 import { unstorableInput } from "./InputChecks.ts"
 import { undeclaredInput } from "./UndeclaredInput.ts"
 
@@ -38,13 +38,13 @@ const encodeEntries = Schema.encodeUnknownEffect(Schema.toCodecJson(Schema.Array
 export const makeRequestLogHandler = (meter: Meter["Service"]) => (request: ForwardedRequest) =>
   Effect.gen(function*() {
     const undeclared = yield* undeclaredInput(request.endpoint, request.request)
-    if (undeclared !== undefined) return errorResponse(undeclared)
+    if (undeclared !== undefined) return errorAnswer(undeclared)
     // A filter value storage cannot hold (a NUL) is the 400 naming it, as on every list.
     const unstorable = unstorableInput({ query: request.query })
-    if (unstorable !== undefined) return errorResponse(unstorable)
+    if (unstorable !== undefined) return errorAnswer(unstorable)
     const query = request.query as RequestLogQuery
     const page = yield* requestLogPage(meter, query)
     // The entries are the meter's rows as the schema has them: one that does not encode is a defect.
     const body = yield* Effect.orDie(encodeEntries(page.items))
     return withPageHeaders(HttpServerResponse.jsonUnsafe(body), request.request.url, query, page.total)
-  }).pipe(Effect.catch((error) => Effect.succeed(errorResponse(error))))
+  }).pipe(Effect.catch((error) => Effect.succeed(errorAnswer(error))))
