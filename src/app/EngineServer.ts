@@ -33,6 +33,7 @@ import {
   EngineCaller
 } from "../contract/EngineApi.ts"
 import type { CallGrants } from "../contract/EngineCall.ts"
+import { errorAnswer } from "../contract/ErrorAnswer.ts"
 import { isPaged, type OperationEndpoint, type OperationInput, type Page, TOTAL_COUNT_HEADER, wasCreated } from "../contract/Operations.ts"
 import { InvalidConfig } from "../domain/Errors.ts"
 import { MaxAcceptTotal, Scope } from "../domain/Grants.ts"
@@ -66,11 +67,9 @@ const grantsOf = (headers: Readonly<Record<string, string | undefined>>): CallGr
   return { scopes: new Set(decodedScopes.value), maxAcceptTotal: decodedLimit.value }
 }
 
+/** An engine failure: its status as `code`, its source (the engine's unless it names another) and the call's request id. */
 const failure = (status: number, message: string, type: string, requestId: string, source: string = ENGINE_SOURCE) =>
-  HttpServerResponse.jsonUnsafe({ code: status, message, type }, {
-    status,
-    headers: { "x-error-source": source, "x-error-source-request-id": requestId, "x-request-id": requestId }
-  })
+  HttpServerResponse.setHeader(errorAnswer({ code: status, message, type, source, requestId }), "x-request-id", requestId)
 
 const engineFailure = (error: EngineError, requestId: string) => failure(error.status, error.message, error.type, requestId, error.source)
 

@@ -11,6 +11,7 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { EngineErrorBody } from "../domain/Errors.ts"
 import { IncomingSecretAuth } from "./Authorization.ts"
+import { withEnginePassthrough } from "./EnginePassthrough.ts"
 import { CatalogueGroup, CatalogueModelGroup } from "./groups/catalogue.ts"
 import { CustomerGroup } from "./groups/customer.ts"
 import { ModelFileGroup } from "./groups/modelFiles.ts"
@@ -52,6 +53,7 @@ import {
 import { RequestLogGroup } from "./groups/requestLog.ts"
 import { EventGroup, WebhookDeliveryGroup, WebhookEndpointGroup } from "./groups/webhooks.ts"
 import { withIdempotencyKey } from "./IdempotencyKey.ts"
+import { withIncomingSecret } from "./IncomingSecretDocument.ts"
 import { withMcpEndpoint } from "./mcp/openapi.ts"
 import { documentTransform } from "./openapi.ts"
 import { withResponseHeaders } from "./responseHeaders.ts"
@@ -81,7 +83,8 @@ export class PublicApi extends withRequiredScopes(Served).middleware(IncomingSec
     // A commercial service: integrators use it under their service agreement.
     license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     servers: [{ url: "/", description: "This gateway, production or local alike (paths start with /v1)" }],
-    transform: (spec) => withResponseHeaders(Served)(withIdempotencyKey(Served)(withMcpEndpoint(documentTransform(spec))))
+    transform: (spec) =>
+      withResponseHeaders(Served)(withIdempotencyKey(Served)(withMcpEndpoint(withEnginePassthrough(withIncomingSecret(documentTransform(spec))))))
   }))
   .annotate(HttpApi.AdditionalSchemas, [EngineErrorBody])
 {}

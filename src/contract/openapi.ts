@@ -3,13 +3,6 @@
  * `OpenApi.Transform` annotations to the document `OpenApi.fromApi` derives
  * (served at /openapi.json and rendered at /docs), never written by hand.
  *
- * - the security scheme: the Incoming Secret middleware reads the raw
- *   `Authorization` header itself (so it declares no HttpApi security), so
- *   the scheme and a requirement on every operation are added here;
- * - the 401 with its exact body and `WWW-Authenticate` header, from the
- *   constants the server answers with;
- * - the engine's passthrough errors (any other status, `{code, message,
- *   type}`, `x-error-source` and `x-error-source-request-id`);
  * - the empty 200 of the reads of a missing id (`emptyOk`, per operation);
  * - the one-model-source rule as a `oneOf` of the request bodies that carry
  *   both model sources (`POST /ticket-model`, `PUT /ticket-model/{id}`);
@@ -22,7 +15,7 @@
  */
 import { DEFAULT_PAGE_SIZE } from "../domain/Resource.ts"
 import { MODEL_SOURCE_REQUIRES, MODEL_SOURCES } from "../domain/resources/modelFiles.ts"
-import { NOT_AUTHORIZED_BODY, NOT_AUTHORIZED_HEADERS } from "./Authorization.ts"
+import { AUTHENTICATION } from "./IncomingSecretDocument.ts"
 import { withWebhooks } from "./webhooksDocument.ts"
 
 type Json = Record<string, unknown>
@@ -35,11 +28,6 @@ const objectAt = (value: Json, key: string): Json => {
   value[key] = created
   return created
 }
-
-/** The name of the security scheme in `components.securitySchemes`. */
-export const SECURITY_SCHEME = "IncomingSecret"
-/** The component schema of a passthrough error body. */
-export const ENGINE_ERROR_SCHEMA = "EngineError"
 
 const METHODS = ["get", "put", "post", "delete", "patch", "head", "options", "trace"] as const
 
@@ -61,12 +49,6 @@ export const emptyOk = (operation: Record<string, unknown>): Record<string, unkn
   }
   return operation
 }
-
-const AUTHENTICATION = "Every /v1 operation needs an Incoming Secret in the `Authorization` header: the raw secret " +
-  "(`Authorization: <SECRET>`) or, equivalently, `Authorization: Bearer <SECRET>`. Exactly one `Authorization` header. " +
-  "Any failure (missing, malformed, unknown, revoked or regenerated secret, or a client address outside the " +
-  "secret's ranges) answers the same 401: body `{\"code\":401,\"message\":\"Not Authorized\"}` and " +
-  "`WWW-Authenticate: Bearer realm=\"v1\"`."
 
 const CONVENTIONS = [
   "## Conventions",
@@ -104,49 +86,6 @@ const CONVENTIONS = [
   "`x-error-source`, `x-error-source-request-id`, `ETag`, `Link`, `X-Total-Count`, `RateLimit`, `RateLimit-Policy`, " +
   "`Retry-After`, `Idempotent-Replayed`, `Location` and `X-Mode`. Other origins get no CORS header."
 ].join("\n")
-
-const ERROR_SOURCE_HEADERS: Json = {
-  "x-error-source": {
-    description: "Who produced the error: `engine`, or the engine's own downstream",
-    schema: { type: "string", examples: ["engine"] }
-  },
-  "x-error-source-request-id": {
-    description: "The request id of the failed call at its source, for support",
-    schema: { type: "string", examples: ["5f0c6a52-8f1e-4c0b-9a57-2f1d9d3f4b11"] }
-  }
-}
-
-const engineErrorResponse = (): Json => ({
-  description: "An error from the engine, passed through unchanged: its status (404, 409, 422, 501, 502, 504, …), " +
-    "its body `{code, message, type}` (`code` is the status) and the `x-error-source` and " +
-    "`x-error-source-request-id` headers. 502: the engine's answer was unusable; 504: it did not answer in time.",
-  headers: structuredClone(ERROR_SOURCE_HEADERS),
-  content: {
-    "application/json": {
-      schema: { $ref: `#/components/schemas/${ENGINE_ERROR_SCHEMA}` },
-      example: { code: 404, message: "No ticket 7c1e… for this app", type: "NotFound" }
-    }
-  }
-})
-
-const notAuthorizedResponse = (previous: Json): Json => {
-  const content = objectAt(previous, "content")
-  const media = objectAt(content, "application/json")
-  media.example = { ...NOT_AUTHORIZED_BODY }
-  return {
-    ...previous,
-    description: `${String(previous.description ?? "Not authorized")} The body is always exactly ` +
-      `\`${JSON.stringify(NOT_AUTHORIZED_BODY)}\`.`,
-    headers: {
-      "www-authenticate": {
-        description: "Always the same challenge",
-        schema: { type: "string", const: NOT_AUTHORIZED_HEADERS["www-authenticate"] },
-        required: true
-      }
-    },
-    content
-  }
-}
 
 // ---------------------------------------------------------------------------
 // Examples built from schemas
@@ -364,20 +303,13 @@ const withModelSourceChoice = (schema: Json): void => {
 
 // ---------------------------------------------------------------------------
 
-/** The API transform: security, the 401, passthrough errors, examples, merged paths, the conventions. */
+/** The API transform: examples, merged paths, the conventions. */
 export const documentTransform = (spec: Record<string, unknown>): Record<string, unknown> => {
   const info = objectAt(spec, "info")
   info.description = `${String(info.description ?? "")}\n\n${CONVENTIONS}`.trim()
 
   const components = objectAt(spec, "components")
   const schemas = objectAt(components, "schemas")
-  objectAt(components, "securitySchemes")[SECURITY_SCHEME] = {
-    type: "apiKey",
-    in: "header",
-    name: "Authorization",
-    description: AUTHENTICATION
-  }
-  spec.security = [{ [SECURITY_SCHEME]: [] }]
 
   const paths = objectAt(spec, "paths")
   mergeIdenticalPaths(paths)
@@ -402,11 +334,7 @@ export const documentTransform = (spec: Record<string, unknown>): Record<string,
     for (const method of METHODS) {
       const operation = item[method]
       if (!isObject(operation)) continue
-      operation.security = [{ [SECURITY_SCHEME]: [] }]
       const responses = objectAt(operation, "responses")
-      const unauthorized = responses["401"]
-      if (isObject(unauthorized)) responses["401"] = notAuthorizedResponse(unauthorized)
-      responses.default = engineErrorResponse()
       const requestBody = operation.requestBody
       if (isObject(requestBody)) {
         const media = isObject(requestBody.content) ? Object.keys(requestBody.content) : []

@@ -20,6 +20,7 @@
  * contract derives, from these definitions.
  */
 import { Schema } from "effect"
+import { ENGINE_ERROR_REF } from "./EnginePassthrough.ts"
 
 type Json = Record<string, unknown>
 
@@ -83,7 +84,7 @@ const IF_MATCH = {
 }
 
 /** The body of an unexpected failure (and of the passthrough errors): the component the document already has. */
-const ERROR_BODY = { $ref: "#/components/schemas/EngineError" }
+const ERROR_BODY = { $ref: ENGINE_ERROR_REF }
 
 const METHODS = ["get", "put", "post", "delete", "patch"] as const
 

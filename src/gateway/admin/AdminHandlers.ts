@@ -10,10 +10,10 @@ import { createHash, randomUUID, timingSafeEqual } from "node:crypto"
 import { AppRateLimitsSql } from "../../adapters/sql/AppRateLimitsSql.ts"
 import { AdminApi, AdminAuth, AdminBadRequests } from "../../contract/AdminApi.ts"
 import { schemaErrorToBadRequest } from "../../contract/BadRequests.ts"
+import { errorAnswer } from "../../contract/ErrorAnswer.ts"
 import { NotAuthorized, NotFound } from "../../domain/Errors.ts"
 import { appRateLimitView } from "../../domain/RateLimit.ts"
 import { rangeEnd, rangeStart } from "../../domain/Resource.ts"
-import { downstreamResponse, errorResponse } from "../../platform/http/ErrorResponses.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { AppRateLimits } from "../../services/AppRateLimits.ts"
 import { Downstream } from "../../services/Downstream.ts"
@@ -44,7 +44,7 @@ export const AdminAuthLive = Layer.effect(
 export const AdminBadRequestsLive = Layer.succeed(AdminBadRequests, (handler) =>
   Effect.catch(handler, (error) =>
     HttpApiError.HttpApiSchemaError.is(error)
-      ? Effect.succeed(errorResponse(schemaErrorToBadRequest(error)))
+      ? Effect.succeed(errorAnswer(schemaErrorToBadRequest(error)))
       : Effect.fail(error)))
 
 const SecretsHandlers = HttpApiBuilder.group(
@@ -104,7 +104,7 @@ const TestDataHandlers = HttpApiBuilder.group(
     return handlers.handleAll({
       empty: ({ params }) =>
         downstream.emptyTestData(params.appId, randomUUID()).pipe(
-          Effect.catch((error) => Effect.succeed(downstreamResponse(error)))
+          Effect.catch((error) => Effect.succeed(errorAnswer(error)))
         )
     })
   })

@@ -11,9 +11,9 @@ import { HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { type HttpApiEndpoint, HttpApiError, type HttpApiGroup } from "effect/http-api"
 import { IncomingSecretAuth } from "../../contract/Authorization.ts"
 import { schemaErrorToBadRequest } from "../../contract/BadRequests.ts"
+import { errorAnswer } from "../../contract/ErrorAnswer.ts"
 import { RequiredScope } from "../../contract/Scopes.ts"
 import { BadRequest, DownstreamError, NotFound, ServiceUnavailable } from "../../domain/Errors.ts"
-import { downstreamResponse, errorResponse } from "../../platform/http/ErrorResponses.ts"
 import { IncomingSecretGuard, type MeteredCall } from "./IncomingSecretGuard.ts"
 
 /** What an endpoint's calls are metered as, and the scope they need (its `RequiredScope`, src/contract/Scopes.ts). */
@@ -29,10 +29,9 @@ export const failureResponse = (cause: Cause.Cause<unknown>): HttpServerResponse
   const error = Cause.findErrorOption(cause)
   if (Option.isNone(error)) return undefined
   const failure = error.value
-  if (HttpApiError.HttpApiSchemaError.is(failure)) return errorResponse(schemaErrorToBadRequest(failure))
-  if (failure instanceof DownstreamError) return downstreamResponse(failure)
-  if (failure instanceof BadRequest || failure instanceof NotFound || failure instanceof ServiceUnavailable) {
-    return errorResponse(failure)
+  if (HttpApiError.HttpApiSchemaError.is(failure)) return errorAnswer(schemaErrorToBadRequest(failure))
+  if (failure instanceof DownstreamError || failure instanceof BadRequest || failure instanceof NotFound || failure instanceof ServiceUnavailable) {
+    return errorAnswer(failure)
   }
   return undefined
 }

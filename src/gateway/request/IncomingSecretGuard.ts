@@ -32,13 +32,13 @@ import { type Cause, Context, Duration, Effect, Exit, Fiber, Layer, References, 
 import type { HttpServerRequest } from "effect/http"
 import { HttpServerResponse } from "effect/http"
 import { CurrentCaller } from "../../contract/Authorization.ts"
+import { errorAnswer, notAuthorized } from "../../contract/ErrorAnswer.ts"
 import { InsufficientScope, ServiceUnavailable, type TooManyRequests } from "../../domain/Errors.ts"
 import { MODE_HEADER, type Scope } from "../../domain/Grants.ts"
 import { UPLOAD_MEDIA_TYPES } from "../../domain/resources/modelFileUpload.ts"
 import type { Caller } from "../../domain/Secret.ts"
 import { traced } from "../../domain/Span.ts"
 import { timeOrderedUuid } from "../../domain/TimeOrderedId.ts"
-import { errorResponse, notAuthorized } from "../../platform/http/ErrorResponses.ts"
 import { Instruments, NO_INSTRUMENTS, type TelemetryInstruments } from "../../platform/telemetry/Instruments.ts"
 import { activeSpan } from "../../platform/telemetry/JsonLog.ts"
 import { type IncomingTrace, IncomingTraceContext, parentSpanOf, traceFromHeaders } from "../../platform/telemetry/TraceContext.ts"
@@ -139,7 +139,7 @@ const acceptedMediaTypes = (url: string) => url.split("?")[0] === "/v1/model-fil
  * that already has it (a model file upload's, naming the model types) stays.
  */
 const standardBody = (response: HttpServerResponse.HttpServerResponse, request: HttpServerRequest.HttpServerRequest) =>
-  response.status !== 415 || response.headers["content-type"]?.startsWith("application/json") === true ? response : errorResponse({
+  response.status !== 415 || response.headers["content-type"]?.startsWith("application/json") === true ? response : errorAnswer({
     code: 415,
     message: `Unsupported content-type: ${request.headers["content-type"] ?? "none"}; send the body as ${acceptedMediaTypes(request.url)}`,
     type: "UnsupportedMediaType"
@@ -230,15 +230,15 @@ export const makeIncomingSecretGuard = (
     // app's budget, the 429 takes the handler's place; either way the call is metered.
     // An app's own budget is read from the database now and then: within the same bound.
     const decided = yield* Effect.result(rateLimits.decide(caller.appId).pipe(Effect.timeoutOrElse(storageTimeout(startedAt))))
-    if (decided._tag === "Failure") return errorResponse(decided.failure)
+    if (decided._tag === "Failure") return errorAnswer(decided.failure)
     const limit = decided.success
     // Outside the secret's scopes, the 403 takes the handler's place: nothing is read or changed.
     const scope = call.scope
     const run = scope !== undefined && !caller.grants.scopes.has(scope)
-      ? Effect.succeed(errorResponse(InsufficientScope.of(details.operation, scope)))
+      ? Effect.succeed(errorAnswer(InsufficientScope.of(details.operation, scope)))
       : limit?.refusal === undefined
       ? handler
-      : Effect.succeed((call.overBudget ?? errorResponse)(limit.refusal))
+      : Effect.succeed((call.overBudget ?? errorAnswer)(limit.refusal))
     // A read runs while its meter event is being committed (one round trip
     // saved); it is answered only once the event is durable, and dropped if
     // the secret turned out revoked. Anything else runs after the commit.
@@ -251,7 +251,7 @@ export const makeIncomingSecretGuard = (
     if (recorded._tag === "Failure") {
       // Not awaited: a read stuck on the database ends in the background.
       if (speculative !== undefined) yield* Effect.forkDetach(Fiber.interrupt(speculative))
-      if (recorded.failure instanceof ServiceUnavailable) return errorResponse(recorded.failure)
+      if (recorded.failure instanceof ServiceUnavailable) return errorAnswer(recorded.failure)
       // Revoked, regenerated or its grants changed since this instance last looked: nothing was written or
       // answered. Looked up again, a secret that still authenticates with other grants is decided anew with them.
       secrets.forget(caller.secretId)
@@ -260,7 +260,7 @@ export const makeIncomingSecretGuard = (
         if (current._tag === "Success" && current.success.grants.version !== caller.grants.version) {
           return yield* metered(request, call, handler, failureResponse, facts, startedAt, current.success, details, requestId, presented, address, true)
         }
-        if (current._tag === "Failure" && current.failure instanceof ServiceUnavailable) return errorResponse(current.failure)
+        if (current._tag === "Failure" && current.failure instanceof ServiceUnavailable) return errorAnswer(current.failure)
       }
       return refused(facts, recorded.failure.cause)
     }
@@ -306,7 +306,7 @@ export const makeIncomingSecretGuard = (
       )
     )
     if (authenticated._tag === "Failure") {
-      if (authenticated.failure instanceof ServiceUnavailable) return errorResponse(authenticated.failure)
+      if (authenticated.failure instanceof ServiceUnavailable) return errorAnswer(authenticated.failure)
       return refused(facts, authenticated.failure.cause)
     }
     const caller = authenticated.success

@@ -20,8 +20,8 @@
  */
 import { ByteSize, Context, Effect } from "effect"
 import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { errorAnswer } from "../../contract/ErrorAnswer.ts"
 import { BadRequest, PayloadTooLarge } from "../../domain/Errors.ts"
-import { errorResponse } from "../../platform/http/ErrorResponses.ts"
 
 /** The deepest nesting of arrays and objects a JSON body may have. */
 export const MAX_JSON_DEPTH = 64
@@ -91,7 +91,7 @@ export interface LimitedSurface {
 /** The refusal, in the shape of the surface that refuses it. */
 const refusalResponse = (surface: LimitedSurface | undefined, refusal: Refusal, id?: string | number) => {
   if (surface?.refusal !== undefined) return surface.refusal(refusal, id)
-  const response = errorResponse({ code: refusal.status, message: refusal.message, type: refusal.type })
+  const response = errorAnswer({ code: refusal.status, message: refusal.message, type: refusal.type })
   return refusal.status === 413 ? HttpServerResponse.setHeaders(response, { connection: "close" }) : response
 }
 

@@ -21,8 +21,8 @@ import { HttpServerResponse } from "effect/http"
 import { type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { hash } from "node:crypto"
 import type { CallScope, DecodedInput } from "../../contract/EngineCall.ts"
+import { errorAnswer } from "../../contract/ErrorAnswer.ts"
 import { BadRequest, DownstreamError } from "../../domain/Errors.ts"
-import { errorResponse } from "../../platform/http/ErrorResponses.ts"
 
 /** A strong entity tag of a JSON body: its SHA-256, base64url. */
 export const entityTag = (body: string) => `"${hash("sha256", body, "base64url")}"`
@@ -49,7 +49,7 @@ export const notModified = (tag: string) => HttpServerResponse.empty({ status: 3
 
 /** 412 for a write whose `If-Match` names another version than the current one (its tag, when there is one). */
 export const preconditionFailed = (message: string, current: string | undefined) => {
-  const response = errorResponse({ code: 412, message, type: "PreconditionFailed" })
+  const response = errorAnswer({ code: 412, message, type: "PreconditionFailed" })
   return current === undefined ? response : HttpServerResponse.setHeader(response, "etag", current)
 }
 

@@ -18,11 +18,11 @@ import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { type HttpApiEndpoint, HttpApiSchema } from "effect/http-api"
 import { callScopeOf, CurrentCaller } from "../../contract/Authorization.ts"
 import type { CallScope, DecodedInput } from "../../contract/EngineCall.ts"
+import { errorAnswer } from "../../contract/ErrorAnswer.ts"
 import { isPaged, type OperationEndpoint, type OperationInput, operationOf, type Page } from "../../contract/Operations.ts"
 import { PublicApi } from "../../contract/PublicApi.ts"
 import { DownstreamError } from "../../domain/Errors.ts"
 import { traced } from "../../domain/Span.ts"
-import { downstreamResponse, errorResponse } from "../../platform/http/ErrorResponses.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { Meter } from "../../services/Meter.ts"
@@ -114,7 +114,7 @@ export const makeForward = (downstream: Downstream["Service"], idempotent: WithI
     const outcome = yield* precondition(operationOf(request.endpoint), writtenId(request), ifMatch, scope)
     switch (outcome._tag) {
       case "Unsupported":
-        return errorResponse(unconditional(request.endpoint.path))
+        return errorAnswer(unconditional(request.endpoint.path))
       case "Failed":
         return preconditionFailed(outcome.message, outcome.current)
       case "Holds":
@@ -127,9 +127,9 @@ export const makeForward = (downstream: Downstream["Service"], idempotent: WithI
     const endpoint = request.endpoint
     const caller = yield* CurrentCaller
     const undeclared = yield* undeclaredInput(endpoint, request.request)
-    if (undeclared !== undefined) return errorResponse(undeclared)
+    if (undeclared !== undefined) return errorAnswer(undeclared)
     const refused = unstorableInput(request) ?? mismatchedId(request)
-    if (refused !== undefined) return errorResponse(refused)
+    if (refused !== undefined) return errorAnswer(refused)
     const headers = request.request.headers
     const ifMatch = endpoint.method === "PUT" || endpoint.method === "DELETE" ? headers["if-match"] : undefined
     const scoped = ifMatch === undefined ? callScopeOf(caller) : yield* conditionalScope(request, ifMatch, callScopeOf(caller))
@@ -153,7 +153,7 @@ export const makeForward = (downstream: Downstream["Service"], idempotent: WithI
   })
 
   return (request: ForwardedRequest): Effect.Effect<HttpServerResponse.HttpServerResponse, never, CurrentCaller> =>
-    idempotent(request, Effect.catch(respond(request), (error) => Effect.succeed(downstreamResponse(error))))
+    idempotent(request, Effect.catch(respond(request), (error) => Effect.succeed(errorAnswer(error))))
 }
 
 /**

@@ -43,9 +43,9 @@ import { hash } from "node:crypto"
 import { IdempotencySql } from "../../adapters/sql/IdempotencySql.ts"
 import { CurrentCaller } from "../../contract/Authorization.ts"
 import type { DecodedInput, IdempotentCall } from "../../contract/EngineCall.ts"
+import { errorAnswer } from "../../contract/ErrorAnswer.ts"
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENT_REPLAYED_HEADER, takesIdempotencyKey } from "../../contract/IdempotencyKey.ts"
 import { presentParts } from "../../contract/Operations.ts"
-import { errorResponse } from "../../platform/http/ErrorResponses.ts"
 import { type ClaimOutcome, type IdempotencyClaim, IdempotencyStore, type StoredAnswer } from "../../services/IdempotencyStore.ts"
 
 /** What the wrapper reads of a forwarded request: its endpoint, the request (headers), the decoded input. */
@@ -193,7 +193,7 @@ const httpKeeping: AnswerKeeping<Response> = {
   replay,
   markReplayed: (response) => HttpServerResponse.setHeader(response, REPLAYED_HEADER, "true"),
   refuse: (refusal) => {
-    const response = errorResponse(refusal)
+    const response = errorAnswer(refusal)
     return refusal.retryAfter === undefined ? response : HttpServerResponse.setHeader(response, "retry-after", String(refusal.retryAfter))
   }
 }

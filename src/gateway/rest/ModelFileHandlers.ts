@@ -25,11 +25,11 @@ import type { HttpServerRequest } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { callScopeOf, type CurrentCaller } from "../../contract/Authorization.ts"
 import type { CallScope } from "../../contract/EngineCall.ts"
+import { errorAnswer } from "../../contract/ErrorAnswer.ts"
 import { operationOf } from "../../contract/Operations.ts"
 import { PublicContract } from "../../contract/PublicApi.ts"
 import { BadRequest, type DownstreamError, PayloadTooLarge } from "../../domain/Errors.ts"
 import { formatOf, MODEL_MEDIA_TYPES, ModelFileName, type ModelFileRecord } from "../../domain/resources/modelFileUpload.ts"
-import { downstreamResponse, errorResponse } from "../../platform/http/ErrorResponses.ts"
 import type { AppConfigShape } from "../../services/AppConfig.ts"
 import type { Downstream } from "../../services/Downstream.ts"
 import { MISSING_RECORD } from "./AnswerHeaders.ts"
@@ -53,13 +53,13 @@ export const modelUploadMaxBytes = (config: AppConfigShape): number => config.mo
 
 const tooLarge = (limit: number) =>
   HttpServerResponse.setHeaders(
-    errorResponse(
+    errorAnswer(
       new PayloadTooLarge({ code: 413, type: "PayloadTooLarge", message: `The model file is larger than ${limit} bytes (MODEL_UPLOAD_MAX_BYTES)` })
     ),
     { connection: "close" }
   )
 
-const badRequest = (path: string, message: string) => errorResponse(BadRequest.of(`${path}: ${message}`, "ValidationError", [{ path, message }]))
+const badRequest = (path: string, message: string) => errorAnswer(BadRequest.of(`${path}: ${message}`, "ValidationError", [{ path, message }]))
 
 const isModelFileName = Schema.is(ModelFileName)
 
@@ -138,7 +138,7 @@ export const makeModelFileHandler = (downstream: Downstream["Service"], maxBytes
     const query = unit === undefined ? { fileName } : { fileName, unit }
     const answer = yield* downstream.call(ENDPOINTS.upload)({ query, payload: body } as never, scope).pipe(Effect.result)
     if (overLimit) return tooLarge(maxBytes)
-    if (answer._tag === "Failure") return downstreamResponse(answer.failure)
+    if (answer._tag === "Failure") return errorAnswer(answer.failure)
     return recordResponse(request, answer.success as ModelFileRecord)
   })
 
@@ -196,14 +196,14 @@ export const makeModelFileHandler = (downstream: Downstream["Service"], maxBytes
   return (request: ForwardedRequest, caller: CurrentCaller["Service"]): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
     Effect.gen(function*() {
       const undeclared = yield* undeclaredInput(request.endpoint, request.request)
-      if (undeclared !== undefined) return errorResponse(undeclared)
+      if (undeclared !== undefined) return errorAnswer(undeclared)
       // The body is bytes, stored as such; the id and file name are text, which cannot hold NUL.
       const unstorable = unstorableInput({ params: request.params, query: request.query })
-      if (unstorable !== undefined) return errorResponse(unstorable)
+      if (unstorable !== undefined) return errorAnswer(unstorable)
       const scope = callScopeOf(caller)
       const operation = operationOf(request.endpoint)
       if (operation === "modelFile.upload") return yield* upload(request, scope)
       if (operation === "modelFile.content") return yield* content(request, scope)
       return yield* get(request, scope)
-    }).pipe(Effect.catch((error: DownstreamError) => Effect.succeed(downstreamResponse(error))))
+    }).pipe(Effect.catch((error: DownstreamError) => Effect.succeed(errorAnswer(error))))
 }

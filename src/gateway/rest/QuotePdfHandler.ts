@@ -24,11 +24,11 @@ import { makePdfRenderer, PdfRenderFailed } from "../../adapters/pdf/PdfRenderer
 import type { QuotePdfData, QuotePdfLine } from "../../adapters/pdf/QuotePdf.ts"
 import { callScopeOf, CurrentCaller } from "../../contract/Authorization.ts"
 import type { CallScope } from "../../contract/EngineCall.ts"
+import { errorAnswer } from "../../contract/ErrorAnswer.ts"
 import { operationOf } from "../../contract/Operations.ts"
 import { PublicContract } from "../../contract/PublicApi.ts"
 import type { DownstreamError } from "../../domain/Errors.ts"
 import type { TicketModel, TicketQuote } from "../../domain/resources/orders.ts"
-import { downstreamResponse, errorResponse } from "../../platform/http/ErrorResponses.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { namesTag, notModified } from "./Conditional.ts"
 import { unstorableInput } from "./InputChecks.ts"
@@ -83,9 +83,9 @@ export const prefersPdf = (accept: string | undefined): boolean => {
   return pdf.quality > 0 && (pdf.quality > json.quality || (pdf.quality === json.quality && pdf.specificity > json.specificity))
 }
 
-const notFound = (id: string) => errorResponse({ code: 404, type: "NotFound", message: `ticket quote ${id} not found: a quote that does not exist has no PDF` })
+const notFound = (id: string) => errorAnswer({ code: 404, type: "NotFound", message: `ticket quote ${id} not found: a quote that does not exist has no PDF` })
 
-const renderFailed = errorResponse({ code: 500, type: "InternalServerError", message: "The quote's PDF could not be rendered" })
+const renderFailed = errorAnswer({ code: 500, type: "InternalServerError", message: "The quote's PDF could not be rendered" })
 
 const varies = (response: HttpServerResponse.HttpServerResponse) => HttpServerResponse.setHeader(response, "vary", "Accept")
 
@@ -202,7 +202,7 @@ export const makeQuoteReadHandler = (pdfs: QuotePdfs["Service"], json: Handler):
     const rendered = yield* Effect.result(pdfs.render(id, scope))
     if (rendered._tag === "Failure") {
       const failure = rendered.failure
-      return failure instanceof PdfRenderFailed ? renderFailed : downstreamResponse(failure)
+      return failure instanceof PdfRenderFailed ? renderFailed : errorAnswer(failure)
     }
     const found = rendered.success
     if (found === null) return notFound(id)
@@ -220,9 +220,9 @@ export const makeQuoteReadHandler = (pdfs: QuotePdfs["Service"], json: Handler):
         ? Effect.gen(function*() {
           const caller = yield* CurrentCaller
           const undeclared = yield* undeclaredInput(request.endpoint, request.request)
-          if (undeclared !== undefined) return errorResponse(undeclared)
+          if (undeclared !== undefined) return errorAnswer(undeclared)
           const unstorable = unstorableInput({ params: request.params })
-          if (unstorable !== undefined) return errorResponse(unstorable)
+          if (unstorable !== undefined) return errorAnswer(unstorable)
           return yield* pdf(request, callScopeOf(caller))
         })
         : json(request),

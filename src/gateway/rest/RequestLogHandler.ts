@@ -9,9 +9,9 @@ import { Effect, Schema } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { CurrentCaller } from "../../contract/Authorization.ts"
+import { errorAnswer } from "../../contract/ErrorAnswer.ts"
 import { operationOf } from "../../contract/Operations.ts"
 import { RequestLogEntry, type RequestLogQuery } from "../../domain/RequestLog.ts"
-import { errorResponse } from "../../platform/http/ErrorResponses.ts"
 import type { Meter } from "../../services/Meter.ts"
 import { withPageHeaders } from "./AnswerHeaders.ts"
 import { unstorableInput } from "./InputChecks.ts"
@@ -38,13 +38,13 @@ const encodeEntries = Schema.encodeUnknownEffect(Schema.toCodecJson(Schema.Array
 export const makeRequestLogHandler = (meter: Meter["Service"]) => (request: ForwardedRequest) =>
   Effect.gen(function*() {
     const undeclared = yield* undeclaredInput(request.endpoint, request.request)
-    if (undeclared !== undefined) return errorResponse(undeclared)
+    if (undeclared !== undefined) return errorAnswer(undeclared)
     // A filter value storage cannot hold (a NUL) is the 400 naming it, as on every list.
     const unstorable = unstorableInput({ query: request.query })
-    if (unstorable !== undefined) return errorResponse(unstorable)
+    if (unstorable !== undefined) return errorAnswer(unstorable)
     const query = request.query as RequestLogQuery
     const page = yield* requestLogPage(meter, query)
     // The entries are the meter's rows as the schema has them: one that does not encode is a defect.
     const body = yield* Effect.orDie(encodeEntries(page.items))
     return withPageHeaders(HttpServerResponse.jsonUnsafe(body), request.request.url, query, page.total)
-  }).pipe(Effect.catch((error) => Effect.succeed(errorResponse(error))))
+  }).pipe(Effect.catch((error) => Effect.succeed(errorAnswer(error))))

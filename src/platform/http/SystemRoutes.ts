@@ -8,10 +8,10 @@ import { Effect, Layer } from "effect"
 import { type HttpMethod, HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { METHODS } from "node:http"
+import { errorAnswer } from "../../contract/ErrorAnswer.ts"
 import { NotFound } from "../../domain/Errors.ts"
 import { ReadinessChecks } from "../../services/Readiness.ts"
 import { checkReadiness, storageCheck } from "../Readiness.ts"
-import { errorResponse } from "./ErrorResponses.ts"
 import { HEALTH_PATH, READY_PATH, type RouteTable } from "./RouteTable.ts"
 
 const health = HttpRouter.add("GET", HEALTH_PATH, HttpServerResponse.jsonUnsafe({ status: "ok" }))
@@ -43,11 +43,11 @@ const ready = Layer.unwrap(Effect.gen(function*() {
 export const unroutedResponse = (table: RouteTable, request: HttpServerRequest.HttpServerRequest) => {
   const path = request.url.split("?")[0]
   const allow = table.allowed(request.url)
-  if (allow === undefined) return errorResponse(NotFound.of(`No operation ${request.method} ${path}`))
+  if (allow === undefined) return errorAnswer(NotFound.of(`No operation ${request.method} ${path}`))
   const headers = { allow: allow.join(", ") }
   if (request.method === "OPTIONS" && allow.includes("OPTIONS")) return HttpServerResponse.empty({ status: 204, headers })
   return HttpServerResponse.setHeaders(
-    errorResponse({ code: 405, message: `No operation ${request.method} ${path}: it takes ${headers.allow}`, type: "MethodNotAllowed" }),
+    errorAnswer({ code: 405, message: `No operation ${request.method} ${path}: it takes ${headers.allow}`, type: "MethodNotAllowed" }),
     headers
   )
 }
