@@ -16,11 +16,10 @@ import { requestTelemetry } from "../telemetry/RequestTelemetry.ts"
 import { AdminAuthLive, AdminBadRequestsLive, AdminHandlers } from "./AdminHandlers.ts"
 import { cors } from "./Cors.ts"
 import { DocsRoute } from "./DocsRoute.ts"
-import { PublicOperationHandler } from "./ForwardHandlers.ts"
 import { IncomingSecretAuthLive } from "./IncomingSecretAuthLive.ts"
 import { IncomingSecretGuard } from "./IncomingSecretGuard.ts"
 import { McpRoutes } from "./McpRoute.ts"
-import { PublicHandlers } from "./PublicHandlers.ts"
+import { PublicHandlers, PublicHandlerServices } from "./PublicHandlers.ts"
 import { RecordReadDirect } from "./RecordReadDirect.ts"
 import { requestLimits } from "./RequestLimits.ts"
 import { GATEWAY_ROUTES, OPENAPI_PATH, ROUTER_CONFIG } from "./RouteTable.ts"
@@ -59,7 +58,7 @@ type RouterApp = Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unha
  * wildcard, SystemRoutes, answers 404, 405 and a plain OPTIONS). One
  * middleware, so that the order is certain.
  * The REST middleware, the direct read and MCP share one IncomingSecretGuard;
- * the router and the direct read one PublicOperationHandler.
+ * the router and the direct read the same handlers (PublicHandlerServices).
  */
 export const GatewayRoutes = (telemetry: RequestMiddleware | undefined) =>
   Layer.merge(
@@ -77,7 +76,7 @@ export const GatewayRoutes = (telemetry: RequestMiddleware | undefined) =>
       }),
       { global: true }
     )
-  ).pipe(Layer.provide([IncomingSecretGuard.layer, PublicOperationHandler.layer]))
+  ).pipe(Layer.provide([IncomingSecretGuard.layer, PublicHandlerServices]))
 
 /** The router's limits (RouteTable matches with the same). */
 export { ROUTER_CONFIG }
