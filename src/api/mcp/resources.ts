@@ -29,6 +29,7 @@
 import { Duration, Schema } from "effect"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { Event } from "../../domain/events/Event.ts"
+import { plainJsonCodec } from "../../domain/JsonCodec.ts"
 import { RequestLogEntry, RequestLogQuery } from "../../domain/RequestLog.ts"
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../domain/Resource.ts"
 import { CatalogueModel } from "../../domain/resources/catalogue.ts"
@@ -174,7 +175,7 @@ const specOf = (options: {
     uriTemplate: `${uri}{?${parameters.map(encodeURIComponent).join(",")}}`,
     cache: options.cache,
     withColours: options.withColours,
-    content: Schema.toCodecJson(pageOf(options.record)) as unknown as Schema.Codec<unknown, unknown>
+    content: plainJsonCodec(pageOf(options.record))
   }
 }
 

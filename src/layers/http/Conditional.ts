@@ -22,6 +22,7 @@ import { type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema } from "effect/h
 import { hash } from "node:crypto"
 import type { CallScope, DecodedInput } from "../../api/EngineCall.ts"
 import { BadRequest, DownstreamError } from "../../domain/Errors.ts"
+import { plainJsonCodec } from "../../domain/JsonCodec.ts"
 import { errorResponse } from "./ErrorResponses.ts"
 
 /** A strong entity tag of a JSON body: its SHA-256, base64url. */
@@ -107,7 +108,7 @@ export const recordTag = (read: HttpApiEndpoint.Top) => {
   const body = [...read.success].find((schema) => !HttpApiSchema.isNoContent(schema.ast))
   if (body === undefined) throw new Error(`${read.identifier} answers no body: it has no entity tag`)
   // The public API's schemas are plain data: none needs a service to encode.
-  const encode = Schema.encodeUnknownEffect(Schema.toCodecJson(body) as unknown as Schema.Codec<unknown, unknown>)
+  const encode = Schema.encodeUnknownEffect(plainJsonCodec(body))
   return (record: unknown, requestId: string): Effect.Effect<string, DownstreamError> =>
     encode(record).pipe(
       Effect.map((json) => entityTag(JSON.stringify(json))),

@@ -22,6 +22,7 @@ import type { CallScope, DecodedInput } from "../../api/EngineCall.ts"
 import { isPaged, type OperationEndpoint, type OperationInput, operationOf, type Page } from "../../api/Operations.ts"
 import { PublicApi } from "../../api/PublicApi.ts"
 import { DownstreamError } from "../../domain/Errors.ts"
+import { plainJsonCodec } from "../../domain/JsonCodec.ts"
 import { traced } from "../../domain/Span.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { locationTable, MISSING_RECORD, type PageQuery, withCreated, withPageHeaders } from "./AnswerHeaders.ts"
@@ -53,7 +54,7 @@ const answerFor = (operation: string, endpoint: HttpApiEndpoint.Top): Answer => 
   const body = [...endpoint.success].find((schema) => !HttpApiSchema.isNoContent(schema.ast))
   if (body === undefined) return () => Effect.succeed(NO_CONTENT)
   // The public API's schemas are plain data: none needs a service to encode.
-  const encode = Schema.encodeUnknownEffect(Schema.toCodecJson(body) as unknown as Schema.Codec<unknown, unknown>)
+  const encode = Schema.encodeUnknownEffect(plainJsonCodec(body))
   const respond = TAGGED.has(endpoint.method)
     ? (json: unknown) => {
       const text = JSON.stringify(json)
