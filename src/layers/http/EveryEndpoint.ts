@@ -43,7 +43,7 @@ export const endpointHandlers = <
   Groups extends HttpApiGroup.Constraint,
   Handler,
   R,
-  Table extends EndpointTable<Groups, Handler, unknown> = {}
+  Table extends EndpointTable<Groups, Handler, unknown> = Record<never, never>
 >(
   api: HttpApi.HttpApi<Id, Groups>,
   handler: Effect.Effect<Handler, never, R>,
@@ -77,7 +77,7 @@ export const handleEveryEndpoint = <
   Groups extends HttpApiGroup.Constraint,
   Handler extends AnyHandler,
   R,
-  Table extends EndpointTable<Groups, Handler, unknown> = {}
+  Table extends EndpointTable<Groups, Handler, unknown> = Record<never, never>
 >(
   api: HttpApi.HttpApi<Id, Groups>,
   handler: Effect.Effect<Handler, never, R>,
@@ -86,9 +86,14 @@ export const handleEveryEndpoint = <
   const top = topOf(api)
   const handlers = endpointHandlers(api, handler, table)
   const [first, ...rest] = groupsOf(api).map((group) =>
-    HttpApiBuilder.group(top, group.identifier, (unhandled) =>
-      Effect.map(handlers, (handlerOf) =>
-        unhandled.handleAll(Object.fromEntries(Object.values(group.endpoints).map((endpoint) => [endpoint.identifier, handlerOf(endpoint)]))))
+    HttpApiBuilder.group(
+      top,
+      group.identifier,
+      (unhandled) =>
+        Effect.map(
+          handlers,
+          (handlerOf) => unhandled.handleAll(Object.fromEntries(Object.values(group.endpoints).map((endpoint) => [endpoint.identifier, handlerOf(endpoint)])))
+        )
     )
   )
   return Layer.mergeAll(first!, ...rest)
