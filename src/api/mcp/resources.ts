@@ -39,7 +39,7 @@ import { Colour, Currency, Material, PostProcessingService, ProductionParameterF
 import { EventQuery } from "../../domain/resources/webhooks.ts"
 import { recordOf } from "../endpoints.ts"
 import { RequestLogGroup } from "../groups/requestLog.ts"
-import { endpointNamed } from "../Operations.ts"
+import { anyEndpoint, endpointNamed } from "../Operations.ts"
 
 export const RESOURCE_MIME_TYPE = "application/json"
 
@@ -255,7 +255,7 @@ const requestLog = (): McpResourceSpec =>
     record: RequestLogEntry,
     pageSize: EVENT_PAGE_SIZE,
     newestFirst: true,
-    gatewayEndpoint: RequestLogGroup.endpoints.list as unknown as HttpApiEndpoint.Top
+    gatewayEndpoint: anyEndpoint(RequestLogGroup.endpoints.list)
   })
 
 /** The resources, in the order an agent needs them to quote a part. */
