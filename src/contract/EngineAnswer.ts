@@ -10,6 +10,7 @@
  */
 import { Effect, Schema } from "effect"
 import { type HttpApiEndpoint, HttpApiSchema } from "effect/http-api"
+import { plainJsonCodec } from "../domain/JsonCodec.ts"
 import { isPaged, type Page } from "./Operations.ts"
 
 export interface AnswerCodec {
@@ -23,7 +24,7 @@ const make = (endpoint: HttpApiEndpoint.Top): AnswerCodec => {
   const body = [...endpoint.success].find((schema) => !HttpApiSchema.isNoContent(schema.ast))
   if (body === undefined) return NO_BODY
   // The public API's schemas are plain data: none needs a service to encode or decode.
-  const codec = Schema.toCodecJson(body) as unknown as Schema.Codec<unknown, unknown>
+  const codec = plainJsonCodec(body)
   const encode = Schema.encodeUnknownEffect(codec)
   const decode = Schema.decodeUnknownEffect(codec)
   if (!isPaged(endpoint)) {

@@ -11,6 +11,7 @@
  * The header is added to the document by a transform (not to the endpoints'
  * header schemas): the gateway reads it, the engine's contract stays as is.
  */
+import { Predicate } from "effect"
 
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
 export const IDEMPOTENT_REPLAYED_HEADER = "Idempotent-Replayed"
@@ -21,8 +22,6 @@ export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/
 /** Whether calls of `endpoint` take an Idempotency-Key: every POST, every PUT but a whole-record replace. */
 export const takesIdempotencyKey = (endpoint: { readonly method: string; readonly identifier: string }): boolean =>
   endpoint.method === "POST" || (endpoint.method === "PUT" && endpoint.identifier !== "replace")
-
-type Json = Record<string, unknown>
 
 /** An API as far as the rule reads it: groups of endpoints, each with its method and identifier. */
 interface Described {
@@ -71,8 +70,6 @@ const CONVENTION = `- **Retries**: every POST and every workflow PUT (not a whol
 
 const METHODS = ["post", "put"] as const
 
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
-
 /**
  * Document transform: the optional `Idempotency-Key` header on each
  * operation of `api` that takes it, `Idempotent-Replayed` on its success
@@ -81,19 +78,19 @@ const isObject = (value: unknown): value is Json => typeof value === "object" &&
 export const withIdempotencyKey = (api: Described) => {
   const operations = idempotentOperations(api)
   return (spec: Record<string, unknown>): Record<string, unknown> => {
-    if (isObject(spec.info)) spec.info.description = `${String(spec.info.description ?? "")}\n${CONVENTION}`.trim()
-    const paths = isObject(spec.paths) ? spec.paths : {}
+    if (Predicate.isObject(spec.info)) spec.info.description = `${String(spec.info.description ?? "")}\n${CONVENTION}`.trim()
+    const paths = Predicate.isObject(spec.paths) ? spec.paths : {}
     for (const item of Object.values(paths)) {
-      if (!isObject(item)) continue
+      if (!Predicate.isObject(item)) continue
       for (const method of METHODS) {
         const operation = item[method]
-        if (!isObject(operation) || typeof operation.operationId !== "string" || !operations.has(operation.operationId)) continue
+        if (!Predicate.isObject(operation) || typeof operation.operationId !== "string" || !operations.has(operation.operationId)) continue
         operation.parameters = [...(Array.isArray(operation.parameters) ? operation.parameters : []), { ...PARAMETER }]
-        const responses = isObject(operation.responses) ? operation.responses : {}
+        const responses = Predicate.isObject(operation.responses) ? operation.responses : {}
         for (const [status, response] of Object.entries(responses)) {
           // A refusal is replayed too: the passthrough errors are the `default` response.
-          if (!(status.startsWith("2") || status === "default") || !isObject(response)) continue
-          response.headers = { ...(isObject(response.headers) ? response.headers : {}), [IDEMPOTENT_REPLAYED_HEADER]: { ...REPLAYED } }
+          if (!(status.startsWith("2") || status === "default") || !Predicate.isObject(response)) continue
+          response.headers = { ...(Predicate.isObject(response.headers) ? response.headers : {}), [IDEMPOTENT_REPLAYED_HEADER]: { ...REPLAYED } }
         }
       }
     }

@@ -9,7 +9,7 @@
  * handler is a type error, and nothing the contract does not name is served.
  */
 import { SchemaAST } from "effect"
-import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { type HttpApi, HttpApiEndpoint, type HttpApiGroup } from "effect/http-api"
 import type { DecodedInput } from "./EngineCall.ts"
 import { PublicApi, PublicContract } from "./PublicApi.ts"
 import { OPERATION_SCOPES, type ScopeRule } from "./Scopes.ts"
@@ -160,6 +160,12 @@ for (const group of groupsOf(PublicContract)) {
 
 /** The contract's endpoint of an operation named at run time (an MCP tool's), if there is one. */
 export const endpointNamed = (name: string): ContractEndpoint | undefined => contractEndpoints.get(name) as ContractEndpoint | undefined
+
+/** `endpoint` as the builder's any endpoint, for code that reads an endpoint's parts at run time (HttpApiEndpoint's own guard). */
+export const anyEndpoint = (endpoint: HttpApiEndpoint.Constraint): HttpApiEndpoint.Top => {
+  if (HttpApiEndpoint.isHttpApiEndpoint(endpoint)) return endpoint
+  throw new TypeError(`${endpoint.identifier} is not an HttpApiEndpoint`)
+}
 
 /** The operation an endpoint of a registered API is. */
 export const operationOf = (endpoint: HttpApiEndpoint.Constraint): OperationName => {

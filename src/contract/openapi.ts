@@ -13,6 +13,7 @@
  * - paths that differ only by a parameter's name merged, under the names of
  *   the read (`/item/{partItemId}`, as the spec writes GET).
  */
+import { Predicate } from "effect"
 import { DEFAULT_PAGE_SIZE } from "../domain/Resource.ts"
 import { MODEL_SOURCE_REQUIRES, MODEL_SOURCES } from "../domain/resources/modelFiles.ts"
 import { AUTHENTICATION } from "./IncomingSecretDocument.ts"
@@ -20,7 +21,7 @@ import { withWebhooks } from "./webhooksDocument.ts"
 
 type Json = Record<string, unknown>
 
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
+const isObject = Predicate.isObject
 const objectAt = (value: Json, key: string): Json => {
   const found = value[key]
   if (isObject(found)) return found

@@ -19,7 +19,7 @@
  * protocol, not the engine's contract: they are added to the document the
  * contract derives, from these definitions.
  */
-import { Schema } from "effect"
+import { Predicate, Schema } from "effect"
 import { ENGINE_ERROR_REF } from "./EnginePassthrough.ts"
 
 type Json = Record<string, unknown>
@@ -88,8 +88,6 @@ const ERROR_BODY = { $ref: ENGINE_ERROR_REF }
 
 const METHODS = ["get", "put", "post", "delete", "patch"] as const
 
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
-
 /** An API as far as the rules read it: groups of endpoints, each with its method and identifier. */
 interface Described {
   readonly groups: Readonly<
@@ -127,12 +125,12 @@ const conditionsOf = (api: Described): ReadonlyMap<string, Conditions> => {
 }
 
 const withHeaders = (response: Json, names: ReadonlyArray<HeaderName>): void => {
-  const headers = isObject(response.headers) ? response.headers : {}
+  const headers = Predicate.isObject(response.headers) ? response.headers : {}
   for (const name of names) headers[name] ??= headerRef(name)
   response.headers = headers
 }
 
-const hasJson = (response: unknown): boolean => isObject(response) && isObject(response.content) && "application/json" in response.content
+const hasJson = (response: unknown): boolean => Predicate.isObject(response) && Predicate.isObject(response.content) && "application/json" in response.content
 
 /**
  * Document transform: the headers of every answer, the conditional requests
@@ -143,19 +141,19 @@ const hasJson = (response: unknown): boolean => isObject(response) && isObject(r
 export const withResponseHeaders = (api: Described) => {
   const conditions = conditionsOf(api)
   return (spec: Record<string, unknown>): Record<string, unknown> => {
-    const componentsOf = isObject(spec.components) ? spec.components : {}
-    componentsOf.headers = { ...(isObject(componentsOf.headers) ? componentsOf.headers : {}), ...components() }
+    const componentsOf = Predicate.isObject(spec.components) ? spec.components : {}
+    componentsOf.headers = { ...(Predicate.isObject(componentsOf.headers) ? componentsOf.headers : {}), ...components() }
     spec.components = componentsOf
-    const paths = isObject(spec.paths) ? spec.paths : {}
+    const paths = Predicate.isObject(spec.paths) ? spec.paths : {}
     for (const item of Object.values(paths)) {
-      if (!isObject(item)) continue
+      if (!Predicate.isObject(item)) continue
       for (const method of METHODS) {
         const operation = item[method]
-        if (!isObject(operation) || typeof operation.operationId !== "string") continue
-        const responses = isObject(operation.responses) ? operation.responses : {}
+        if (!Predicate.isObject(operation) || typeof operation.operationId !== "string") continue
+        const responses = Predicate.isObject(operation.responses) ? operation.responses : {}
         const found = conditions.get(operation.operationId)
         const ok = responses["200"]
-        if (found?.tagged === true && hasJson(ok) && isObject(ok)) {
+        if (found?.tagged === true && hasJson(ok) && Predicate.isObject(ok)) {
           withHeaders(ok, ["ETag"])
           if (method === "get") {
             operation.parameters = [...(Array.isArray(operation.parameters) ? operation.parameters : []), { ...IF_NONE_MATCH }]
@@ -170,13 +168,13 @@ export const withResponseHeaders = (api: Described) => {
             content: { "application/json": { schema: ERROR_BODY } }
           }
         }
-        if (found?.createsWithLocation === true && isObject(ok)) withHeaders(ok, ["Location"])
+        if (found?.createsWithLocation === true && Predicate.isObject(ok)) withHeaders(ok, ["Location"])
         responses["500"] ??= {
           description: "The service failed unexpectedly (a defect, logged for the operator); nothing can be assumed written",
           content: { "application/json": { schema: ERROR_BODY, example: { code: 500, message: "Internal server error", type: "InternalError" } } }
         }
         for (const [status, response] of Object.entries(responses)) {
-          if (!isObject(response)) continue
+          if (!Predicate.isObject(response)) continue
           withHeaders(response, ["X-Request-Id", "RateLimit", "RateLimit-Policy", "Access-Control-Allow-Origin"])
           if (status === "429" || status === "default") withHeaders(response, ["Retry-After"])
         }

@@ -28,12 +28,15 @@ type AnyHandler = (context: OperationContext, input: never) => Step<unknown>
 
 /** The handlers by operation name, in the contract's order. */
 const handlerTable = (handlers: EngineHandlers): ReadonlyMap<OperationName, AnyHandler> => {
+  const byName = new Map<string, AnyHandler>()
+  for (const [group, groupHandlers] of Object.entries(handlers)) {
+    for (const [name, handler] of Object.entries<AnyHandler>(groupHandlers)) byName.set(`${group}.${name}`, handler)
+  }
   const table = new Map<OperationName, AnyHandler>()
-  const byGroup = handlers as unknown as Readonly<Record<string, Readonly<Record<string, AnyHandler>>>>
   for (const group of groupsOf(PublicContract)) {
     for (const endpoint of Object.values(group.endpoints)) {
       // EngineHandlers has the contract's shape, so every endpoint has its handler.
-      table.set(operationOf(endpoint), byGroup[group.identifier]![endpoint.identifier]!)
+      table.set(operationOf(endpoint), byName.get(`${group.identifier}.${endpoint.identifier}`)!)
     }
   }
   return table

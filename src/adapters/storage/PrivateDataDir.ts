@@ -137,6 +137,7 @@ export class PrivateNodeFS extends NodeFS {
         ...emscriptenOpts,
         // After NodeFS's own (which mounts DATA_DIR/pgdata); every node of the mount shares these ops.
         preRun: [...(emscriptenOpts.preRun ?? []), (mod) => {
+          // eslint-disable-next-line no-restricted-syntax -- Emscripten's NODEFS is untyped by PGlite (issue 40)
           const nodefs = mod.NODEFS as unknown as { node_ops: EmscriptenOps; stream_ops: EmscriptenOps }
           privateModes(nodefs.node_ops, "mknod", 2)
           privateModes(nodefs.node_ops, "setattr", 1)

@@ -1,5 +1,5 @@
 /** Uploaded model files: a part's or catalogue model's file without a public URL. */
-import { Schema } from "effect"
+import { Predicate, Schema } from "effect"
 import { Multipart } from "effect/http"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { NotFound } from "../../domain/Errors.ts"
@@ -30,7 +30,6 @@ const FileForm = Schema.Struct({
 }).pipe(HttpApiSchema.asMultipartStream({ maxParts: MULTIPART_MAX_PARTS, maxFieldSize: MULTIPART_MAX_FIELD_BYTES }))
 
 type Json = Record<string, unknown>
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /**
  * Endpoint transform: the file's bytes in each of the upload's media types
@@ -40,12 +39,12 @@ const isObject = (value: unknown): value is Json => typeof value === "object" &&
  */
 const boundedFile = (operation: Json): Json => {
   const body = operation.requestBody
-  const content = isObject(body) && isObject(body.content) ? Object.values(body.content) : []
+  const content = Predicate.isObject(body) && Predicate.isObject(body.content) ? Object.values(body.content) : []
   for (const media of content) {
-    const schema = isObject(media) ? media.schema : undefined
-    const properties = isObject(schema) && isObject(schema.properties) ? schema.properties : {}
+    const schema = Predicate.isObject(media) ? media.schema : undefined
+    const properties = Predicate.isObject(schema) && Predicate.isObject(schema.properties) ? schema.properties : {}
     for (const file of [schema, properties.file]) {
-      if (isObject(file) && file.type === "string" && file.format === "binary") file.maxLength = MODEL_UPLOAD_MAX_BYTES_CEILING
+      if (Predicate.isObject(file) && file.type === "string" && file.format === "binary") file.maxLength = MODEL_UPLOAD_MAX_BYTES_CEILING
     }
   }
   return operation

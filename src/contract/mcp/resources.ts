@@ -29,6 +29,7 @@
 import { Duration, Schema } from "effect"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { Event } from "../../domain/events/Event.ts"
+import { plainJsonCodec } from "../../domain/JsonCodec.ts"
 import { RequestLogEntry, RequestLogQuery } from "../../domain/RequestLog.ts"
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../domain/Resource.ts"
 import { CatalogueModel } from "../../domain/resources/catalogue.ts"
@@ -38,7 +39,7 @@ import { Colour, Currency, Material, PostProcessingService, ProductionParameterF
 import { EventQuery } from "../../domain/resources/webhooks.ts"
 import { recordOf } from "../endpoints.ts"
 import { RequestLogGroup } from "../groups/requestLog.ts"
-import { endpointNamed } from "../Operations.ts"
+import { anyEndpoint, endpointNamed } from "../Operations.ts"
 
 export const RESOURCE_MIME_TYPE = "application/json"
 
@@ -174,7 +175,7 @@ const specOf = (options: {
     uriTemplate: `${uri}{?${parameters.map(encodeURIComponent).join(",")}}`,
     cache: options.cache,
     withColours: options.withColours,
-    content: Schema.toCodecJson(pageOf(options.record)) as unknown as Schema.Codec<unknown, unknown>
+    content: plainJsonCodec(pageOf(options.record))
   }
 }
 
@@ -254,7 +255,7 @@ const requestLog = (): McpResourceSpec =>
     record: RequestLogEntry,
     pageSize: EVENT_PAGE_SIZE,
     newestFirst: true,
-    gatewayEndpoint: RequestLogGroup.endpoints.list as unknown as HttpApiEndpoint.Top
+    gatewayEndpoint: anyEndpoint(RequestLogGroup.endpoints.list)
   })
 
 /** The resources, in the order an agent needs them to quote a part. */

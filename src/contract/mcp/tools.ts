@@ -23,6 +23,7 @@ import { Effect, Schema, SchemaIssue, type SchemaRepresentation } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { type HttpApiEndpoint, HttpApiSchema } from "effect/http-api"
 import { BadRequest, type DownstreamError, FieldProblem } from "../../domain/Errors.ts"
+import { plainJsonCodec } from "../../domain/JsonCodec.ts"
 import { DATE_FIELDS, MAX_DATE_LENGTH } from "../../domain/Resource.ts"
 import { CurrentCaller } from "../Authorization.ts"
 import { badRequestOf } from "../BadRequests.ts"
@@ -347,10 +348,10 @@ const partSchema = (endpoint: HttpApiEndpoint.Top, part: Part): Schema.Top | und
 }
 
 /** A JSON codec of the decoded type: what the HttpApi hands the REST handler, as JSON (a path or query parameter's typed value). */
-const jsonCodec = (schema: Schema.Top) => Schema.toCodecJson(Schema.toType(schema)) as unknown as Schema.Codec<unknown, unknown>
+const jsonCodec = (schema: Schema.Top) => plainJsonCodec(Schema.toType(schema))
 
 /** The body's JSON codec, as the HttpApi decodes a REST body: a replace takes the record as read. */
-const wireCodec = (schema: Schema.Top) => Schema.toCodecJson(schema) as unknown as Schema.Codec<unknown, unknown>
+const wireCodec = (schema: Schema.Top) => plainJsonCodec(schema)
 
 /** How the tool decodes one part: the path and query as typed JSON values, the body as the REST endpoint reads it. */
 const codecOf = (part: Part, schema: Schema.Top) => part === "payload" ? wireCodec(schema) : jsonCodec(schema)

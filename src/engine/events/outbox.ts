@@ -56,10 +56,8 @@ export const eventsCommitted = (ids: ReadonlyArray<string>): void => {
  * read's own encoding does.
  */
 export const recordEvent = Effect.fnUntraced(function*<T extends EventType>(appId: string, type: T, data: EventData<T>) {
-  // Every data schema is plain JSON whose encoded form is its type's: one encoder serves them all.
-  const schema = EVENT_DATA[type] as unknown as Schema.Codec<EventData<T>>
   // The engine builds the data from records its schemas hold: one that does not fit is the engine's defect.
-  const encoded = yield* Effect.orDie(Schema.encodeEffect(schema)(data))
+  const encoded = yield* Effect.orDie(Schema.encodeUnknownEffect(EVENT_DATA[type])(data))
   const sql = yield* SqlClient.SqlClient
   const requestId = yield* CurrentRequestId
   const call = yield* CurrentCallEvents

@@ -69,7 +69,7 @@ export const guardedLookup: LookupFunction = (hostname, options, callback) => {
     if (error !== null) return callback(error, [])
     for (const entry of addresses) {
       const why = describeSpecial(entry.address)
-      if (why !== undefined) return callback(PrivateAddress.of(entry.address, why) as unknown as NodeJS.ErrnoException, [])
+      if (why !== undefined) return callback(PrivateAddress.of(entry.address, why), [])
     }
     if (options.all === true) return callback(null, addresses)
     const first = addresses[0]

@@ -35,7 +35,7 @@
  * header (MCP 2026-07-28, "OpenTelemetry trace context"), linked to the HTTP
  * server span; the tool goes to the request log line.
  */
-import { Effect, Option } from "effect"
+import { Effect, Option, Predicate } from "effect"
 import { Headers, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { CurrentCaller } from "../../contract/Authorization.ts"
 import { MCP_HEADER_LIMITS, MCP_PROTOCOLS } from "../../contract/mcp/openapi.ts"
@@ -270,7 +270,7 @@ const messageOf = (response: HttpServerResponse.HttpServerResponse): Record<stri
   }
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+const isRecord = Predicate.isObject
 
 /**
  * McpServer's answer to `message` as the specification words it, where

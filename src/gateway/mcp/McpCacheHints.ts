@@ -16,7 +16,7 @@
  * read's own contents. Anything else (an error, a stream, another revision)
  * passes unchanged.
  */
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Predicate } from "effect"
 import { HttpBody, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { resourceOfUri } from "../../contract/mcp/resources.ts"
 
@@ -30,7 +30,7 @@ const SHARED_LISTS: ReadonlySet<string> = new Set(["server/discover", "prompts/l
 
 type Json = Record<string, unknown>
 
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
+const isObject = Predicate.isObject
 
 const parse = (text: string): unknown => {
   try {

@@ -24,7 +24,7 @@
  *   sessions; its errors answer HTTP 200, as 2025-11-25 reads a 404 as
  *   "session not found".
  */
-import { Effect, Schema } from "effect"
+import { Effect, Predicate, Schema } from "effect"
 import { McpProtocol, McpSchema } from "effect/ai"
 import type { HttpServerRequest } from "effect/http"
 import { HttpServerResponse } from "effect/http"
@@ -40,7 +40,7 @@ const CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
 
 type Json = Record<string, unknown>
 
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
+const isObject = Predicate.isObject
 
 const rpcResult = (id: unknown, result: unknown) => HttpServerResponse.jsonUnsafe({ jsonrpc: "2.0", id, result })
 

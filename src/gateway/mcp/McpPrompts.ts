@@ -30,6 +30,7 @@ export const PromptRegistrations = Layer.effectDiscard(Effect.gen(function*() {
   const prompt = QUOTE_A_PART
   const decode = Schema.decodeUnknownEffect(prompt.arguments)
   // The caller is a request service (McpAuth provides it), as for the tools and resources.
+  // eslint-disable-next-line no-restricted-syntax -- left for the MCP rewrite (issue 40)
   const completions = makePromptCompletions(yield* Downstream) as unknown as Parameters<typeof server.addPrompt>[0]["completions"]
   yield* server.addPrompt({
     prompt: new McpSchema.Prompt({

@@ -31,7 +31,7 @@ import type { CallScope, DecodedInput } from "../../contract/EngineCall.ts"
 import { takesIdempotencyKey } from "../../contract/IdempotencyKey.ts"
 import { EVENTS_META } from "../../contract/mcp/resources.ts"
 import { type DerivedTool, downstreamFailure, McpTools, type ToolFailure } from "../../contract/mcp/tools.ts"
-import { endpointNamed, isPaged, type OperationEndpoint, type OperationInput, operationOf, type Page } from "../../contract/Operations.ts"
+import { anyEndpoint, endpointNamed, isPaged, type OperationEndpoint, type OperationInput, operationOf, type Page } from "../../contract/Operations.ts"
 import { PublicApi } from "../../contract/PublicApi.ts"
 import { type DownstreamError, InsufficientScope } from "../../domain/Errors.ts"
 import { MAX_PAGE_SIZE } from "../../domain/Resource.ts"
@@ -274,7 +274,7 @@ export class McpToolCalls extends Context.Service<McpToolCalls, {
         // A generator defined once per tool, not per call (IncomingSecretGuard.ts says why).
         const operate = Effect.fnUntraced(function*(request: DecodedInput, scope: CallScope) {
           // The arguments were decoded by the endpoint's own schemas: they are its input.
-          const answer: unknown = yield* Effect.mapError(callOf(endpoint as unknown as HttpApiEndpoint.Top, request, scope), downstreamFailure)
+          const answer: unknown = yield* Effect.mapError(callOf(anyEndpoint(endpoint), request, scope), downstreamFailure)
           if (answer === null && derived.spec.nullable !== true) return yield* notFound
           // A list tool answers the page's records, as the REST body does (the total is a REST header).
           return yield* derived.checkAnswer(paged ? (answer as Page<unknown>).items : answer)

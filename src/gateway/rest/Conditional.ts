@@ -23,6 +23,7 @@ import { hash } from "node:crypto"
 import type { CallScope, DecodedInput } from "../../contract/EngineCall.ts"
 import { errorAnswer } from "../../contract/ErrorAnswer.ts"
 import { BadRequest, DownstreamError } from "../../domain/Errors.ts"
+import { plainJsonCodec } from "../../domain/JsonCodec.ts"
 
 /** A strong entity tag of a JSON body: its SHA-256, base64url. */
 export const entityTag = (body: string) => `"${hash("sha256", body, "base64url")}"`
@@ -107,7 +108,7 @@ export const recordTag = (read: HttpApiEndpoint.Top) => {
   const body = [...read.success].find((schema) => !HttpApiSchema.isNoContent(schema.ast))
   if (body === undefined) throw new Error(`${read.identifier} answers no body: it has no entity tag`)
   // The public API's schemas are plain data: none needs a service to encode.
-  const encode = Schema.encodeUnknownEffect(Schema.toCodecJson(body) as unknown as Schema.Codec<unknown, unknown>)
+  const encode = Schema.encodeUnknownEffect(plainJsonCodec(body))
   return (record: unknown, requestId: string): Effect.Effect<string, DownstreamError> =>
     encode(record).pipe(
       Effect.map((json) => entityTag(JSON.stringify(json))),

@@ -1,5 +1,6 @@
 /**
- * Every public endpoint has the same handler: call the endpoint's operation
+ * The handler of every public endpoint but those the gateway answers itself
+ * (the table in PublicHandlers.ts): call the endpoint's operation
  * on Downstream with the decoded request, in the caller's app; encode the
  * engine's answer with the endpoint's success schema (which checks it); answer it.
  * An engine answer of `null` is the spec's empty 200. A downstream failure is
@@ -22,17 +23,13 @@ import { errorAnswer } from "../../contract/ErrorAnswer.ts"
 import { isPaged, type OperationEndpoint, type OperationInput, operationOf, type Page } from "../../contract/Operations.ts"
 import { PublicApi } from "../../contract/PublicApi.ts"
 import { DownstreamError } from "../../domain/Errors.ts"
+import { plainJsonCodec } from "../../domain/JsonCodec.ts"
 import { traced } from "../../domain/Span.ts"
-import { AppConfig } from "../../services/AppConfig.ts"
 import { Downstream } from "../../services/Downstream.ts"
-import { Meter } from "../../services/Meter.ts"
 import { locationTable, MISSING_RECORD, type PageQuery, withCreated, withPageHeaders } from "./AnswerHeaders.ts"
 import { entityTag, makePreconditions, namesTag, notModified, preconditionFailed, unconditional, writtenId } from "./Conditional.ts"
 import { CurrentIdempotentCall, IdempotentCalls, type WithIdempotencyKey } from "./Idempotency.ts"
 import { mismatchedId, unstorableInput } from "./InputChecks.ts"
-import { isModelFileEndpoint, makeModelFileHandler, modelUploadMaxBytes } from "./ModelFileHandlers.ts"
-import { isQuoteRead, makeQuoteReadHandler, QuotePdfs } from "./QuotePdfHandler.ts"
-import { isRequestLogEndpoint, makeRequestLogHandler } from "./RequestLogHandler.ts"
 import { undeclaredInput } from "./UndeclaredInput.ts"
 
 const NO_CONTENT = HttpServerResponse.empty({ status: 204 })
@@ -57,7 +54,7 @@ const answerFor = (operation: string, endpoint: HttpApiEndpoint.Top): Answer => 
   const body = [...endpoint.success].find((schema) => !HttpApiSchema.isNoContent(schema.ast))
   if (body === undefined) return () => Effect.succeed(NO_CONTENT)
   // The public API's schemas are plain data: none needs a service to encode.
-  const encode = Schema.encodeUnknownEffect(Schema.toCodecJson(body) as unknown as Schema.Codec<unknown, unknown>)
+  const encode = Schema.encodeUnknownEffect(plainJsonCodec(body))
   const respond = TAGGED.has(endpoint.method)
     ? (json: unknown) => {
       const text = JSON.stringify(json)
@@ -156,34 +153,19 @@ export const makeForward = (downstream: Downstream["Service"], idempotent: WithI
     idempotent(request, Effect.catch(respond(request), (error) => Effect.succeed(errorAnswer(error))))
 }
 
+/** The handler of a public endpoint: the request the builder decoded, answered. */
+export type PublicHandler = (request: ForwardedRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, CurrentCaller>
+
 /**
- * The handler of every public endpoint, built once: the router's handlers
- * (PublicHandlers) and the direct record read (RecordReadDirect) take this
- * one instance, so the two paths cannot answer differently. Model files
- * (ModelFileHandlers.ts) and the quote's read, which also answers a PDF
- * (QuotePdfHandler.ts), have handlers of their own inside it, and so has the
- * request log, which the gateway answers from its meter (RequestLogHandler.ts).
+ * The forwarder, built once: the router's handlers (PublicHandlers) and the
+ * direct record read (RecordReadDirect) take this one instance, so the two
+ * paths cannot answer differently.
  */
-export class PublicOperationHandler extends Context.Service<
-  PublicOperationHandler,
-  (request: ForwardedRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, CurrentCaller>
->()("mfg/http/PublicOperationHandler") {
+export class ForwardHandler extends Context.Service<ForwardHandler, PublicHandler>()("mfg/http/ForwardHandler") {
   static readonly layer = Layer.effect(
-    PublicOperationHandler,
+    ForwardHandler,
     Effect.gen(function*() {
-      const downstream = yield* Downstream
-      const forward = makeForward(downstream, yield* IdempotentCalls)
-      const modelFiles = makeModelFileHandler(downstream, modelUploadMaxBytes(yield* AppConfig))
-      const quoteRead = makeQuoteReadHandler(yield* QuotePdfs, forward)
-      const requestLog = makeRequestLogHandler(yield* Meter)
-      return (request: ForwardedRequest) =>
-        isRequestLogEndpoint(request.endpoint)
-          ? requestLog(request)
-          : isModelFileEndpoint(request.endpoint)
-          ? Effect.flatMap(CurrentCaller, (caller) => modelFiles(request, caller))
-          : isQuoteRead(request.endpoint)
-          ? quoteRead(request)
-          : forward(request)
+      return makeForward(yield* Downstream, yield* IdempotentCalls)
     })
-  ).pipe(Layer.provide([IdempotentCalls.layer, QuotePdfs.layer]))
+  ).pipe(Layer.provide(IdempotentCalls.layer))
 }

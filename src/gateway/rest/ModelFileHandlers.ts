@@ -19,19 +19,19 @@
  * An upload takes no Idempotency-Key: storing the same bytes again answers
  * the same record, so a retry is safe as it is.
  */
-import { Effect, Pull, Schema, Stream } from "effect"
+import { Context, Effect, Layer, Pull, Schema, Stream } from "effect"
 import { HttpServerResponse, Multipart } from "effect/http"
 import type { HttpServerRequest } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
-import { callScopeOf, type CurrentCaller } from "../../contract/Authorization.ts"
+import { callScopeOf, CurrentCaller } from "../../contract/Authorization.ts"
 import type { CallScope } from "../../contract/EngineCall.ts"
 import { errorAnswer } from "../../contract/ErrorAnswer.ts"
 import { operationOf } from "../../contract/Operations.ts"
 import { PublicContract } from "../../contract/PublicApi.ts"
 import { BadRequest, type DownstreamError, PayloadTooLarge } from "../../domain/Errors.ts"
 import { formatOf, MODEL_MEDIA_TYPES, ModelFileName, type ModelFileRecord } from "../../domain/resources/modelFileUpload.ts"
-import type { AppConfigShape } from "../../services/AppConfig.ts"
-import type { Downstream } from "../../services/Downstream.ts"
+import { AppConfig, type AppConfigShape } from "../../services/AppConfig.ts"
+import { Downstream } from "../../services/Downstream.ts"
 import { MISSING_RECORD } from "./AnswerHeaders.ts"
 import { entityTag } from "./Conditional.ts"
 import { unstorableInput } from "./InputChecks.ts"
@@ -116,9 +116,6 @@ const recordResponse = (request: ForwardedRequest, record: ModelFileRecord) => {
 }
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = MODEL_MEDIA_TYPES
-
-/** Whether `endpoint` is one of the model-file endpoints this file serves. */
-export const isModelFileEndpoint = (endpoint: HttpApiEndpoint.Top) => operationOf(endpoint).startsWith("modelFile.")
 
 /** The handler of the model-file endpoints, given the Downstream and MODEL_UPLOAD_MAX_BYTES. */
 export const makeModelFileHandler = (downstream: Downstream["Service"], maxBytes: number) => {
@@ -206,4 +203,18 @@ export const makeModelFileHandler = (downstream: Downstream["Service"], maxBytes
       if (operation === "modelFile.content") return yield* content(request, scope)
       return yield* get(request, scope)
     }).pipe(Effect.catch((error: DownstreamError) => Effect.succeed(errorAnswer(error))))
+}
+
+/** The handler of the model-file endpoints (`modelFile.*`), over Downstream, with MODEL_UPLOAD_MAX_BYTES. */
+export class ModelFileHandler extends Context.Service<
+  ModelFileHandler,
+  (request: ForwardedRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, CurrentCaller>
+>()("mfg/http/ModelFileHandler") {
+  static readonly layer = Layer.effect(
+    ModelFileHandler,
+    Effect.gen(function*() {
+      const handle = makeModelFileHandler(yield* Downstream, modelUploadMaxBytes(yield* AppConfig))
+      return (request: ForwardedRequest) => Effect.flatMap(CurrentCaller, (caller) => handle(request, caller))
+    })
+  )
 }

@@ -25,12 +25,12 @@ import type { QuotePdfData, QuotePdfLine } from "../../adapters/pdf/QuotePdf.ts"
 import { callScopeOf, CurrentCaller } from "../../contract/Authorization.ts"
 import type { CallScope } from "../../contract/EngineCall.ts"
 import { errorAnswer } from "../../contract/ErrorAnswer.ts"
-import { operationOf } from "../../contract/Operations.ts"
 import { PublicContract } from "../../contract/PublicApi.ts"
 import type { DownstreamError } from "../../domain/Errors.ts"
 import type { TicketModel, TicketQuote } from "../../domain/resources/orders.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { namesTag, notModified } from "./Conditional.ts"
+import { ForwardHandler } from "./ForwardHandlers.ts"
 import { unstorableInput } from "./InputChecks.ts"
 import { undeclaredInput } from "./UndeclaredInput.ts"
 
@@ -52,9 +52,6 @@ export const PDF = "application/pdf"
 const JSON_TYPE = "application/json"
 /** The currency every EUR price and rate is in, as `GET /app` names it. */
 const BASE = "EUR"
-
-/** Whether `endpoint` is the quote read, which answers JSON or a PDF. */
-export const isQuoteRead = (endpoint: HttpApiEndpoint.Top) => operationOf(endpoint) === "ticketQuote.get"
 
 /**
  * How much an `Accept` header wants `type` (RFC 9110, 12.5.1): the quality
@@ -228,4 +225,14 @@ export const makeQuoteReadHandler = (pdfs: QuotePdfs["Service"], json: Handler):
         : json(request),
       varies
     )
+}
+
+/** The quote's read (`ticketQuote.get`), its JSON answer the forwarder's. */
+export class QuoteReadHandler extends Context.Service<QuoteReadHandler, Handler>()("mfg/http/QuoteReadHandler") {
+  static readonly layer = Layer.effect(
+    QuoteReadHandler,
+    Effect.gen(function*() {
+      return makeQuoteReadHandler(yield* QuotePdfs, yield* ForwardHandler)
+    })
+  ).pipe(Layer.provide(QuotePdfs.layer))
 }

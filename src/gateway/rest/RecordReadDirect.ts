@@ -10,7 +10,7 @@
  * read. A request of exactly that form (GET, the endpoint's path, an id of
  * plain URL characters that its params schema accepts, no query string) is
  * answered here with the same guard (IncomingSecretGuard) and the same
- * handler (ForwardHandlers) the endpoint has, which refuses a body there as
+ * handler the endpoint has (PublicHandlers), which refuses a body there as
  * the route does; anything else (HEAD, a query string, a percent-encoded or
  * invalid id, a static sibling route such as `/v1/project/lookup`) goes to
  * the router, which answers as before.
@@ -25,7 +25,7 @@ import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { type CurrentCaller, IncomingSecretAuth } from "../../contract/Authorization.ts"
 import { PublicApi } from "../../contract/PublicApi.ts"
 import { failureResponse, IncomingSecretGuard, type MeteredCall, meteredCallOf } from "../request/index.ts"
-import { PublicOperationHandler } from "./ForwardHandlers.ts"
+import { publicHandlerOf } from "./PublicHandlers.ts"
 
 /** One endpoint answered directly: what the guard meters it as, and what its handler is given. */
 export interface RecordRead {
@@ -106,7 +106,7 @@ export const recordReadOf = (
  */
 export const RecordReadDirect = Effect.gen(function*() {
   const guard = yield* IncomingSecretGuard
-  const forward = yield* PublicOperationHandler
+  const handlerOf = yield* publicHandlerOf
   const table = recordReadTable(PublicApi)
   return <E, R>(
     router: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
@@ -121,7 +121,7 @@ export const RecordReadDirect = Effect.gen(function*() {
         const span = Context.getOrUndefined(fiber.context, Tracer.ParentSpan)
         if (span !== undefined && span._tag === "Span" && span.sampled) span.attribute("http.route", call.route)
       }
-      return guard<never, CurrentCaller>(request, call, forward({ endpoint, request, params: direct.params }), failureResponse).pipe(
+      return guard<never, CurrentCaller>(request, call, handlerOf(endpoint)({ endpoint, request, params: direct.params }), failureResponse).pipe(
         Effect.withErrorReporting,
         Effect.interruptible
       )

@@ -5,19 +5,16 @@
  * like any, and is never in the page it answers. The MCP resource
  * `mfg://request-log` reads the same pages (McpResources.ts).
  */
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { CurrentCaller } from "../../contract/Authorization.ts"
 import { errorAnswer } from "../../contract/ErrorAnswer.ts"
-import { operationOf } from "../../contract/Operations.ts"
 import { RequestLogEntry, type RequestLogQuery } from "../../domain/RequestLog.ts"
-import type { Meter } from "../../services/Meter.ts"
+import { Meter } from "../../services/Meter.ts"
 import { withPageHeaders } from "./AnswerHeaders.ts"
 import { unstorableInput } from "./InputChecks.ts"
 import { undeclaredInput } from "./UndeclaredInput.ts"
-
-export const REQUEST_LOG_OPERATION = "requestLog.list"
 
 /** What the handler reads of a request the builder decoded (ForwardHandlers' ForwardedRequest). */
 interface ForwardedRequest {
@@ -25,8 +22,6 @@ interface ForwardedRequest {
   readonly request: HttpServerRequest.HttpServerRequest
   readonly query?: unknown
 }
-
-export const isRequestLogEndpoint = (endpoint: HttpApiEndpoint.Top) => (operationOf(endpoint) as string) === REQUEST_LOG_OPERATION
 
 /** A page of the caller's request log: its app, its mode, never the call reading it. */
 export const requestLogPage = (meter: Meter["Service"], query: RequestLogQuery) =>
@@ -48,3 +43,11 @@ export const makeRequestLogHandler = (meter: Meter["Service"]) => (request: Forw
     const body = yield* Effect.orDie(encodeEntries(page.items))
     return withPageHeaders(HttpServerResponse.jsonUnsafe(body), request.request.url, query, page.total)
   }).pipe(Effect.catch((error) => Effect.succeed(errorAnswer(error))))
+
+/** The handler of GET /v1/request-log, over the gateway's meter. */
+export class RequestLogHandler extends Context.Service<
+  RequestLogHandler,
+  (request: ForwardedRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, CurrentCaller>
+>()("mfg/http/RequestLogHandler") {
+  static readonly layer = Layer.effect(RequestLogHandler, Effect.map(Meter, makeRequestLogHandler))
+}

@@ -1,5 +1,4 @@
 export { makePreconditions, recordTag, writtenId } from "./Conditional.ts"
-export { PublicOperationHandler } from "./ForwardHandlers.ts"
 export {
   type AnswerKeeping,
   CurrentIdempotentCall,
@@ -12,7 +11,7 @@ export {
 } from "./Idempotency.ts"
 export { unstorableInput } from "./InputChecks.ts"
 export { ModelUploadLimits } from "./ModelUploadLimits.ts"
-export { PublicHandlers } from "./PublicHandlers.ts"
+export { PublicHandlers, PublicHandlerServices } from "./PublicHandlers.ts"
 export { QuotePdfs } from "./QuotePdfHandler.ts"
 export { RecordReadDirect } from "./RecordReadDirect.ts"
 export { requestLogPage } from "./RequestLogHandler.ts"

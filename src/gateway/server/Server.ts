@@ -17,7 +17,7 @@ import { AppConfig } from "../../services/AppConfig.ts"
 import { AdminAuthLive, AdminBadRequestsLive, AdminHandlers } from "../admin/index.ts"
 import { McpRequestLimits, McpRoutes } from "../mcp/index.ts"
 import { cors, IncomingSecretAuthLive, IncomingSecretGuard, requestLimits, requestTelemetry } from "../request/index.ts"
-import { ModelUploadLimits, PublicHandlers, PublicOperationHandler, RecordReadDirect } from "../rest/index.ts"
+import { ModelUploadLimits, PublicHandlers, PublicHandlerServices, RecordReadDirect } from "../rest/index.ts"
 import { DocsRoute } from "./DocsRoute.ts"
 import { GATEWAY_ROUTES, OPENAPI_PATH } from "./GatewayRoutes.ts"
 
@@ -54,7 +54,7 @@ type RouterApp = Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unha
  * wildcard, SystemRoutes, answers 404, 405 and a plain OPTIONS). One
  * middleware, so that the order is certain.
  * The REST middleware, the direct read and MCP share one IncomingSecretGuard;
- * the router and the direct read one PublicOperationHandler.
+ * the router and the direct read the same handlers (PublicHandlerServices).
  */
 /** The surfaces whose refusals or body limits are their own (RequestLimits). */
 const LIMITED_SURFACES = [McpRequestLimits, ModelUploadLimits]
@@ -75,7 +75,7 @@ export const GatewayRoutes = (telemetry: RequestMiddleware | undefined) =>
       }),
       { global: true }
     )
-  ).pipe(Layer.provide([IncomingSecretGuard.layer, PublicOperationHandler.layer]))
+  ).pipe(Layer.provide([IncomingSecretGuard.layer, PublicHandlerServices]))
 
 /**
  * The HTTP server on HOST:PORT (127.0.0.1:8080 unless told otherwise), with
