@@ -11,6 +11,25 @@ const noDoubleCast = {
   message: "No `as unknown as` in src/: type it with generics, a Schema API or a type guard."
 }
 
+// src/gateway/request is the path every surface shares: a surface's own path (`/v1/mcp`, `/v1/model-file`) lives in its slice.
+const noSurfacePath = {
+  selector: "Literal[value=/^\\/(v1|api)\\//], TemplateElement[value.raw=/^\\/(v1|api)\\//]",
+  message: "src/gateway/request names no surface path: give the behaviour from the surface's slice (for example a LimitedSurface)."
+}
+
+// `(...) => Effect.gen(function*() {...})`, and the same piped
+const noPerCallGenerator = [
+  "ArrowFunctionExpression > CallExpression.body[callee.object.name='Effect'][callee.property.name='gen']",
+  "ArrowFunctionExpression > CallExpression.body > MemberExpression.callee > CallExpression.object[callee.object.name='Effect'][callee.property.name='gen']"
+].map((selector) => ({
+  selector,
+  message:
+    "A generator function made per call keeps the request alive until a full collection: define it once with Effect.fnUntraced(function*(...args) {...})."
+}))
+
+/** The request path's files, held to the per-call rule too. */
+const HOT_REQUEST_FILES = ["src/gateway/request/IncomingSecretGuard.ts", "src/gateway/request/IncomingSecretAuthLive.ts"]
+
 export default defineConfig(
   // test/http/openapi-tools: written against a client the test generates, and type-checked by it.
   { ignores: ["node_modules/**", "data/**", "**/*.d.ts", "test/http/openapi-tools/**"] },
@@ -37,11 +56,13 @@ export default defineConfig(
     rules: { "no-restricted-syntax": ["error", noDoubleCast] }
   },
   {
+    files: ["src/gateway/request/**/*.ts"],
+    rules: { "no-restricted-syntax": ["error", noDoubleCast, noSurfacePath] }
+  },
+  {
     // Every request passes through these: a generator function made per call pins the request's objects in the
     // old generation until the next full collection (bench/README.md, "Why the request path has no per-call generator").
     files: [
-      "src/gateway/request/IncomingSecretGuard.ts",
-      "src/gateway/request/IncomingSecretAuthLive.ts",
       "src/gateway/rest/ForwardHandlers.ts",
       "src/gateway/rest/RecordReadDirect.ts",
       "src/gateway/mcp/McpToolCalls.ts",
@@ -52,22 +73,12 @@ export default defineConfig(
       "src/engine/crud.ts",
       "src/engine/RecordRepository.ts"
     ],
-    rules: {
-      "no-restricted-syntax": [
-        "error",
-        // The rule's options replace src/'s: the double cast stays forbidden here too.
-        noDoubleCast,
-        ...[
-          // `(...) => Effect.gen(function*() {...})`, and the same piped
-          "ArrowFunctionExpression > CallExpression.body[callee.object.name='Effect'][callee.property.name='gen']",
-          "ArrowFunctionExpression > CallExpression.body > MemberExpression.callee > CallExpression.object[callee.object.name='Effect'][callee.property.name='gen']"
-        ].map((selector) => ({
-          selector,
-          message:
-            "A generator function made per call keeps the request alive until a full collection: define it once with Effect.fnUntraced(function*(...args) {...})."
-        }))
-      ]
-    }
+    // The rule's options replace src/'s: the double cast stays forbidden here too.
+    rules: { "no-restricted-syntax": ["error", noDoubleCast, ...noPerCallGenerator] }
+  },
+  {
+    files: HOT_REQUEST_FILES,
+    rules: { "no-restricted-syntax": ["error", noDoubleCast, noSurfacePath, ...noPerCallGenerator] }
   },
   {
     // src/ has no `any` escape hatch (docs/architecture.md); tests may hold loose JSON.

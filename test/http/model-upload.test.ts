@@ -386,7 +386,7 @@ for (const backend of backends) {
         assert.strictEqual(text.status, 415)
         assert.strictEqual(
           text.json().message,
-          "Unsupported content-type: text/plain; send the body as model/stl, model/3mf, model/obj, application/octet-stream"
+          "Unsupported content-type: text/plain; send the body as model/stl, model/3mf, model/obj, application/octet-stream, multipart/form-data"
         )
         const unnamed = yield* upload(client.baseUrl, ownerSecret, CUBE, "", { "content-type": "application/octet-stream" })
         assert.strictEqual(unnamed.status, 400)

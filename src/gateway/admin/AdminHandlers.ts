@@ -21,6 +21,9 @@ import { Meter } from "../../services/Meter.ts"
 import { SecretStore } from "../../services/SecretStore.ts"
 import { RateLimiting } from "../request/index.ts"
 
+/** The admin API's paths: for operators' tools, never for browsers (CORS stays closed on them). */
+export const ADMIN_PREFIX = "/api/"
+
 const digest = (value: string) => createHash("sha256").update(value).digest()
 
 export const AdminAuthLive = Layer.effect(

@@ -1,1 +1,1 @@
-export { AdminAuthLive, AdminBadRequestsLive, AdminHandlers } from "./AdminHandlers.ts"
+export { ADMIN_PREFIX, AdminAuthLive, AdminBadRequestsLive, AdminHandlers } from "./AdminHandlers.ts"

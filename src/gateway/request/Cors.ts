@@ -63,9 +63,6 @@ export const CORS_EXPOSED_HEADERS = [
 /** How long a browser may reuse a preflight's answer, in seconds (Chromium's cap). */
 export const CORS_MAX_AGE_SECONDS = 7200
 
-/** The admin API: for operators' tools, never for browsers. */
-const ADMIN_PREFIX = "/api/"
-
 /** `vary` of `response` with `Origin` added. */
 const varyOrigin = (response: HttpServerResponse.HttpServerResponse) => {
   const vary = response.headers["vary"]
@@ -80,7 +77,7 @@ const varyOrigin = (response: HttpServerResponse.HttpServerResponse) => {
  * table) to preflights; undefined when there are no origins, so that the
  * server runs without it at no cost.
  */
-export const cors = (origins: ReadonlyArray<string>, methods: ReadonlyArray<string>) => {
+export const cors = (origins: ReadonlyArray<string>, methods: ReadonlyArray<string>, closedPrefixes: ReadonlyArray<string>) => {
   if (origins.length === 0) return undefined
   const anyOrigin = origins.includes("*")
   const allowed = new Set(origins)
@@ -104,7 +101,7 @@ export const cors = (origins: ReadonlyArray<string>, methods: ReadonlyArray<stri
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
     Effect.withFiber((fiber) => {
       const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
-      if (request.url.startsWith(ADMIN_PREFIX)) return app
+      if (closedPrefixes.some((prefix) => request.url.startsWith(prefix))) return app
       const origin = request.headers["origin"]
       if (origin === undefined || !(anyOrigin || allowed.has(origin))) {
         if (!anyOrigin) HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, varyOnly)

@@ -16,12 +16,13 @@ import { RequiredScope } from "../../contract/Scopes.ts"
 import { BadRequest, DownstreamError, NotFound, ServiceUnavailable } from "../../domain/Errors.ts"
 import { IncomingSecretGuard, type MeteredCall } from "./IncomingSecretGuard.ts"
 
-/** What an endpoint's calls are metered as, and the scope they need (its `RequiredScope`, src/contract/Scopes.ts). */
+/** What an endpoint's calls are metered as, the scope they need and the body types they take (its `RequiredScope`, src/contract/Scopes.ts). */
 export const meteredCallOf = (group: HttpApiGroup.Top, endpoint: HttpApiEndpoint.Top): MeteredCall => ({
   operation: `${group.identifier}.${endpoint.identifier}`,
   method: endpoint.method,
   route: endpoint.path,
-  scope: Context.getOrUndefined(endpoint.annotations, RequiredScope)
+  scope: Context.getOrUndefined(endpoint.annotations, RequiredScope),
+  accepts: endpoint.payload.size === 0 ? undefined : [...endpoint.payload.keys()].join(", ")
 })
 
 /** The response for a handler's failure, or `undefined` for a defect (left to the server: 500). */

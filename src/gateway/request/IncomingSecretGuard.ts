@@ -35,7 +35,6 @@ import { CurrentCaller } from "../../contract/Authorization.ts"
 import { errorAnswer, notAuthorized } from "../../contract/ErrorAnswer.ts"
 import { InsufficientScope, ServiceUnavailable, type TooManyRequests } from "../../domain/Errors.ts"
 import { MODE_HEADER, type Scope } from "../../domain/Grants.ts"
-import { UPLOAD_MEDIA_TYPES } from "../../domain/resources/modelFileUpload.ts"
 import type { Caller } from "../../domain/Secret.ts"
 import { traced } from "../../domain/Span.ts"
 import { timeOrderedUuid } from "../../domain/TimeOrderedId.ts"
@@ -76,6 +75,8 @@ export interface MeteredCall {
   readonly overBudget?: ((error: TooManyRequests) => HttpServerResponse.HttpServerResponse) | undefined
   /** The scope the operation needs (a REST endpoint's `RequiredScope`); MCP checks its tools and resources itself. */
   readonly scope?: Scope | undefined
+  /** The media types its body may have, as a 415 names them (a REST endpoint's payload types); JSON when absent. */
+  readonly accepts?: string | undefined
 }
 
 /** The headers of every answer of a test-mode call. */
@@ -130,18 +131,15 @@ const inCallSpan = <A, E, R>(
     }, NO_STACK))
   })
 
-/** What a body sent to `url` may be: a model file upload takes the file's own types, every other operation JSON. */
-const acceptedMediaTypes = (url: string) => url.split("?")[0] === "/v1/model-file" ? UPLOAD_MEDIA_TYPES.join(", ") : "application/json"
-
 /**
  * The HttpApi answers a body in a media type it does not read with a plain
  * text 415 of its own; every error of the API has the standard body. A 415
  * that already has it (a model file upload's, naming the model types) stays.
  */
-const standardBody = (response: HttpServerResponse.HttpServerResponse, request: HttpServerRequest.HttpServerRequest) =>
+const standardBody = (response: HttpServerResponse.HttpServerResponse, request: HttpServerRequest.HttpServerRequest, call: MeteredCall) =>
   response.status !== 415 || response.headers["content-type"]?.startsWith("application/json") === true ? response : errorAnswer({
     code: 415,
-    message: `Unsupported content-type: ${request.headers["content-type"] ?? "none"}; send the body as ${acceptedMediaTypes(request.url)}`,
+    message: `Unsupported content-type: ${request.headers["content-type"] ?? "none"}; send the body as ${call.accepts ?? "application/json"}`,
     type: "UnsupportedMediaType"
   })
 
@@ -269,7 +267,7 @@ export const makeIncomingSecretGuard = (
     const exit = speculative !== undefined
       ? yield* Fiber.join(speculative)
       : yield* Effect.exit(Effect.provideService(run, CurrentCaller, { ...caller, requestId }))
-    const response = Exit.isSuccess(exit) ? standardBody(exit.value, request) : failureResponse(exit.cause)
+    const response = Exit.isSuccess(exit) ? standardBody(exit.value, request, call) : failureResponse(exit.cause)
     const status = response?.status ?? 500
     meter.complete(requestId, occurredAt, status, performance.now() - startedAt, response === undefined ? undefined : errorTypeOf(response))
     if (response === undefined) return yield* exit

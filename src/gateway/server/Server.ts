@@ -14,7 +14,7 @@ import { systemRoutes } from "../../platform/http/SystemRoutes.ts"
 import { countingConnections } from "../../platform/ShutdownReport.ts"
 import { Instruments } from "../../platform/telemetry/Instruments.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
-import { AdminAuthLive, AdminBadRequestsLive, AdminHandlers } from "../admin/index.ts"
+import { ADMIN_PREFIX, AdminAuthLive, AdminBadRequestsLive, AdminHandlers } from "../admin/index.ts"
 import { McpRequestLimits, McpRoutes } from "../mcp/index.ts"
 import { cors, IncomingSecretAuthLive, IncomingSecretGuard, requestLimits, requestTelemetry } from "../request/index.ts"
 import { ModelUploadLimits, PublicHandlers, PublicHandlerServices, RecordReadDirect } from "../rest/index.ts"
@@ -67,7 +67,7 @@ export const GatewayRoutes = (telemetry: RequestMiddleware | undefined) =>
         const direct = yield* RecordReadDirect
         const config = yield* AppConfig
         const limits = requestLimits(config.maxBodyBytes, LIMITED_SURFACES)
-        const browsers = cors(config.corsOrigins, GATEWAY_ROUTES.methods)
+        const browsers = cors(config.corsOrigins, GATEWAY_ROUTES.methods, [ADMIN_PREFIX])
         const inner = browsers === undefined
           ? (router: RouterApp) => limits(direct(router))
           : (router: RouterApp) => browsers(limits(direct(router)))
