@@ -23,6 +23,7 @@ import { engineHandlers } from "./operations.ts"
 import { RecordRepository } from "./RecordRepository.ts"
 import { writeReferenceData } from "./referenceData.ts"
 import { emptyTestData } from "./testData.ts"
+import { inTransaction } from "./transaction.ts"
 
 type AnyHandler = (context: OperationContext, input: never) => Step<unknown>
 
@@ -46,20 +47,20 @@ const handlerTable = (handlers: EngineHandlers): ReadonlyMap<OperationName, AnyH
  * operation is the resource it writes (`customer.replace` writes `customer`).
  */
 const underPrecondition = <A>(operation: string, appId: string, precondition: WritePrecondition, write: Step<A>): Step<A> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.withTransaction(Effect.flatMap(
-      lockedVersion(sql, operation.slice(0, operation.indexOf(".")), appId, precondition),
-      () => write
-    )))
+  inTransaction(Effect.flatMap(
+    lockedVersion(operation.slice(0, operation.indexOf(".")), appId, precondition),
+    () => write
+  ))
 
 /** The record's row locked, and the 412 unless it is still the version the write names. */
-const lockedVersion = (sql: SqlClient.SqlClient, resource: string, appId: string, precondition: WritePrecondition) =>
+const lockedVersion = (resource: string, appId: string, precondition: WritePrecondition) =>
   Effect.flatMap(
-    sql<{ updatedAt: string | null }>`
-      SELECT data->>'updatedAt' AS "updatedAt" FROM engine_record
-      WHERE resource = ${resource} AND id = ${precondition.id} AND app_id = ${appId}
-      FOR UPDATE`,
-    ([row]) => row?.updatedAt === precondition.updatedAt ? Effect.void : EngineError.preconditionFailed(resource, precondition.id)
+    RecordRepository,
+    (records) =>
+      Effect.flatMap(
+        records.lockedUpdatedAt(resource, appId, precondition.id),
+        (updatedAt) => updatedAt === precondition.updatedAt ? Effect.void : EngineError.preconditionFailed(resource, precondition.id)
+      )
   )
 
 /**

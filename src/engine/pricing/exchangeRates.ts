@@ -9,9 +9,10 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { Currency } from "../../domain/resources/reference.ts"
-import { findRecord, recordHandlers, type RecordOf } from "../crud.ts"
+import { recordHandlers } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers, OperationContext } from "../Operation.ts"
+import { findRecord, type RecordOf } from "../typedRecords.ts"
 import { BASE_CURRENCY } from "./money.ts"
 
 type CurrencyRecord = RecordOf<typeof Currency>
