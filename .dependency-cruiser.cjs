@@ -32,6 +32,15 @@ module.exports = {
       to: { path: "^src/", pathNot: "^src/(domain|api|engine)/" }
     },
     {
+      name: "engine-sql-only-in-repositories",
+      comment:
+        "src/engine writes SQL only in its repositories (*Repository.ts); besides them the transaction helpers (transaction.ts, " +
+        "writeTransaction.ts) and Engine.ts, which hands operations their client, may use effect/sql; anything may name its types",
+      severity: "error",
+      from: { path: "^src/engine/", pathNot: "^src/engine/(.+Repository|transaction|writeTransaction|Engine)\\.ts$" },
+      to: { path: "node_modules/(effect/dist/sql/|@effect/sql)", dependencyTypesNot: ["type-only"] }
+    },
+    {
       name: "no-circular",
       severity: "error",
       from: { path: "^src/" },
@@ -42,6 +51,7 @@ module.exports = {
     doNotFollow: { path: "node_modules" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
-    enhancedResolveOptions: { extensions: [".ts", ".js"] }
+    // Packages resolved through their `exports`, so that a rule can tell a type-only import of one from a value import.
+    enhancedResolveOptions: { extensions: [".ts", ".js"], exportsFields: ["exports"], conditionNames: ["import", "types", "default"] }
   }
 }

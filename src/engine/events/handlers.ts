@@ -12,7 +12,6 @@ import { EngineError } from "../EngineError.ts"
 import type { EngineHandlers, OperationContext } from "../Operation.ts"
 import { getRecord, type RecordOf, type StoredFields } from "../typedRecords.ts"
 import { sendEvent } from "./attempts.ts"
-import { WebhookSender } from "./sender.ts"
 import {
   abandonDeliveriesTo,
   addSecret,
@@ -25,7 +24,9 @@ import {
   recordAttempt,
   removeSecrets,
   rotateSecret
-} from "./store.ts"
+} from "./EventRepository.ts"
+import { CurrentRequestId } from "./outbox.ts"
+import { WebhookSender } from "./sender.ts"
 import { recordAttemptMetrics } from "./WebhookMetrics.ts"
 
 type Endpoint = RecordOf<typeof WebhookEndpoint>
@@ -72,7 +73,7 @@ const rotate: EngineHandlers["webhookEndpoint"]["rotateSecret"] = transactional(
 const test: EngineHandlers["webhookEndpoint"]["test"] = Effect.fnUntraced(function*(context, { params }) {
   const endpoint = yield* getRecord(WebhookEndpoint, context.appId, params.id)
   const data: EventData<"endpoint.test"> = { endpointId: endpoint.id }
-  const event = yield* insertRelayedEvent(context.appId, "endpoint.test", data)
+  const event = yield* insertRelayedEvent(context.appId, "endpoint.test", data, yield* CurrentRequestId)
   const delivery = yield* insertDelivery({ appId: context.appId, endpointId: endpoint.id, eventId: event.id, eventType: event.type }, true)
   const outcome = yield* sendEvent(endpoint, event)
   // A test measures the attempt, not a delivery's lag.

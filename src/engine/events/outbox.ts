@@ -8,10 +8,10 @@
  * the rows as the feed.
  */
 import { Context, Effect, Schema } from "effect"
-import { SqlClient } from "effect/sql"
 import { EVENT_DATA, type EventData } from "../../domain/events/catalogue.ts"
 import type { EventType } from "../../domain/events/types.ts"
 import { timeOrderedUuid } from "../../domain/TimeOrderedId.ts"
+import { insertEvent } from "./EventRepository.ts"
 
 /** The request whose operation is running (Engine.run provides it): events record it, so a call can name the events it wrote. */
 export const CurrentRequestId = Context.Reference<string | undefined>("mfg/engine/CurrentRequestId", { defaultValue: () => undefined })
@@ -60,13 +60,10 @@ export const recordEvent = Effect.fnUntraced(function*<T extends EventType>(appI
   const schema = EVENT_DATA[type] as unknown as Schema.Codec<EventData<T>>
   // The engine builds the data from records its schemas hold: one that does not fit is the engine's defect.
   const encoded = yield* Effect.orDie(Schema.encodeEffect(schema)(data))
-  const sql = yield* SqlClient.SqlClient
   const requestId = yield* CurrentRequestId
   const call = yield* CurrentCallEvents
   const id = timeOrderedUuid()
-  yield* sql`
-    INSERT INTO engine_event (id, app_id, type, created_at, data, request_id)
-    VALUES (${id}, ${appId}, ${type}, clock_timestamp(), ${JSON.stringify(encoded)}::jsonb, ${requestId ?? null})`
+  yield* insertEvent({ id, appId, type, data: encoded }, requestId)
   call?.ids.push(id)
   return id
 })
