@@ -7,11 +7,8 @@
  * (`FOR UPDATE SKIP LOCKED`, the mark in the same statement), so an event
  * is fanned out once: one delivery per event and endpoint.
  */
-import type { Duration } from "effect"
-import { Effect } from "effect"
+import { type Duration, Effect } from "effect"
 import { claimAndFanOut, type EventsToFanOut, type StoredEvent, toEvent } from "./EventRepository.ts"
-
-export type { EventsToFanOut } from "./EventRepository.ts"
 
 /** A delivery made, with what its first attempt needs: the endpoint's URL, the event, the secrets that sign now. */
 export interface DeliveryMade {

@@ -44,7 +44,7 @@ export const eventsCommitted = (ids: ReadonlyArray<string>): void => {
 
 /**
  * Writes the event `type` of the app with `data`. Call it inside the
- * transaction of the change (crud.ts's `transactional`, `sql.withTransaction`
+ * transaction of the change (crud.ts's `transactional`, `inTransaction`
  * or a record hook, which run in their write's transaction): outside one it
  * would commit on its own, and a failure after it would leave an event of a
  * change that did not happen.
