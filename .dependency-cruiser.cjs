@@ -82,6 +82,15 @@ module.exports = {
       to: { path: "^src/gateway/[^/]+/", pathNot: "^src/gateway/[^/]+/index\\.ts$" }
     },
     {
+      name: "engine-sql-only-in-repositories",
+      comment:
+        "src/engine writes SQL only in its repositories (*Repository.ts); besides them the transaction helpers (transaction.ts, " +
+        "writeTransaction.ts) and Engine.ts, which hands operations their client, may use effect/sql; anything may name its types",
+      severity: "error",
+      from: { path: "^src/engine/", pathNot: "^src/engine/(.+Repository|transaction|writeTransaction|Engine)\\.ts$" },
+      to: { path: "node_modules/(effect/dist/sql/|@effect/sql)", dependencyTypesNot: ["type-only"] }
+    },
+    {
       name: "no-circular",
       severity: "error",
       from: { path: "^src/" },
@@ -92,6 +101,7 @@ module.exports = {
     doNotFollow: { path: "node_modules" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
-    enhancedResolveOptions: { extensions: [".ts", ".js"] }
+    // Packages resolved through their `exports`, so that a rule can tell a type-only import of one from a value import.
+    enhancedResolveOptions: { extensions: [".ts", ".js"], exportsFields: ["exports"], conditionNames: ["import", "types", "default"] }
   }
 }

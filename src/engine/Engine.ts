@@ -17,12 +17,14 @@ import { type CallEvents, CurrentCallEvents, CurrentRequestId, eventsCommitted }
 import { WebhookSender } from "./events/sender.ts"
 import { ModelAnalyser } from "./geometry/ModelAnalyser.ts"
 import { ModelFetcher } from "./geometry/ModelFetcher.ts"
-import { purgeExpiredAnswers, runKeyed } from "./idempotency.ts"
+import { runKeyed } from "./idempotency.ts"
+import { purgeExpiredAnswers } from "./IdempotencyRepository.ts"
 import type { EngineHandlers, OperationContext, Step } from "./Operation.ts"
 import { engineHandlers } from "./operations.ts"
 import { RecordRepository } from "./RecordRepository.ts"
 import { writeReferenceData } from "./referenceData.ts"
 import { emptyTestData } from "./testData.ts"
+import { inTransaction } from "./transaction.ts"
 
 type AnyHandler = (context: OperationContext, input: never) => Step<unknown>
 
@@ -49,20 +51,20 @@ const handlerTable = (handlers: EngineHandlers): ReadonlyMap<OperationName, AnyH
  * operation is the resource it writes (`customer.replace` writes `customer`).
  */
 const underPrecondition = <A>(operation: string, appId: string, precondition: WritePrecondition, write: Step<A>): Step<A> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.withTransaction(Effect.flatMap(
-      lockedVersion(sql, operation.slice(0, operation.indexOf(".")), appId, precondition),
-      () => write
-    )))
+  inTransaction(Effect.flatMap(
+    lockedVersion(operation.slice(0, operation.indexOf(".")), appId, precondition),
+    () => write
+  ))
 
 /** The record's row locked, and the 412 unless it is still the version the write names. */
-const lockedVersion = (sql: SqlClient.SqlClient, resource: string, appId: string, precondition: WritePrecondition) =>
+const lockedVersion = (resource: string, appId: string, precondition: WritePrecondition) =>
   Effect.flatMap(
-    sql<{ updatedAt: string | null }>`
-      SELECT data->>'updatedAt' AS "updatedAt" FROM engine_record
-      WHERE resource = ${resource} AND id = ${precondition.id} AND app_id = ${appId}
-      FOR UPDATE`,
-    ([row]) => row?.updatedAt === precondition.updatedAt ? Effect.void : EngineError.preconditionFailed(resource, precondition.id)
+    RecordRepository,
+    (records) =>
+      Effect.flatMap(
+        records.lockedUpdatedAt(resource, appId, precondition.id),
+        (updatedAt) => updatedAt === precondition.updatedAt ? Effect.void : EngineError.preconditionFailed(resource, precondition.id)
+      )
   )
 
 /**

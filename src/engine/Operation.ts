@@ -23,7 +23,7 @@ export interface OperationContext {
   readonly idempotency?: IdempotentCall | undefined
 }
 
-/** What operations may use: the repository, and SQL for what it does not cover. */
+/** What operations may use: the record repository, and the client the other repositories and transactions run on. */
 export type EngineServices = RecordRepository | SqlClient.SqlClient
 
 /** A step of an operation. SQL failures are mapped once, by the Engine: an outage is its 503, anything else a defect. */

@@ -7,7 +7,6 @@
  * per app and resource (integrity.ts), never one of the resource's numbers.
  */
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
 import { asCreated, type Page } from "../contract/Operations.ts"
 import type { Resource } from "../domain/Resource.ts"
 import { toRecordFilter } from "../domain/Resource.ts"
@@ -23,17 +22,8 @@ import {
 } from "./integrity.ts"
 import type { OperationContext, Step } from "./Operation.ts"
 import { RecordRepository, type StoredRecord } from "./RecordRepository.ts"
-
-/** Refuses a reference to a record the app cannot see (another app's, or none). */
-export const checkReferences = Effect.fnUntraced(function*(resource: Resource, context: OperationContext, input: StoredRecord) {
-  const records = yield* RecordRepository
-  for (const [field, target] of Object.entries(resource.storage.references ?? {})) {
-    const value = input[field]
-    if (value === undefined || value === null) continue
-    const found = yield* records.find(target, context.appId, String(value))
-    if (found === undefined) return yield* EngineError.unknownReference(field, target, String(value))
-  }
-})
+import { inTransaction } from "./transaction.ts"
+import { asRecord, checkReferences, type InputOf, type PrepareInput, type RecordOf, type StoredFields } from "./typedRecords.ts"
 
 /**
  * What a resource adds to its record operations.
@@ -55,33 +45,9 @@ export interface RecordHooks<R extends Resource> {
 
 /** `operation` in one transaction: every write it makes is kept, or none. */
 export const transactional = <I, A>(operation: (context: OperationContext, input: I) => Step<A>) => (context: OperationContext, input: I): Step<A> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(operation(context, input)))
+  inTransaction(operation(context, input))
 
 const keep = (record: StoredRecord, keys: ReadonlyArray<string>) => Object.fromEntries(keys.filter((key) => key in record).map((key) => [key, record[key]]))
-
-/** A resource's record as read, and as written. */
-export type RecordOf<R extends Resource> = R["record"]["Type"]
-export type InputOf<R extends Resource> = R["input"]["Type"]
-/** What is stored of a record: all but the id, the timestamps and the number, which storage sets (and keeps on a replace). */
-export type StoredFields<R extends Resource> = Omit<RecordOf<R>, "id" | "createdAt" | "updatedAt" | "number">
-/** What `prepare` completes: the input, with the computed fields of the previous record on a replace. */
-export type PrepareInput<R extends Resource> = InputOf<R> & Partial<StoredFields<R>>
-
-/**
- * A stored record as the resource's record type, as every read and answer
- * of it shows it: a field whose values include null (`nullableKeys`) that a
- * write left out reads as null, so each field has one representation
- * whatever path wrote it. Storage holds only what the resource's input
- * schema accepted and what the engine set, and the answer is checked
- * against the endpoint's success schema when it is encoded.
- */
-export const asRecord = <R extends Resource>(resource: R, record: StoredRecord): RecordOf<R> => {
-  const keys = resource.nullableKeys
-  if (keys.length === 0 || keys.every((key) => record[key] !== undefined)) return record as RecordOf<R>
-  const completed: Record<string, unknown> = { ...record }
-  for (const key of keys) completed[key] ??= null
-  return completed as RecordOf<R>
-}
 
 /** The record operations of a resource; a group takes the ones the spec gives it. */
 export interface RecordHandlers<R extends Resource> {
@@ -166,7 +132,7 @@ export const recordHandlers = <R extends Resource>(resource: R, hooks: RecordHoo
     const steps = writeSteps(context, prepared, previous, store, drops, locks)
     const external = typeof prepared.externalReference === "string"
     if (!locks && !drops && written === undefined && !external) return steps
-    const atomic = Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(steps))
+    const atomic = inTransaction(steps)
     return external ? withUniqueExternalReference(name, context.appId, prepared, atomic) : atomic
   }
   const removal = Effect.fnUntraced(function*(context: OperationContext, id: string) {
@@ -227,50 +193,20 @@ export const recordHandlers = <R extends Resource>(resource: R, hooks: RecordHoo
     create: (context, { payload }) => create(context, payload, undefined),
     replace: (context, { params: { id }, payload: { id: _sameId, ...payload } }) => replace(context, id, payload),
     replaceOrCreate: (context, { params: { id }, payload: { id: _sameId, ...payload } }) =>
-      Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql.withTransaction(Effect.gen(function*() {
-          yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`record:${name}:${context.appId}:${id}`}))`
-          const records = yield* RecordRepository
-          if ((yield* records.find(name, context.appId, id)) !== undefined) return yield* replace(context, id, payload)
-          if (!CHOSEN_ID.test(id)) {
-            return yield* EngineError.invalid(
-              `id: ${JSON.stringify(id)} is no ${name} of the app, and not an id a new one can have: 1 to 100 letters, digits, ` +
-                "'-', '_', '.' or '~', starting with a letter or digit"
-            )
-          }
-          return asCreated(yield* create(context, payload, id))
-        }))),
+      inTransaction(Effect.gen(function*() {
+        const records = yield* RecordRepository
+        yield* records.lockKey(`record:${name}:${context.appId}:${id}`)
+        if ((yield* records.find(name, context.appId, id)) !== undefined) return yield* replace(context, id, payload)
+        if (!CHOSEN_ID.test(id)) {
+          return yield* EngineError.invalid(
+            `id: ${JSON.stringify(id)} is no ${name} of the app, and not an id a new one can have: 1 to 100 letters, digits, ` +
+              "'-', '_', '.' or '~', starting with a letter or digit"
+          )
+        }
+        return asCreated(yield* create(context, payload, id))
+      })),
     // The row is locked before the records that reference it are counted, and deleted in the same
     // transaction: a reference written meanwhile waits for the lock, or is counted (integrity.ts).
-    remove: (context, { params: { id } }) => Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(removal(context, id)))
+    remove: (context, { params: { id } }) => inTransaction(removal(context, id))
   }
 }
-
-/** The app's record of `resource` with this id, typed as the resource's record. */
-export const findRecord = <R extends Resource>(resource: R, appId: string, id: string): Step<RecordOf<R> | undefined> =>
-  Effect.flatMap(
-    RecordRepository,
-    (records) => Effect.map(records.find(resource.name, appId, id), (found) => found === undefined ? undefined : asRecord(resource, found))
-  )
-
-/** The app's record of `resource` with this id, or the engine's 404 naming it. */
-export const getRecord = <R extends Resource>(resource: R, appId: string, id: string): Step<RecordOf<R>> =>
-  Effect.flatMap(findRecord(resource, appId, id), (found) => found === undefined ? Effect.fail(EngineError.notFound(resource.name, id)) : Effect.succeed(found))
-
-const PAGE = 1000
-
-/** Every record of `resource` the app sees whose fields equal one of the given values (paged through), typed. */
-export const listRecords = Effect.fnUntraced(function*<R extends Resource>(
-  resource: R,
-  appId: string,
-  equals: Readonly<Record<string, string | ReadonlyArray<string>>> = {}
-) {
-  const records = yield* RecordRepository
-  const filter = Object.entries(equals).map(([field, value]) => ({ field, values: typeof value === "string" ? [value] : value }))
-  const all: Array<RecordOf<R>> = []
-  for (let offset = 0;; offset += PAGE) {
-    const page = yield* records.list(resource.name, appId, { equals: filter, dates: [], limit: PAGE, offset })
-    all.push(...page.map((record) => asRecord(resource, record)))
-    if (page.length < PAGE) return all as ReadonlyArray<RecordOf<R>>
-  }
-})

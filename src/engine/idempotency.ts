@@ -25,44 +25,25 @@
  * retry after a crash in between runs it again (one more test request).
  */
 import { Data, Effect, Schema } from "effect"
-import { SqlClient } from "effect/sql"
+import type { SqlClient } from "effect/sql"
 import { answerCodec } from "../contract/EngineAnswer.ts"
 import type { IdempotentCall } from "../contract/EngineCall.ts"
 import type { OperationEndpoint } from "../contract/Operations.ts"
 import { EngineError } from "./EngineError.ts"
+import { insertAnswer, type StoredAnswer, storedAnswer } from "./IdempotencyRepository.ts"
 import type { Step } from "./Operation.ts"
 import { makeWriteTransaction } from "./writeTransaction.ts"
 
 /** Operations that call out between their writes: their answer is stored after them, not with them. */
 const SENDS_BETWEEN_WRITES: ReadonlySet<string> = new Set(["webhookEndpoint.test"])
 
-/** How long an answer is kept: as long as the gateway's (IDEMPOTENCY_TTL_MS). */
-const TTL_SECONDS = 24 * 60 * 60
-
-/** Rows deleted per statement, and statements per purge. */
-const PURGE_BATCH = 1_000
-const PURGE_BATCHES = 10
-
-interface StoredRow {
-  readonly fingerprint: string
-  readonly answer: string
-}
-
 /** The call that committed the key first, found when this one tried to store its answer. */
 class KeyTaken extends Data.TaggedError("KeyTaken") {}
 
 const decodeJson = Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.Unknown))
 
-const storedAnswer = (sql: SqlClient.SqlClient, appId: string, key: string) =>
-  Effect.map(
-    sql<StoredRow>`
-      SELECT fingerprint, answer::text AS answer FROM engine_idempotency
-      WHERE app_id = ${appId} AND key = ${key} AND expires_at > now()`,
-    (rows) => rows[0]
-  )
-
 /** The stored answer, decoded as the endpoint's answer; or the 422 when the key was another request's. */
-const replay = Effect.fnUntraced(function*(endpoint: OperationEndpoint, call: IdempotentCall, row: StoredRow) {
+const replay = Effect.fnUntraced(function*(endpoint: OperationEndpoint, call: IdempotentCall, row: StoredAnswer) {
   if (row.fingerprint !== call.fingerprint) return yield* EngineError.idempotencyKeyReused(call.key)
   // Stored by this engine from the same endpoint's schema: one that does not decode is a defect.
   const json = yield* Effect.orDie(decodeJson(row.answer))
@@ -72,18 +53,8 @@ const replay = Effect.fnUntraced(function*(endpoint: OperationEndpoint, call: Id
 })
 
 /** Inserts the answer; fails KeyTaken when a live answer of the key is there already (committed by another call). */
-const storeAnswer = Effect.fnUntraced(function*(sql: SqlClient.SqlClient, appId: string, call: IdempotentCall, json: unknown) {
-  const inserted = yield* sql<{ key: string }>`
-    INSERT INTO engine_idempotency AS held (app_id, key, fingerprint, answer, created_at, expires_at)
-    VALUES (${appId}, ${call.key}, ${call.fingerprint}, ${JSON.stringify({ answer: json })}::jsonb, now(),
-            now() + make_interval(secs => ${TTL_SECONDS}))
-    ON CONFLICT (app_id, key) DO UPDATE SET
-      fingerprint = EXCLUDED.fingerprint, answer = EXCLUDED.answer,
-      created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
-    WHERE held.expires_at <= now()
-    RETURNING key`
-  if (inserted.length === 0) return yield* new KeyTaken()
-})
+const storeAnswer = (sql: SqlClient.SqlClient, appId: string, call: IdempotentCall, json: unknown) =>
+  Effect.flatMap(insertAnswer(sql, appId, call, json), (inserted) => inserted ? Effect.void : Effect.fail(new KeyTaken()))
 
 /**
  * Runs `step`, the operation `endpoint` is, as a keyed write: the stored
@@ -121,20 +92,3 @@ export const runKeyed = <A>(
     ? { run, client: transaction.client, outcomeUnknown: transaction.outcomeUnknown }
     : { run, client: sql, outcomeUnknown: undefined }
 }
-
-/** Deletes the answers whose 24 h are over, a bounded number at a time; answers how many. */
-export const purgeExpiredAnswers = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  let purged = 0
-  for (let batch = 0; batch < PURGE_BATCHES; batch++) {
-    const rows = yield* sql<{ key: string }>`
-      DELETE FROM engine_idempotency WHERE (app_id, key) IN (
-        SELECT app_id, key FROM engine_idempotency WHERE expires_at <= now()
-        ORDER BY expires_at LIMIT ${PURGE_BATCH} FOR UPDATE SKIP LOCKED
-      )
-      RETURNING key`
-    purged += rows.length
-    if (rows.length < PURGE_BATCH) break
-  }
-  return purged
-})

@@ -33,7 +33,6 @@
  * lines, which the ticket's lock guards (`guardedBy`).
  */
 import { Effect, Predicate } from "effect"
-import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { groupsOf } from "../contract/Operations.ts"
 import { PublicContract } from "../contract/PublicApi.ts"
@@ -45,10 +44,9 @@ import * as production from "../domain/resources/production.ts"
 import * as reference from "../domain/resources/reference.ts"
 import { EngineError } from "./EngineError.ts"
 import type { Step } from "./Operation.ts"
-import { EXTERNAL_REFERENCE_INDEX, fieldLiteral, GLOBAL_APP, RecordRepository, type StoredRecord } from "./RecordRepository.ts"
+import { EXTERNAL_REFERENCE_INDEX, type KeyPath, RecordRepository, type StoredRecord } from "./RecordRepository.ts"
 
 /** Where a record holds a key: field names, `*` for each entry of a list (`["configurations", "*", "materialId"]`). */
-export type KeyPath = ReadonlyArray<string>
 
 /** Records of `from` name a record of `target` at `path`. */
 export interface Reference {
@@ -147,15 +145,6 @@ export const keysAt = (record: unknown, path: KeyPath, at: ReadonlyArray<string 
 const applies = (ref: Reference, record: StoredRecord | undefined) =>
   record !== undefined && (ref.only === undefined || ref.only.values.includes(String(record[ref.only.field])))
 
-/** A JSON path matching a record that holds one of `$keys` at `path`. */
-const jsonPath = (path: KeyPath) => `$${path.map((segment) => (segment === "*" ? "[*]" : `.${JSON.stringify(segment)}`)).join("")} ? (@ == $keys[*])`
-
-/** The SQL condition: the row holds one of `keys` at `path` (a top-level field by its expression index where there is one). */
-const holds = (sql: SqlClient.SqlClient, path: KeyPath, keys: ReadonlyArray<string>) =>
-  path.length === 1
-    ? sql`data->>${sql.literal(fieldLiteral(path[0]!))} = ANY(${keys}::text[])`
-    : sql`jsonb_path_exists(data, ${jsonPath(path)}::jsonpath, jsonb_build_object('keys', ${keys}::text[]))`
-
 /** A resource's name in a sentence, singular or plural, from its title (`Part (ticket model)` → `part`, `parts`). */
 const titleOf = (name: string, count: number) => {
   const title = RESOURCES.find((resource) => resource.name === name)?.title.replace(/\s*\(.*\)$/, "") ??
@@ -168,16 +157,7 @@ const sentence = (parts: ReadonlyArray<string>) => parts.length === 1 ? parts[0]
 
 /** The counts of the app's records that hold one of each reference's keys, by referencing resource, as words. */
 const referrers = Effect.fnUntraced(function*(appId: string, refs: ReadonlyArray<{ readonly ref: Reference; readonly keys: ReadonlyArray<string> }>) {
-  const sql = yield* SqlClient.SqlClient
-  const conditions = refs.filter(({ keys }) => keys.length > 0).map(({ keys, ref }) => {
-    const only = ref.only === undefined ? [] : [sql`data->>${sql.literal(fieldLiteral(ref.only.field))} = ANY(${ref.only.values}::text[])`]
-    return sql.and([sql`resource = ${ref.from}`, ...only, holds(sql, ref.path, keys)])
-  })
-  if (conditions.length === 0) return []
-  const rows = yield* sql<{ resource: string; n: number }>`
-    SELECT resource, count(*)::int AS n FROM engine_record
-    WHERE app_id = ${appId} AND ${sql.or(conditions)}
-    GROUP BY resource`
+  const rows = yield* (yield* RecordRepository).countReferrers(appId, refs.map(({ keys, ref }) => ({ from: ref.from, only: ref.only, path: ref.path, keys })))
   const counts = new Map(rows.map((row) => [row.resource, row.n]))
   return [...new Set(refs.map(({ ref }) => ref.from))].flatMap((from) => {
     const n = counts.get(from)
@@ -253,20 +233,15 @@ export const refuseIfDroppedKeysReferenced = Effect.fnUntraced(function*(target:
  * held is locked but not refused: it is the delete's to keep.
  */
 export const lockReferenced = Effect.fnUntraced(function*(resource: string, appId: string, record: StoredRecord, previous: StoredRecord | undefined) {
-  const sql = yield* SqlClient.SqlClient
+  const records = yield* RecordRepository
   for (const ref of lockedReferencesOf(resource)) {
     if (!applies(ref, record)) continue
     const held = keysAt(record, ref.path)
     if (held.length === 0) continue
     const keys = [...new Set(held.map(({ key }) => key))]
     const targetKey = ref.targetKey ?? ["id"]
-    const rows = yield* sql<{ data: StoredRecord }>`
-      SELECT data FROM engine_record
-      WHERE resource = ${ref.target} AND app_id IN (${appId}, ${GLOBAL_APP}) AND ${
-      targetKey.length === 1 && targetKey[0] === "id" ? sql`id = ANY(${keys}::text[])` : holds(sql, targetKey, keys)
-    }
-      FOR KEY SHARE`
-    const found = new Set(rows.flatMap((row) => keysAt(row.data, targetKey).map(({ key }) => key)))
+    const rows = yield* records.lockHolding(ref.target, appId, targetKey, keys)
+    const found = new Set(rows.flatMap((row) => keysAt(row, targetKey).map(({ key }) => key)))
     const before = new Set(applies(ref, previous) ? keysAt(previous, ref.path).map(({ key }) => key) : [])
     const gone = held.find(({ key }) => !found.has(key) && !before.has(key))
     if (gone !== undefined) return yield* EngineError.unknownReference(gone.field, ref.target, gone.key)

@@ -6,8 +6,7 @@
  * and versions agree.
  */
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
-import { GLOBAL_APP } from "./RecordRepository.ts"
+import { RecordRepository } from "./RecordRepository.ts"
 
 /** A parameter value: its id, its label, and the magnitude the price calculation uses (docs/pricing.md). */
 type Values = ReadonlyArray<readonly [id: string, label: string, magnitude: number]>
@@ -223,16 +222,9 @@ export const REFERENCE_DATA: ReadonlyArray<readonly [resource: string, records: 
 
 /** Writes the reference data (insert or update), leaving createdAt of existing records. */
 export const writeReferenceData = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
   const epoch = "2026-11-01T00:00:00.000Z"
   const rows = REFERENCE_DATA.flatMap(([resource, records]) =>
     records.map((record) => ({ resource, id: record.id, data: JSON.stringify({ ...record, createdAt: epoch, updatedAt: epoch }) }))
   )
-  yield* sql`
-    INSERT INTO engine_record (resource, id, app_id, data, created_at, updated_at)
-    SELECT r.resource, r.id, ${GLOBAL_APP}, r.data::jsonb, ${epoch}::timestamptz, ${epoch}::timestamptz
-    FROM unnest(${rows.map((r) => r.resource)}::text[], ${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.data)}::text[])
-      AS r(resource, id, data)
-    ON CONFLICT (resource, id, app_id) DO UPDATE SET data = EXCLUDED.data
-    WHERE engine_record.app_id = ${GLOBAL_APP} AND engine_record.data IS DISTINCT FROM EXCLUDED.data`
+  yield* (yield* RecordRepository).writeReferenceData(rows, epoch)
 })

@@ -11,7 +11,6 @@
  * storage only, as the seed's key; reads do not show it.
  */
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { appOfDataSpace, modeOfDataSpace } from "../domain/Grants.ts"
 import { DEFAULT_PAGE_SIZE } from "../domain/Resource.ts"
@@ -267,7 +266,7 @@ export const seedDemoData = (appId: string) =>
     const ensure = Effect.fnUntraced(function*(
       resource: string,
       wanted: ReadonlyArray<StoredRecord & { externalReference: string }>,
-      newId?: () => Effect.Effect<string, SqlError, SqlClient.SqlClient>,
+      newId?: () => Effect.Effect<string, SqlError, RecordRepository>,
       numberPrefix?: string
     ) {
       const existing = yield* records.list(resource, appId, {

@@ -4,7 +4,7 @@
  * so that its answer is committed with its writes (idempotency.ts).
  *
  * The operations are written without it: each opens its own transactions
- * (crud.ts's `transactional`, `sql.withTransaction`) or writes in one
+ * (crud.ts's `transactional`, `inTransaction`) or writes in one
  * statement, and may read, download and analyse a model file before it
  * writes. Wrapping the whole call in a plain transaction would hold it open
  * through that slow part, which the embedded database cannot afford (PGlite

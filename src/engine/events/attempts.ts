@@ -4,17 +4,17 @@
  * due (RETRY_DELAYS with jitter), and the endpoint disabled once the last
  * attempt of a delivery has failed (docs/webhooks.md). The dispatcher
  * (dispatcher.ts) makes a delivery's first attempt with the same request,
- * verdict and record (`requestOf`, `judgeAttempt`, store.ts `recordAttempts`).
+ * verdict and record (`requestOf`, `judgeAttempt`, EventRepository.ts `recordAttempts`).
  */
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import { WebhookEndpoint } from "../../domain/resources/webhooks.ts"
-import { findRecord, type RecordOf } from "../crud.ts"
 import { RecordRepository } from "../RecordRepository.ts"
+import { inTransaction } from "../transaction.ts"
+import { findRecord, type RecordOf } from "../typedRecords.ts"
+import { abandonDelivery, findDelivery, findEvent, recordAttempt, signingSecrets, type StoredDelivery, type StoredEvent } from "./EventRepository.ts"
 import { recordEvent } from "./outbox.ts"
 import { type AttemptOutcome, type WebhookRequest, WebhookSender } from "./sender.ts"
-import { abandonDelivery, findDelivery, findEvent, recordAttempt, signingSecrets, type StoredDelivery, type StoredEvent } from "./store.ts"
 import { recordAttemptMetrics } from "./WebhookMetrics.ts"
 
 const SECOND = 1000
@@ -114,11 +114,10 @@ export const attemptDelivery = Effect.fnUntraced(function*(deliveryId: string, a
  * is and nothing is written.
  */
 export const disableEndpointAfter = Effect.fnUntraced(function*(deliveryId: string) {
-  const sql = yield* SqlClient.SqlClient
   const records = yield* RecordRepository
   const delivery = yield* findDelivery(deliveryId)
   if (delivery === undefined) return
-  yield* sql.withTransaction(Effect.gen(function*() {
+  yield* inTransaction(Effect.gen(function*() {
     const locked = yield* records.lockForRemoval(WebhookEndpoint.name, delivery.appId, delivery.endpointId)
     if (locked === undefined || locked.enabled === false) return
     const reason = `delivery ${deliveryId} of event ${delivery.eventId} failed ${MAX_ATTEMPTS} attempts over about 3 days`

@@ -17,9 +17,9 @@
  * it once.
  */
 import { Effect, Schedule, Schema } from "effect"
-import { SqlClient } from "effect/sql"
 import { Activity, DurableClock, Workflow } from "effect/workflow"
 import { attemptDelivery, disableEndpointAfter, MAX_ATTEMPTS, retryDelay } from "./attempts.ts"
+import { markStarted } from "./EventRepository.ts"
 
 export const DeliverWebhook = Workflow.make("DeliverWebhook", {
   payload: { deliveryId: Schema.String, attemptsMade: Schema.optionalKey(Schema.Int) },
@@ -64,6 +64,5 @@ export const startDeliveryWorkflows = Effect.fnUntraced(function*(deliveries: Re
     ({ attemptsMade, id }) => DeliverWebhook.execute({ deliveryId: id, ...(attemptsMade === 0 ? {} : { attemptsMade }) }, { discard: true }),
     { concurrency: START_CONCURRENCY, discard: true }
   )
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`UPDATE engine_webhook_delivery SET started = true WHERE id = ANY(${deliveries.map(({ id }) => id)}::text[])`
+  yield* markStarted(deliveries.map(({ id }) => id))
 })

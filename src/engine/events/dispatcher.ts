@@ -12,7 +12,7 @@
  *    workflow's request, verdict and metrics (attempts.ts `requestOf`,
  *    `judgeAttempt`), waiting at most SLOT_WAIT for one of its endpoint's
  *    slots; the attempts made are recorded in batches, one statement each
- *    (store.ts `recordAttempts`, the workflow's record);
+ *    (EventRepository.ts `recordAttempts`, the workflow's record);
  * 3. a delivery that succeeded is done: it never has a workflow. One to be
  *    retried (once its attempt is recorded), or not attempted (no slot in
  *    time, or past IN_FLIGHT), is handed to its `DeliverWebhook` workflow
@@ -33,10 +33,10 @@
 import { Cause, Context, Duration, Effect, FiberSet, Layer, Option, Queue, Semaphore } from "effect"
 import { judgeAttempt, requestOf } from "./attempts.ts"
 import { startDeliveryWorkflows } from "./delivery.ts"
+import { type AttemptRecord, recordAttempts } from "./EventRepository.ts"
 import { type DeliveryMade, fanOut } from "./fanOut.ts"
 import { onEventsCommitted } from "./outbox.ts"
 import { WebhookSender } from "./sender.ts"
-import { type AttemptRecord, recordAttempts } from "./store.ts"
 
 /**
  * A dispatcher's deliveries are its own for WEBHOOK_TIMEOUT and this margin:

@@ -7,11 +7,11 @@ import { Effect } from "effect"
 import type { EventData } from "../../domain/events/catalogue.ts"
 import { DEFAULT_PAGE_SIZE } from "../../domain/Resource.ts"
 import { WebhookEndpoint } from "../../domain/resources/webhooks.ts"
-import { getRecord, recordHandlers, type RecordOf, type StoredFields, transactional } from "../crud.ts"
+import { recordHandlers, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { EngineHandlers, OperationContext } from "../Operation.ts"
+import { getRecord, type RecordOf, type StoredFields } from "../typedRecords.ts"
 import { sendEvent } from "./attempts.ts"
-import { WebhookSender } from "./sender.ts"
 import {
   abandonDeliveriesTo,
   addSecret,
@@ -24,7 +24,9 @@ import {
   recordAttempt,
   removeSecrets,
   rotateSecret
-} from "./store.ts"
+} from "./EventRepository.ts"
+import { CurrentRequestId } from "./outbox.ts"
+import { WebhookSender } from "./sender.ts"
 import { recordAttemptMetrics } from "./WebhookMetrics.ts"
 
 type Endpoint = RecordOf<typeof WebhookEndpoint>
@@ -71,7 +73,7 @@ const rotate: EngineHandlers["webhookEndpoint"]["rotateSecret"] = transactional(
 const test: EngineHandlers["webhookEndpoint"]["test"] = Effect.fnUntraced(function*(context, { params }) {
   const endpoint = yield* getRecord(WebhookEndpoint, context.appId, params.id)
   const data: EventData<"endpoint.test"> = { endpointId: endpoint.id }
-  const event = yield* insertRelayedEvent(context.appId, "endpoint.test", data)
+  const event = yield* insertRelayedEvent(context.appId, "endpoint.test", data, yield* CurrentRequestId)
   const delivery = yield* insertDelivery({ appId: context.appId, endpointId: endpoint.id, eventId: event.id, eventType: event.type }, true)
   const outcome = yield* sendEvent(endpoint, event)
   // A test measures the attempt, not a delivery's lag.

@@ -8,10 +8,10 @@
  * the rows as the feed.
  */
 import { Context, Effect, Schema } from "effect"
-import { SqlClient } from "effect/sql"
 import { EVENT_DATA, type EventData } from "../../domain/events/catalogue.ts"
 import type { EventType } from "../../domain/events/types.ts"
 import { timeOrderedUuid } from "../../domain/TimeOrderedId.ts"
+import { insertEvent } from "./EventRepository.ts"
 
 /** The request whose operation is running (Engine.run provides it): events record it, so a call can name the events it wrote. */
 export const CurrentRequestId = Context.Reference<string | undefined>("mfg/engine/CurrentRequestId", { defaultValue: () => undefined })
@@ -44,7 +44,7 @@ export const eventsCommitted = (ids: ReadonlyArray<string>): void => {
 
 /**
  * Writes the event `type` of the app with `data`. Call it inside the
- * transaction of the change (crud.ts's `transactional`, `sql.withTransaction`
+ * transaction of the change (crud.ts's `transactional`, `inTransaction`
  * or a record hook, which run in their write's transaction): outside one it
  * would commit on its own, and a failure after it would leave an event of a
  * change that did not happen.
@@ -58,13 +58,10 @@ export const eventsCommitted = (ids: ReadonlyArray<string>): void => {
 export const recordEvent = Effect.fnUntraced(function*<T extends EventType>(appId: string, type: T, data: EventData<T>) {
   // The engine builds the data from records its schemas hold: one that does not fit is the engine's defect.
   const encoded = yield* Effect.orDie(Schema.encodeUnknownEffect(EVENT_DATA[type])(data))
-  const sql = yield* SqlClient.SqlClient
   const requestId = yield* CurrentRequestId
   const call = yield* CurrentCallEvents
   const id = timeOrderedUuid()
-  yield* sql`
-    INSERT INTO engine_event (id, app_id, type, created_at, data, request_id)
-    VALUES (${id}, ${appId}, ${type}, clock_timestamp(), ${JSON.stringify(encoded)}::jsonb, ${requestId ?? null})`
+  yield* insertEvent({ id, appId, type, data: encoded }, requestId)
   call?.ids.push(id)
   return id
 })

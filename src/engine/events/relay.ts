@@ -24,12 +24,13 @@
  */
 import { Duration, Effect, Schedule } from "effect"
 import { Singleton } from "effect/cluster"
-import { SqlClient } from "effect/sql"
+import type { SqlClient } from "effect/sql"
 import type { WorkflowEngine } from "effect/workflow"
 import { traced } from "../../domain/Span.ts"
 import { expireQuotes } from "../orders/quoteExpiry.ts"
 import { MAX_ATTEMPTS } from "./attempts.ts"
 import { startDeliveryWorkflows } from "./delivery.ts"
+import { deliveriesToStart, eventsWaiting } from "./EventRepository.ts"
 import { fanOut } from "./fanOut.ts"
 
 /** How often an idle relay looks for events and deliveries left to it. */
@@ -54,24 +55,14 @@ const untraced = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.withTracerE
 
 /** Step 1: the oldest events not relayed within FALLBACK_GRACE become deliveries; how many events. */
 export const relayEvents = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
   // Most rounds find nothing: a look through the partial index first, so an idle relay writes nothing.
-  // Its order is the index's, so no plan reads the table instead: without it, the plan PostgreSQL
-  // settles on while the table is small scans it whole, however many events it has come to hold.
-  const waiting = yield* untraced(sql`
-    SELECT 1 FROM engine_event WHERE NOT relayed AND created_at < now() - make_interval(secs => ${Duration.toMillis(FALLBACK_GRACE) / 1000})
-    ORDER BY seq LIMIT 1`)
-  if (waiting.length === 0) return 0
+  if (!(yield* untraced(eventsWaiting(FALLBACK_GRACE)))) return 0
   return (yield* fanOut({ olderThan: FALLBACK_GRACE, limit: BATCH }, undefined).pipe(traced("webhook relay events"))).events
 })
 
 /** Step 2: the workflows of the pending deliveries neither started nor leased; how many. */
 export const startDeliveries = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const deliveries = yield* untraced(sql<{ id: string; attemptsMade: number }>`
-    SELECT id, jsonb_array_length(attempts) AS "attemptsMade" FROM engine_webhook_delivery
-    WHERE NOT started AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < now())
-    ORDER BY created_at LIMIT ${BATCH}`)
+  const deliveries = yield* untraced(deliveriesToStart(BATCH))
   if (deliveries.length === 0) return 0
   // At least one attempt left to make: more recorded than MAX_ATTEMPTS - 1 only when some were repeated after a takeover.
   yield* startDeliveryWorkflows(deliveries.map(({ attemptsMade, id }) => ({ id, attemptsMade: Math.min(attemptsMade, MAX_ATTEMPTS - 1) })))

@@ -6,11 +6,10 @@
  */
 import { Effect, Stream } from "effect"
 import type { Multipart } from "effect/http"
-import { SqlClient } from "effect/sql"
 import { formatOf, modelFileContentPath, type ModelFileRecord } from "../../domain/resources/modelFileUpload.ts"
 import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers } from "../Operation.ts"
-import { findModelFile, modelFileContent, type StoredModelFile, storeModelFile } from "./store.ts"
+import { findModelFile, modelFileContent, type StoredModelFile, storeModelFile } from "./ModelFileRepository.ts"
 
 const asRecord = (file: StoredModelFile): ModelFileRecord => ({
   id: file.id,
@@ -53,7 +52,6 @@ export const modelFileHandlers: GroupHandlers<"modelFile"> = {
   content: Effect.fnUntraced(function*(context, { params }) {
     const file = yield* findModelFile(context.appId, params.id)
     if (file === undefined) return yield* EngineError.notFound("model file", params.id)
-    const sql = yield* SqlClient.SqlClient
-    return modelFileContent(sql, file.id) as Stream.Stream<Uint8Array, unknown>
+    return (yield* modelFileContent(file.id)) as Stream.Stream<Uint8Array, unknown>
   })
 }

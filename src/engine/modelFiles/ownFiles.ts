@@ -20,7 +20,7 @@ import { EngineError } from "../EngineError.ts"
 import { ModelAnalyser } from "../geometry/ModelAnalyser.ts"
 import { MODEL_FETCHER_SOURCE } from "../geometry/modelDownload.ts"
 import { modelRefusal } from "../geometry/modelRefusal.ts"
-import { findModelFile, keepGeometry, modelFileBytes } from "./store.ts"
+import { findModelFile, keepGeometry, modelFileBytes } from "./ModelFileRepository.ts"
 
 export { ownModelFileId }
 

@@ -11,10 +11,10 @@
  */
 import { Effect } from "effect"
 import type { TicketModel } from "../../domain/resources/orders.ts"
-import type { PrepareInput } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { OperationContext } from "../Operation.ts"
 import { pricedParameters } from "../referenceData.ts"
+import type { PrepareInput } from "../typedRecords.ts"
 import { checkParameters } from "./eligibility.ts"
 import type { FoundConfiguration } from "./partModel.ts"
 

@@ -6,15 +6,15 @@
  * and analyses the model file when it is new.
  */
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { CatalogueModel } from "../../domain/resources/catalogue.ts"
 import { TicketModel } from "../../domain/resources/orders.ts"
-import { asRecord, type PrepareInput, recordHandlers, type RecordHooks, type RecordOf } from "../crud.ts"
+import { recordHandlers, type RecordHooks } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import { usedBy } from "../integrity.ts"
 import type { OperationContext } from "../Operation.ts"
-import { GLOBAL_APP, RecordRepository, type StoredRecord } from "../RecordRepository.ts"
+import { RecordRepository } from "../RecordRepository.ts"
+import { asRecord, type PrepareInput, type RecordOf } from "../typedRecords.ts"
 import { fileNameOf } from "./common.ts"
 import { checkMaterial, checkParameters, checkServices } from "./eligibility.ts"
 import { modelGeometry } from "./partModel.ts"
@@ -98,16 +98,12 @@ const prepareCatalogueModel = Effect.fnUntraced(function*(
  * app orders the writes that check, so two of them cannot both pass.
  */
 const checkUnique = Effect.fnUntraced(function*(context: OperationContext, model: Model) {
-  const sql = yield* SqlClient.SqlClient
+  const records = yield* RecordRepository
   const ids = model.configurations.flatMap((configuration) => configuration.id ?? [])
   if (ids.length === 0) return
-  yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`catalogue-configuration:${context.appId}`}))`
-  const rows = yield* sql<{ data: StoredRecord }>`
-    SELECT data FROM engine_record
-    WHERE resource = ${CatalogueModel.name} AND app_id IN (${context.appId}, ${GLOBAL_APP}) AND id <> ${model.id}
-      AND EXISTS (SELECT 1 FROM jsonb_array_elements(data->'configurations') c WHERE c->>'id' = ANY(${ids}::text[]))
-    LIMIT 1`
-  const holder = rows[0] === undefined ? undefined : asRecord(CatalogueModel, rows[0].data)
+  yield* records.lockKey(`catalogue-configuration:${context.appId}`)
+  const found = yield* records.findConfigurationHolder(CatalogueModel.name, context.appId, model.id, ids)
+  const holder = found === undefined ? undefined : asRecord(CatalogueModel, found)
   if (holder === undefined) return
   const index = model.configurations.findIndex((configuration) => holder.configurations.some((other) => other.id === configuration.id))
   const id = model.configurations[index]?.id ?? ""

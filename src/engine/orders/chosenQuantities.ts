@@ -13,10 +13,10 @@
  */
 import { Effect } from "effect"
 import { TicketModel } from "../../domain/resources/orders.ts"
-import { asRecord, getRecord } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { OperationContext } from "../Operation.ts"
 import { pricePart } from "../pricing/pricePart.ts"
+import { asRecord, getRecord } from "../typedRecords.ts"
 import { replaceLocked } from "../writes.ts"
 import { recordPartEvents } from "./partEvents.ts"
 import type { Quote } from "./quoteState.ts"

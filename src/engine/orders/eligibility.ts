@@ -8,9 +8,9 @@
 import { Effect } from "effect"
 import type { ProductionParameterIds } from "../../domain/resources/catalogue.ts"
 import { Material, PostProcessingService, ProductionParameterField } from "../../domain/resources/reference.ts"
-import { findRecord, listRecords } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { OperationContext } from "../Operation.ts"
+import { findRecord, listRecords } from "../typedRecords.ts"
 
 /** What a part or a configuration is made of. */
 export interface Makeup {

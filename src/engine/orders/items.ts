@@ -6,10 +6,11 @@
  */
 import { Effect } from "effect"
 import { Item } from "../../domain/resources/orders.ts"
-import { type PrepareInput, recordHandlers, type RecordHooks, type RecordOf } from "../crud.ts"
+import { recordHandlers, type RecordHooks } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers, OperationContext } from "../Operation.ts"
 import { BASE_CURRENCY, BASE_MINOR_UNITS, isWholeMinor } from "../pricing/money.ts"
+import { type PrepareInput, type RecordOf } from "../typedRecords.ts"
 import { checkOpenForChanges, ticketsChanged } from "./ticketState.ts"
 
 type ItemRecord = RecordOf<typeof Item>

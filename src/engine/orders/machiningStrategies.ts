@@ -8,10 +8,10 @@
 import { Effect } from "effect"
 import { defineResource } from "../../domain/Resource.ts"
 import { MachiningStrategy, TicketModel } from "../../domain/resources/orders.ts"
-import { asRecord, findRecord, getRecord, listRecords, type RecordOf } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers, OperationContext } from "../Operation.ts"
 import { RecordRepository } from "../RecordRepository.ts"
+import { asRecord, findRecord, getRecord, listRecords, type RecordOf } from "../typedRecords.ts"
 import { insertLocked, replaceLocked } from "../writes.ts"
 import { servicesOf } from "./eligibility.ts"
 

@@ -7,10 +7,10 @@
 import { Effect } from "effect"
 import type { TicketModel } from "../../domain/resources/orders.ts"
 import { Machine } from "../../domain/resources/production.ts"
-import { listRecords, type StoredFields } from "../crud.ts"
 import { manufacturabilityVerdict, type MeasuredGeometry } from "../geometry/dfm/verdict.ts"
 import type { OperationContext } from "../Operation.ts"
 import { MANUFACTURABILITY_LIMITS } from "../referenceData.ts"
+import { listRecords, type StoredFields } from "../typedRecords.ts"
 
 export const manufacturabilityOf = Effect.fnUntraced(function*(
   context: OperationContext,

@@ -6,9 +6,9 @@
  */
 import { Effect, Predicate, Schema } from "effect"
 import { ModelVersion, type TicketModel } from "../../domain/resources/orders.ts"
-import { getRecord, listRecords, type RecordOf, type StoredFields } from "../crud.ts"
 import type { GroupHandlers, OperationContext } from "../Operation.ts"
 import { RecordRepository } from "../RecordRepository.ts"
+import { getRecord, listRecords, type RecordOf, type StoredFields } from "../typedRecords.ts"
 import { insertLocked } from "../writes.ts"
 
 type Part = RecordOf<typeof TicketModel>

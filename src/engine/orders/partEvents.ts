@@ -11,9 +11,9 @@
 import { Effect } from "effect"
 import { isDeepStrictEqual } from "node:util"
 import type { TicketModel } from "../../domain/resources/orders.ts"
-import type { RecordOf } from "../crud.ts"
 import { recordEvent } from "../events/outbox.ts"
 import type { OperationContext } from "../Operation.ts"
+import type { RecordOf } from "../typedRecords.ts"
 import { sameModel } from "./partModel.ts"
 
 type Part = RecordOf<typeof TicketModel>

@@ -9,18 +9,17 @@
  * `geometry: null`, and so no price.
  */
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
 import { CatalogueModel } from "../../domain/resources/catalogue.ts"
 import type { ModelEndpoint } from "../../domain/resources/modelFiles.ts"
 import type { TicketModel } from "../../domain/resources/orders.ts"
-import { asRecord, type InputOf, type RecordOf, type StoredFields } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import { ModelAnalyser } from "../geometry/ModelAnalyser.ts"
 import { ModelFetcher } from "../geometry/ModelFetcher.ts"
 import { modelRefusal } from "../geometry/modelRefusal.ts"
 import { ownModelFileGeometry, ownModelFileId } from "../modelFiles/ownFiles.ts"
 import type { OperationContext } from "../Operation.ts"
-import { GLOBAL_APP, type StoredRecord } from "../RecordRepository.ts"
+import { RecordRepository } from "../RecordRepository.ts"
+import { asRecord, type InputOf, type RecordOf, type StoredFields } from "../typedRecords.ts"
 import { fileNameOf } from "./common.ts"
 
 type CatalogueModelRecord = RecordOf<typeof CatalogueModel>
@@ -32,13 +31,7 @@ export interface FoundConfiguration {
 
 /** The catalogue model (visible to the app) holding the configuration `configurationId`, and that configuration. */
 export const findConfiguration = Effect.fnUntraced(function*(appId: string, configurationId: string) {
-  const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql<{ data: StoredRecord }>`
-    SELECT data FROM engine_record
-    WHERE resource = 'catalogueModel' AND app_id IN (${appId}, ${GLOBAL_APP})
-      AND data->'configurations' @> ${JSON.stringify([{ id: configurationId }])}::jsonb
-    ORDER BY created_at LIMIT 1`
-  const data = rows[0]?.data
+  const data = yield* (yield* RecordRepository).findByConfiguration(appId, configurationId)
   if (data === undefined) return undefined
   const model = asRecord(CatalogueModel, data)
   const configuration = model.configurations.find((candidate) => candidate.id === configurationId)

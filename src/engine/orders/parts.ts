@@ -8,15 +8,16 @@
  * versions and machining strategies go with it.
  */
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
 import { Ticket, TicketModel } from "../../domain/resources/orders.ts"
 import { ServiceJob } from "../../domain/resources/production.ts"
-import { asRecord, findRecord, getRecord, type PrepareInput, recordHandlers, type RecordHooks, type RecordOf, transactional } from "../crud.ts"
+import { recordHandlers, type RecordHooks, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import { usedBy } from "../integrity.ts"
 import type { GroupHandlers, OperationContext } from "../Operation.ts"
 import { pricePart } from "../pricing/pricePart.ts"
 import { pricedParameters } from "../referenceData.ts"
+import { inTransaction } from "../transaction.ts"
+import { asRecord, findRecord, getRecord, type PrepareInput, type RecordOf } from "../typedRecords.ts"
 import { replaceLocked } from "../writes.ts"
 import { asConfigured, checkAgreement, configuredMakeup } from "./asConfigured.ts"
 import { checkMaterial, checkParameters, checkServices } from "./eligibility.ts"
@@ -111,7 +112,6 @@ type PartHandlers = GroupHandlers<"ticketModel">
 
 /** `POST /ticket-model/from-catalogue`: all parts or none. */
 const fromCatalogue: PartHandlers["fromCatalogue"] = Effect.fnUntraced(function*(context, { payload: { parts: requested, ticketId } }) {
-  const sql = yield* SqlClient.SqlClient
   if ((yield* findRecord(Ticket, context.appId, ticketId)) === undefined) {
     return yield* EngineError.unknownReference("ticketId", "ticket", ticketId)
   }
@@ -123,7 +123,7 @@ const fromCatalogue: PartHandlers["fromCatalogue"] = Effect.fnUntraced(function*
     }
   }
   // Made as POST /ticket-model makes a part from a configuration (asConfigured.ts): the same part, the same price.
-  return yield* sql.withTransaction(
+  return yield* inTransaction(
     Effect.forEach(
       requested,
       ({ catalogueModelConfigurationId, quantity }) => parts.create(context, { payload: { ticketId, catalogueModelConfigurationId, quantity } })

@@ -10,13 +10,13 @@
 import { Effect } from "effect"
 import { TicketModel } from "../../domain/resources/orders.ts"
 import type { LeadTimeBasis, PriceBreak } from "../../domain/resources/priceBreaks.ts"
-import { getRecord } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers, OperationContext } from "../Operation.ts"
 import type { PriceCalculation } from "../pricing/calculate.ts"
 import { batchHours, expeditedUnitPrice, leadTimes, type Schedule, scheduleOf } from "../pricing/leadTime.ts"
 import { BASE_CURRENCY, BASE_MINOR_UNITS, times } from "../pricing/money.ts"
 import { partPricing, type PricedPart } from "../pricing/pricePart.ts"
+import { getRecord } from "../typedRecords.ts"
 
 /** Hours as answered: to the hundredth. */
 const hundredths = (hours: number) => Math.round(hours * 100) / 100

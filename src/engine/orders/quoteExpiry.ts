@@ -7,12 +7,11 @@
  * answer the same before and after: a quote read as expired stays expired.
  */
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
-import { Ticket, TicketQuote } from "../../domain/resources/orders.ts"
-import { asRecord } from "../crud.ts"
+import { TicketQuote } from "../../domain/resources/orders.ts"
 import type { Step } from "../Operation.ts"
-import type { StoredRecord } from "../RecordRepository.ts"
-import { ISO_INSTANT } from "./quoteList.ts"
+import { RecordRepository } from "../RecordRepository.ts"
+import { inTransaction } from "../transaction.ts"
+import { asRecord } from "../typedRecords.ts"
 import { writeQuote } from "./quoteState.ts"
 
 /** Quotes per transaction: the rows (and tickets) a batch locks are held only that long. */
@@ -28,25 +27,14 @@ export const EXPIRY_BATCH = 100
  * locked. Answers how many it moved.
  */
 const expireBatch = (now: Date): Step<number> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.withTransaction(Effect.gen(function*() {
-      // CASE evaluates in order: only a well-formed validUntil is cast.
-      const rows = yield* sql<{ app_id: string; data: StoredRecord }>`
-        SELECT quote.app_id, quote.data FROM engine_record quote
-        JOIN engine_record ticket
-          ON ticket.resource = ${Ticket.name} AND ticket.app_id = quote.app_id AND ticket.id = quote.data->>'ticketId'
-        WHERE quote.resource = ${TicketQuote.name} AND quote.data->>'state' = 'sent'
-          AND (CASE WHEN quote.data->>'validUntil' ~ ${ISO_INSTANT}
-            THEN (quote.data->>'validUntil')::timestamptz <= ${now.toISOString()}::timestamptz ELSE false END)
-        ORDER BY quote.created_at, quote.id
-        LIMIT ${EXPIRY_BATCH}
-        FOR UPDATE OF quote, ticket SKIP LOCKED`
-      for (const row of rows) {
-        const quote = asRecord(TicketQuote, row.data)
-        yield* writeQuote(row.app_id, quote, { ...quote, state: "expired" })
-      }
-      return rows.length
-    })))
+  inTransaction(Effect.gen(function*() {
+    const rows = yield* (yield* RecordRepository).lockExpiredQuotes(now, EXPIRY_BATCH)
+    for (const row of rows) {
+      const quote = asRecord(TicketQuote, row.data)
+      yield* writeQuote(row.app_id, quote, { ...quote, state: "expired" })
+    }
+    return rows.length
+  }))
 
 /**
  * Moves every app's sent quotes whose validity has passed to `expired`, in

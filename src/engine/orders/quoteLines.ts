@@ -10,11 +10,11 @@
  */
 import { Effect } from "effect"
 import { Item, TicketModel } from "../../domain/resources/orders.ts"
-import { findRecord, type RecordOf } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { OperationContext, Step } from "../Operation.ts"
 import type { CurrencyTerms } from "../pricing/currencies.ts"
 import { fromBase, fromMinor, isWholeMinor, sum, times } from "../pricing/money.ts"
+import { findRecord, type RecordOf } from "../typedRecords.ts"
 import { atLinePrice, chosenOption } from "./quoteOptions.ts"
 import type { Replacement } from "./quoteReplacement.ts"
 import type { Quote } from "./quoteState.ts"

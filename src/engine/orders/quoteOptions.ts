@@ -10,13 +10,13 @@
  */
 import { Effect } from "effect"
 import type { QuantityOptionsRequest, TicketModel } from "../../domain/resources/orders.ts"
-import type { RecordOf } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { OperationContext } from "../Operation.ts"
 import type { CurrencyTerms } from "../pricing/currencies.ts"
 import { batchHours, leadTimes, type Schedule, scheduleOf } from "../pricing/leadTime.ts"
 import { fromBase, times, toMinor } from "../pricing/money.ts"
 import { partPricing } from "../pricing/pricePart.ts"
+import type { RecordOf } from "../typedRecords.ts"
 import type { Quote } from "./quoteState.ts"
 
 type QuoteLine = Quote["lines"][number]

@@ -10,8 +10,8 @@
  */
 import { Effect } from "effect"
 import type { TicketQuote } from "../../domain/resources/orders.ts"
-import type { InputOf } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
+import type { InputOf } from "../typedRecords.ts"
 import type { Quote } from "./quoteState.ts"
 import { quoteLabel } from "./quoteState.ts"
 

@@ -11,10 +11,10 @@
 import { Effect } from "effect"
 import type { EventType } from "../../domain/events/types.ts"
 import { TicketQuote } from "../../domain/resources/orders.ts"
-import { asRecord, listRecords, type RecordOf, type StoredFields } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import { recordEvent } from "../events/outbox.ts"
 import type { OperationContext, Step } from "../Operation.ts"
+import { asRecord, listRecords, type RecordOf, type StoredFields } from "../typedRecords.ts"
 import { insertLocked, replaceLocked } from "../writes.ts"
 
 export type Quote = RecordOf<typeof TicketQuote>

@@ -23,8 +23,8 @@
  * databases) and per app, for the MAX_APPS apps used last.
  */
 import { Effect, Semaphore } from "effect"
-import { SqlClient } from "effect/sql"
 import { setRecent } from "../../domain/RecentMap.ts"
+import { changesSince, currentDatabase, type ShapeRow } from "./ShapeRepository.ts"
 import { scoreOf, type ShapeGeometry, shapeSignature, SIGNATURE_LENGTH, signatureDistance } from "./shapeSignature.ts"
 
 /** Apps whose index stays in memory per database (about 15 MB per 100,000 parts each). */
@@ -34,13 +34,6 @@ const INITIAL_CAPACITY = 256
 export interface RankedPart {
   readonly ticketModelId: string
   readonly score: number
-}
-
-/** A row of `part_shape`: the triggers copy a part's stored geometry when it is an object, else NULL (migration 0005). */
-interface ShapeRow {
-  readonly horizon: string
-  readonly part_id: string | null
-  readonly geometry: ShapeGeometry | null
 }
 
 /** Higher score first; equal scores by id. */
@@ -145,32 +138,16 @@ export class AppShapes {
 /** Indexes by database client, then by app (least recently used first). */
 const indexes = new WeakMap<object, Map<string, AppShapes>>()
 
-const appShapes = (sql: SqlClient.SqlClient, appId: string): AppShapes => {
-  let apps = indexes.get(sql)
+const appShapes = (database: object, appId: string): AppShapes => {
+  let apps = indexes.get(database)
   if (apps === undefined) {
     apps = new Map()
-    indexes.set(sql, apps)
+    indexes.set(database, apps)
   }
   const shapes = apps.get(appId) ?? new AppShapes()
   setRecent(apps, appId, shapes, MAX_APPS)
   return shapes
 }
-
-/**
- * The changes since the horizon (everything with a geometry on the first
- * read), and the new horizon: one statement, so both come from one snapshot.
- * The LEFT JOIN answers the horizon even when nothing changed.
- */
-const changesSince = (sql: SqlClient.SqlClient, appId: string, horizon: string | undefined) =>
-  sql<ShapeRow>`
-    WITH snapshot AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon)
-    SELECT snapshot.horizon, shape.part_id, shape.geometry
-    FROM snapshot LEFT JOIN part_shape shape ON ${
-    sql.and([
-      sql`shape.app_id = ${appId}`,
-      horizon === undefined ? sql`shape.geometry IS NOT NULL` : sql`shape.changed_xid >= ${horizon}::xid8`
-    ])
-  }`
 
 /**
  * The app's parts ranked by similarity to part `partId`, best first, at most
@@ -186,12 +163,11 @@ export const rankSimilarParts = Effect.fnUntraced(function*<E, R>(
   limit: number,
   geometryOf: Effect.Effect<ShapeGeometry, E, R>
 ) {
-  const sql = yield* SqlClient.SqlClient
-  const shapes = appShapes(sql, appId)
+  const shapes = appShapes(yield* currentDatabase, appId)
   return yield* shapes.lock.withPermit(
     Effect.gen(function*() {
       const cold = shapes.horizon === undefined
-      const rows = yield* changesSince(sql, appId, shapes.horizon).pipe(
+      const rows = yield* changesSince(appId, shapes.horizon).pipe(
         Effect.withSpan("similarity refresh", { attributes: { "similarity.cold": cold } }, { captureStackTrace: false })
       )
       shapes.apply(rows)

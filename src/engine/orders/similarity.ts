@@ -6,9 +6,9 @@
  */
 import { Effect } from "effect"
 import { TicketModel } from "../../domain/resources/orders.ts"
-import { getRecord } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers } from "../Operation.ts"
+import { getRecord } from "../typedRecords.ts"
 import { rankSimilarParts } from "./shapeIndex.ts"
 import type { ShapeGeometry } from "./shapeSignature.ts"
 

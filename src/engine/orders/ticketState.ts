@@ -6,14 +6,13 @@
  * quotes and returns it to `draft`).
  */
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
 import type { EventType } from "../../domain/events/types.ts"
 import { Ticket, type TicketState } from "../../domain/resources/orders.ts"
-import { asRecord, findRecord, type RecordOf } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import { recordEvent } from "../events/outbox.ts"
 import type { OperationContext, Step } from "../Operation.ts"
-import type { StoredRecord } from "../RecordRepository.ts"
+import { RecordRepository } from "../RecordRepository.ts"
+import { asRecord, findRecord, type RecordOf } from "../typedRecords.ts"
 import { replaceLocked } from "../writes.ts"
 import { closeOpenQuotes } from "./quoteState.ts"
 
@@ -30,10 +29,7 @@ export const ticketLabel = (ticket: TicketRecord) => `ticket ${ticket.number}`
  * other and the second sees the state the first left. Runs in a transaction.
  */
 export const lockTicket = Effect.fnUntraced(function*(context: OperationContext, id: string) {
-  const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql<{ data: StoredRecord }>`
-    SELECT data FROM engine_record WHERE resource = ${Ticket.name} AND id = ${id} AND app_id = ${context.appId} FOR UPDATE`
-  const data = rows[0]?.data
+  const data = yield* (yield* RecordRepository).lockForRemoval(Ticket.name, context.appId, id)
   return data === undefined ? undefined : asRecord(Ticket, data)
 })
 

@@ -8,9 +8,10 @@
  */
 import { Effect } from "effect"
 import { Ticket } from "../../domain/resources/orders.ts"
-import { type PrepareInput, recordHandlers, transactional } from "../crud.ts"
+import { recordHandlers, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers, OperationContext } from "../Operation.ts"
+import { type PrepareInput } from "../typedRecords.ts"
 import { quote } from "./quotes.ts"
 import { closeOpenQuotes } from "./quoteState.ts"
 import { getLockedTicket, lockTicket, moveTicket, ticketLabel, type TicketRecord } from "./ticketState.ts"

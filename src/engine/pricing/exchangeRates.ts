@@ -7,11 +7,12 @@
  * used, so a later change of the rate leaves it as it was made.
  */
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
 import { Currency } from "../../domain/resources/reference.ts"
-import { findRecord, recordHandlers, type RecordOf } from "../crud.ts"
+import { recordHandlers } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers, OperationContext } from "../Operation.ts"
+import { findRecord, type RecordOf } from "../typedRecords.ts"
+import { appRateRows, removeAppRate, setAppRate } from "./ExchangeRateRepository.ts"
 import { BASE_CURRENCY } from "./money.ts"
 
 type CurrencyRecord = RecordOf<typeof Currency>
@@ -25,11 +26,7 @@ interface AppRate {
 
 /** The app's own rates, by currency id (those of `currencyIds` only, when given). */
 const appRates = Effect.fnUntraced(function*(appId: string, currencyIds?: ReadonlyArray<string>) {
-  const sql = yield* SqlClient.SqlClient
-  const only = currencyIds === undefined ? sql`` : sql`AND currency_id = ANY(${currencyIds}::text[])`
-  const rows = yield* sql<{ currency_id: string; exchange_rate: number; updated_ms: number }>`
-    SELECT currency_id, exchange_rate, (extract(epoch FROM updated_at) * 1000)::float8 AS updated_ms
-    FROM engine_exchange_rate WHERE app_id = ${appId} ${only}`
+  const rows = yield* appRateRows(appId, currencyIds)
   return new Map(rows.map((row) => [row.currency_id, {
     exchangeRate: Number(row.exchange_rate),
     updatedAt: new Date(Math.round(Number(row.updated_ms))).toISOString()
@@ -56,21 +53,17 @@ export const findCurrency = Effect.fnUntraced(function*(context: OperationContex
  * rate applies again, as it is.
  */
 const setExchangeRate: CurrencyHandlers["setExchangeRate"] = Effect.fnUntraced(function*(context, { params: { id }, payload: { exchangeRate } }) {
-  const sql = yield* SqlClient.SqlClient
   const currency = yield* findRecord(Currency, context.appId, id)
   if (currency === undefined) return yield* EngineError.notFound("currency", id)
   if (currency.id === BASE_CURRENCY && exchangeRate !== 1) {
     return yield* EngineError.invalid(`exchangeRate: ${BASE_CURRENCY} is the base currency: its rate is 1, not ${exchangeRate}`)
   }
   if (exchangeRate === currency.exchangeRate) {
-    yield* sql`DELETE FROM engine_exchange_rate WHERE app_id = ${context.appId} AND currency_id = ${currency.id}`
+    yield* removeAppRate(context.appId, currency.id)
     return currency
   }
   const updatedAt = new Date().toISOString()
-  yield* sql`
-    INSERT INTO engine_exchange_rate (app_id, currency_id, exchange_rate, updated_at)
-    VALUES (${context.appId}, ${currency.id}, ${exchangeRate}, ${updatedAt}::timestamptz)
-    ON CONFLICT (app_id, currency_id) DO UPDATE SET exchange_rate = EXCLUDED.exchange_rate, updated_at = EXCLUDED.updated_at`
+  yield* setAppRate(context.appId, currency.id, exchangeRate, updatedAt)
   return { ...currency, exchangeRate, updatedAt }
 })
 

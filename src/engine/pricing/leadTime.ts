@@ -10,10 +10,10 @@ import { Effect } from "effect"
 import type { ProductionTimes } from "../../domain/resources/orders.ts"
 import { TicketModel } from "../../domain/resources/orders.ts"
 import { Machine, MachineGroup, minutesOfDay, Pps, ServiceJob, type WorkingHours } from "../../domain/resources/production.ts"
-import { listRecords } from "../crud.ts"
 import type { OperationContext } from "../Operation.ts"
 import { OPEN_STATES } from "../production/jobs.ts"
 import { listAll, unique } from "../production/store.ts"
+import { listRecords } from "../typedRecords.ts"
 import { BASE_MINOR_UNITS, fromMinor, toMinor } from "./money.ts"
 
 /**

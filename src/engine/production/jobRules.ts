@@ -7,9 +7,9 @@
 import { Effect } from "effect"
 import { TicketModel } from "../../domain/resources/orders.ts"
 import { Machine, MachineGroup, Pps, ServiceJob } from "../../domain/resources/production.ts"
-import { findRecord, listRecords } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { OperationContext } from "../Operation.ts"
+import { findRecord, listRecords } from "../typedRecords.ts"
 import { isOpen, type Job } from "./jobs.ts"
 import { unique } from "./store.ts"
 

@@ -4,9 +4,9 @@
  */
 import { Effect } from "effect"
 import { ServiceJob } from "../../domain/resources/production.ts"
-import { findRecord } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { OperationContext } from "../Operation.ts"
+import { findRecord } from "../typedRecords.ts"
 import { jobMoved } from "./jobEvents.ts"
 import type { Job, JobState } from "./records.ts"
 import { replaceRecord } from "./store.ts"

@@ -6,10 +6,11 @@
  */
 import { Effect } from "effect"
 import { Machine, MachineGroup, Reel, ServiceJob } from "../../domain/resources/production.ts"
-import { findRecord, getRecord, listRecords, type PrepareInput, recordHandlers, type RecordHooks, type RecordOf, transactional } from "../crud.ts"
+import { recordHandlers, type RecordHooks, transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import { usedBy } from "../integrity.ts"
 import type { GroupHandlers, OperationContext } from "../Operation.ts"
+import { findRecord, getRecord, listRecords, type PrepareInput, type RecordOf } from "../typedRecords.ts"
 import { checkHeldReels, checkLoadable } from "./reelRules.ts"
 import { releaseReelsOf } from "./reels.ts"
 import { replaceRecord, unique } from "./store.ts"

@@ -7,16 +7,16 @@
  * these is a 422 naming the field and what uses the record.
  */
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
 import { CatalogueModel } from "../../domain/resources/catalogue.ts"
 import { TicketModel } from "../../domain/resources/orders.ts"
 import { Machine, Reel } from "../../domain/resources/production.ts"
 import { Material, MaterialSeries } from "../../domain/resources/reference.ts"
-import { asRecord, findRecord, listRecords, type PrepareInput, recordHandlers, type RecordHooks, type RecordOf } from "../crud.ts"
+import { recordHandlers, type RecordHooks } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import { usedBy } from "../integrity.ts"
 import type { GroupHandlers, OperationContext } from "../Operation.ts"
-import type { StoredRecord } from "../RecordRepository.ts"
+import { RecordRepository } from "../RecordRepository.ts"
+import { asRecord, findRecord, listRecords, type PrepareInput, type RecordOf } from "../typedRecords.ts"
 import { REEL_GROUP } from "./reelRules.ts"
 import { listStored } from "./store.ts"
 
@@ -59,13 +59,8 @@ const checkMadeOf = Effect.fnUntraced(function*(context: OperationContext, mater
 
 /** The app's catalogue models with a configuration of the material. */
 const modelsOfMaterial = Effect.fnUntraced(function*(context: OperationContext, materialId: string) {
-  const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql<{ data: StoredRecord }>`
-    SELECT data FROM engine_record
-    WHERE resource = ${CatalogueModel.name} AND app_id = ${context.appId}
-      AND data->'configurations' @> ${JSON.stringify([{ materialId }])}::jsonb
-    ORDER BY created_at, id`
-  return rows.map((row) => asRecord(CatalogueModel, row.data))
+  const rows = yield* (yield* RecordRepository).listByConfigurationMaterial(CatalogueModel.name, context.appId, materialId)
+  return rows.map((row) => asRecord(CatalogueModel, row))
 })
 
 /** A material's `colourIds`, when it lists them, must keep the colour of every part and configuration made of it. */

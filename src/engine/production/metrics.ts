@@ -13,10 +13,10 @@ import { TicketModel, TicketQuote } from "../../domain/resources/orders.ts"
 import { ServiceJob } from "../../domain/resources/production.ts"
 import { Currency } from "../../domain/resources/reference.ts"
 import type { CurrencyFigures } from "../../domain/resources/reportMetrics.ts"
-import { listRecords } from "../crud.ts"
 import type { GroupHandlers } from "../Operation.ts"
 import { asRead } from "../orders/quoteState.ts"
 import { BASE_CURRENCY, BASE_MINOR_UNITS, fromMinor, toMinor } from "../pricing/money.ts"
+import { listRecords } from "../typedRecords.ts"
 import { listAll } from "./store.ts"
 
 const hours = (secondsTotal: number) => Math.round((secondsTotal / 3600) * 1e6) / 1e6

@@ -9,8 +9,8 @@
 import { Effect } from "effect"
 import { TicketModel } from "../../domain/resources/orders.ts"
 import { Pps } from "../../domain/resources/production.ts"
-import { findRecord, listRecords } from "../crud.ts"
 import type { OperationContext } from "../Operation.ts"
+import { findRecord, listRecords } from "../typedRecords.ts"
 import type { Job, PpsRecord } from "./jobs.ts"
 import { insertRecord, replaceRecord } from "./store.ts"
 

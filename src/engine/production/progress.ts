@@ -7,9 +7,10 @@
  */
 import { Effect } from "effect"
 import { Pps } from "../../domain/resources/production.ts"
-import { findRecord, transactional } from "../crud.ts"
+import { transactional } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { GroupHandlers } from "../Operation.ts"
+import { findRecord } from "../typedRecords.ts"
 import { settleJob } from "./completion.ts"
 import { ppsUpdated } from "./jobEvents.ts"
 import { findJob, isOpen } from "./jobs.ts"

@@ -9,10 +9,10 @@
  */
 import { Effect } from "effect"
 import type { Reel } from "../../domain/resources/production.ts"
-import type { RecordOf } from "../crud.ts"
 import { recordEvent } from "../events/outbox.ts"
 import type { OperationContext, Step } from "../Operation.ts"
 import type { StoredRecord } from "../RecordRepository.ts"
+import type { RecordOf } from "../typedRecords.ts"
 
 type ReelRecord = RecordOf<typeof Reel>
 

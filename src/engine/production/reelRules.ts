@@ -5,14 +5,13 @@
  * text of their number, counted per app (reels.ts).
  */
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { type Machine, Reel } from "../../domain/resources/production.ts"
 import { Material } from "../../domain/resources/reference.ts"
-import { findRecord, listRecords, type RecordOf } from "../crud.ts"
 import { EngineError } from "../EngineError.ts"
 import type { OperationContext, Step } from "../Operation.ts"
 import { RecordRepository, type StoredRecord } from "../RecordRepository.ts"
+import { findRecord, listRecords, type RecordOf } from "../typedRecords.ts"
 
 export const REEL_GROUP = "reelGroup"
 
@@ -24,15 +23,8 @@ const REEL_GROUP_COUNTER = "reel-group"
  * have done. The counter row's lock orders concurrent creates of the app
  * until their transactions end, and a create rolled back gives its id back.
  */
-export const nextReelGroupId = (appId: string): Effect.Effect<string, SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(
-      sql<{ value: string }>`
-        INSERT INTO engine_counter (app_id, prefix, value) VALUES (${appId}, ${REEL_GROUP_COUNTER}, 1)
-        ON CONFLICT (app_id, prefix) DO UPDATE SET value = engine_counter.value + 1
-        RETURNING value::text AS value`,
-      ([row]) => row!.value
-    ))
+export const nextReelGroupId = (appId: string): Effect.Effect<string, SqlError, RecordRepository> =>
+  Effect.flatMap(RecordRepository, (records) => records.nextCount(appId, REEL_GROUP_COUNTER))
 
 type MachineRecord = RecordOf<typeof Machine>
 

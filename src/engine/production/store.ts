@@ -2,9 +2,9 @@
 import { Effect } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import type { RecordFilter, Resource } from "../../domain/Resource.ts"
-import { asRecord, type RecordOf, type StoredFields } from "../crud.ts"
 import type { EngineServices, Step } from "../Operation.ts"
 import { RecordRepository, type StoredRecord } from "../RecordRepository.ts"
+import { asRecord, type RecordOf, type StoredFields } from "../typedRecords.ts"
 import { insertLocked, replaceLocked } from "../writes.ts"
 
 /** Large enough to mean "every record" for the workflows' own reads. */

@@ -1,6 +1,6 @@
 /**
  * Migration 0012: uploaded model files (POST /v1/model-file,
- * src/engine/modelFiles/store.ts). A file is one row per app and content
+ * src/engine/modelFiles/ModelFileRepository.ts). A file is one row per app and content
  * (its SHA-256, unique per app), with the geometry of its first analysis;
  * its bytes are rows of 1 MiB chunks keyed by the file's id, written before
  * the file's row, so a body that never arrives whole has no file. `bytea`

@@ -1,6 +1,6 @@
 /**
  * Migration 0019: the unit an uploaded model file was uploaded in
- * (POST /v1/model-file?unit=, src/engine/modelFiles/store.ts), '' when the
+ * (POST /v1/model-file?unit=, src/engine/modelFiles/ModelFileRepository.ts), '' when the
  * upload stated none. A file is one row per app, content and unit: the same
  * bytes uploaded in inches and in millimetres are two files, each read (and
  * its geometry kept) in its own unit.

@@ -1,9 +1,10 @@
 /**
  * The rows of events and webhooks (migration 0013): the event feed, the
- * endpoints' signing secrets and the deliveries. The endpoints themselves
- * are records (`webhookEndpoint`, src/domain/resources/webhooks.ts).
+ * endpoints' signing secrets and the deliveries, and every statement on
+ * them. The endpoints themselves are records (`webhookEndpoint`,
+ * src/domain/resources/webhooks.ts), which fan-out joins in its statement.
  */
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import type { Event } from "../../domain/events/Event.ts"
@@ -11,9 +12,9 @@ import type { EventType } from "../../domain/events/types.ts"
 import { appOfDataSpace, modeOfDataSpace } from "../../domain/Grants.ts"
 import { rangeEnd, rangeStart } from "../../domain/Resource.ts"
 import type { DeliveryAttempt, EventQuery, WebhookDelivery, WebhookDeliveryQuery } from "../../domain/resources/webhooks.ts"
+import { WebhookEndpoint } from "../../domain/resources/webhooks.ts"
 import { timeOrderedUuid } from "../../domain/TimeOrderedId.ts"
 import type { Step } from "../Operation.ts"
-import { CurrentRequestId } from "./outbox.ts"
 
 /** How long a rotated-out secret still signs (docs/webhooks.md). */
 export const PREVIOUS_SECRET_HOURS = 24
@@ -113,10 +114,21 @@ export const listEvents = Effect.fnUntraced(function*(appId: string, query: type
   return { items: [], total: Number(counted?.total ?? 0) }
 })
 
-/** An event written already relayed: delivered only where its writer says (a test event). */
-export const insertRelayedEvent = Effect.fnUntraced(function*(appId: string, type: EventType, data: unknown) {
+/** Writes the event `id` (outbox.ts's recordEvent: in the transaction of its change), its data encoded already. */
+export const insertEvent = Effect.fnUntraced(function*(
+  event: { readonly id: string; readonly appId: string; readonly type: EventType; readonly data: unknown },
+  requestId: string | undefined
+) {
   const sql = yield* SqlClient.SqlClient
-  const requestId = yield* CurrentRequestId
+  const { appId, data, id, type } = event
+  yield* sql`
+    INSERT INTO engine_event (id, app_id, type, created_at, data, request_id)
+    VALUES (${id}, ${appId}, ${type}, clock_timestamp(), ${JSON.stringify(data)}::jsonb, ${requestId ?? null})`
+})
+
+/** An event written already relayed: delivered only where its writer says (a test event). */
+export const insertRelayedEvent = Effect.fnUntraced(function*(appId: string, type: EventType, data: unknown, requestId: string | undefined) {
+  const sql = yield* SqlClient.SqlClient
   const rows = yield* sql<EventRow>`
     INSERT INTO engine_event (id, app_id, type, created_at, data, request_id, relayed)
     VALUES (${timeOrderedUuid()}, ${appId}, ${type}, clock_timestamp(), ${JSON.stringify(data)}::jsonb, ${requestId ?? null}, true)
@@ -259,3 +271,96 @@ export const abandonDeliveriesTo = (endpointId: string): Step<void> =>
     Effect.asVoid(sql`
       UPDATE engine_webhook_delivery SET status = 'failed', next_attempt_at = NULL, updated_at = now()
       WHERE endpoint_id = ${endpointId} AND status = 'pending'`))
+
+/** Marks the deliveries started (their workflows are). */
+export const markStarted = (ids: ReadonlyArray<string>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.asVoid(sql`UPDATE engine_webhook_delivery SET started = true WHERE id = ANY(${ids}::text[])`))
+
+// ---------------------------------------------------------------------------
+// Relay and fan-out
+
+const durationSeconds = (duration: Duration.Duration) => Duration.toMillis(duration) / 1000
+
+/**
+ * Whether an event waits that was not relayed within `grace`: a look through
+ * the partial index, so an idle relay writes nothing. Its order is the
+ * index's, so no plan reads the table instead: without it, the plan
+ * PostgreSQL settles on while the table is small scans it whole, however
+ * many events it has come to hold.
+ */
+export const eventsWaiting = (grace: Duration.Duration) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql`
+        SELECT 1 FROM engine_event WHERE NOT relayed AND created_at < now() - make_interval(secs => ${Duration.toMillis(grace) / 1000})
+        ORDER BY seq LIMIT 1`,
+      (rows) => rows.length > 0
+    ))
+
+/** Up to `limit` pending deliveries neither started nor leased, oldest first, with the attempts each has made. */
+export const deliveriesToStart = (limit: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ id: string; attemptsMade: number }>`
+      SELECT id, jsonb_array_length(attempts) AS "attemptsMade" FROM engine_webhook_delivery
+      WHERE NOT started AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < now())
+      ORDER BY created_at LIMIT ${limit}`)
+
+/** Which events to fan out: these (a call's, once committed), or the oldest not relayed for `olderThan`. */
+export type EventsToFanOut =
+  | { readonly ids: ReadonlyArray<string> }
+  | { readonly olderThan: Duration.Duration; readonly limit: number }
+
+/** One row per delivery made; without any, one row of nulls but `events`. */
+export interface FanOutRow extends EventRow {
+  readonly events: number
+  readonly delivery_id: string | null
+  readonly endpoint_id: string
+  readonly url: string
+  readonly secrets: ReadonlyArray<string>
+}
+
+/**
+ * The events claimed (marked relayed), their deliveries made, one per
+ * enabled endpoint of the event's app subscribed to its type, in one
+ * statement (fanOut.ts); `leasedFor` gives the deliveries their lease
+ * (`claimed_until`). The rows carry the endpoint's URL and the secrets that
+ * sign now, read as signingSecrets reads them.
+ */
+export const claimAndFanOut = Effect.fnUntraced(function*(events: EventsToFanOut, leasedFor: Duration.Duration | undefined) {
+  const sql = yield* SqlClient.SqlClient
+  const which = "ids" in events
+    ? sql`id = ANY(${events.ids}::text[])`
+    : sql`created_at < now() - make_interval(secs => ${durationSeconds(events.olderThan)})`
+  const limit = "ids" in events ? events.ids.length : events.limit
+  const claimedUntil = leasedFor === undefined ? sql`NULL::timestamptz` : sql`now() + make_interval(secs => ${durationSeconds(leasedFor)})`
+  return yield* sql<FanOutRow>`
+    WITH claimed AS (
+      UPDATE engine_event SET relayed = true
+      WHERE id IN (SELECT id FROM engine_event WHERE NOT relayed AND ${which} ORDER BY seq LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+      RETURNING id, app_id, type, created_at, data, seq
+    ), subscribed AS (
+      SELECT claimed.*, endpoint.id AS endpoint_id, endpoint.data->>'url' AS url
+      FROM claimed
+      JOIN engine_record endpoint ON endpoint.resource = ${WebhookEndpoint.name} AND endpoint.app_id = claimed.app_id
+      WHERE coalesce((endpoint.data->>'enabled')::boolean, true)
+        AND (endpoint.data->'events' ? claimed.type OR endpoint.data->'events' ? '*')
+    ), made AS (
+      INSERT INTO engine_webhook_delivery
+        (id, app_id, endpoint_id, event_id, event_type, status, next_attempt_at, claimed_until, created_at, updated_at)
+      SELECT gen_random_uuid()::text, app_id, endpoint_id, id, type, 'pending', now(), ${claimedUntil}, now(), now()
+      FROM subscribed
+      ORDER BY seq
+      RETURNING id, endpoint_id, event_id
+    )
+    SELECT counted.events, made.id AS delivery_id, made.endpoint_id, subscribed.url,
+      subscribed.id, subscribed.app_id, subscribed.type, subscribed.created_at, subscribed.data,
+      ARRAY(
+        SELECT secret FROM engine_webhook_secret
+        WHERE endpoint_id = made.endpoint_id AND (expires_at IS NULL OR expires_at > now())
+        ORDER BY expires_at IS NULL DESC, created_at DESC
+      ) AS secrets
+    FROM (SELECT count(*)::int AS events FROM claimed) counted
+    LEFT JOIN made ON true
+    LEFT JOIN subscribed ON subscribed.id = made.event_id AND subscribed.endpoint_id = made.endpoint_id
+    ORDER BY subscribed.seq`
+})

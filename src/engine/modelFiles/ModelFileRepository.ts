@@ -145,14 +145,18 @@ export const storeModelFile = Effect.fnUntraced(function*(
 })
 
 /** The file's bytes, chunk by chunk, read as the stream is pulled (the file's row checked by the caller). */
-export const modelFileContent = (sql: SqlClient.SqlClient, id: string): Stream.Stream<Uint8Array, SqlError> =>
-  Stream.paginate(0, (seq: number) =>
-    sql<{ bytes: Uint8Array }>`SELECT bytes FROM engine_model_file_chunk WHERE upload_id = ${id} AND seq = ${seq}`.pipe(
-      Effect.map((rows) => {
-        const row = rows[0]
-        return row === undefined ? [[], Option.none()] as const : [[new Uint8Array(row.bytes)], Option.some(seq + 1)] as const
-      })
-    ))
+export const modelFileContent = (id: string): Effect.Effect<Stream.Stream<Uint8Array, SqlError>, never, SqlClient.SqlClient> =>
+  Effect.map(
+    SqlClient.SqlClient,
+    (sql) =>
+      Stream.paginate(0, (seq: number) =>
+        sql<{ bytes: Uint8Array }>`SELECT bytes FROM engine_model_file_chunk WHERE upload_id = ${id} AND seq = ${seq}`.pipe(
+          Effect.map((rows) => {
+            const row = rows[0]
+            return row === undefined ? [[], Option.none()] as const : [[new Uint8Array(row.bytes)], Option.some(seq + 1)] as const
+          })
+        ))
+  )
 
 /** The file's bytes, whole (what the analyser reads). */
 export const modelFileBytes = (id: string) =>
