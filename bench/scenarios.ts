@@ -116,7 +116,7 @@ const customerRead = (key: string, label: string, server: Server, secret: string
 
 export const MCP_PROTOCOL_VERSION = "2026-07-28"
 
-/** A stateless MCP 2026-07-28 tools/call as the Streamable HTTP transport sends it (see test/http/mcp.test.ts). */
+/** A stateless MCP 2026-07-28 tools/call as the Streamable HTTP transport sends it (see test/mcp/mcp.test.ts). */
 const mcpToolCall = (secret: string, tool: string, args: Readonly<Record<string, unknown>>): RequestSpec =>
   postJson(
     "/v1/mcp",

@@ -2,7 +2,7 @@
  * Writes the scopes table of docs/integration.md ("Scopes") from the API's
  * definition: every operation of PublicApi with the scope its `RequiredScope`
  * annotation gives it (src/contract/Scopes.ts), between two marker comments.
- * `npm run docs:scopes`; test/http/scopes.test.ts fails while the guide's
+ * `npm run docs:scopes`; test/request/scopes.test.ts fails while the guide's
  * table differs from what this writes.
  */
 import { Context } from "effect"

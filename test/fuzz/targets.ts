@@ -197,7 +197,7 @@ const mcpTarget = (derived: (typeof McpTools)[number], seed: number): McpTarget 
   }
 }
 
-/** Whether an endpoint's body is not JSON (a model file upload): its own suite covers it (test/http/model-upload.test.ts). */
+/** Whether an endpoint's body is not JSON (a model file upload): its own suite covers it (test/rest/model-upload.test.ts). */
 const takesRawBody = (endpoint: HttpApiEndpoint.Top) => {
   const media = endpoint.payload as ReadonlyMap<string, unknown>
   return media.size > 0 && !media.has("application/json")

@@ -432,7 +432,7 @@ for (const backend of backends) {
         const client = yield* TestClient
         const appSecret = (yield* client.createSecret(`undeclared-body-${Math.random().toString(36).slice(2)}`)).value
         const material = ok(yield* client.call("POST", "/v1/material", { secret: appSecret, body: { name: "PLA", technologyId: "fdm" } }), "material")
-        // A body with fields on a write that takes none names each field (test/http/http-habits.test.ts has the rest).
+        // A body with fields on a write that takes none names each field (test/rest/http-habits.test.ts has the rest).
         badRequest(
           yield* send("PUT", "/v1/service-job/job-1/timeline/start", appSecret, "{\"x\":1}"),
           "UnknownField",

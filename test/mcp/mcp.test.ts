@@ -197,7 +197,7 @@ for (const backend of backends) {
         const unknownTool = yield* mcp(modern("tools/call", { name: "delete_everything", arguments: {} }))
         assert.strictEqual(message(unknownTool).error.code, -32602)
 
-        // A notification: 202, no body; a request without an id: 400 with -32600 (test/http/mcp-protocol.test.ts has the rest).
+        // A notification: 202, no body; a request without an id: 400 with -32600 (test/mcp/mcp-protocol.test.ts has the rest).
         const notification = yield* mcp(modern("notifications/cancelled", { requestId: 7 }, null))
         assert.strictEqual(notification.status, 202, notification.text)
         assert.strictEqual(notification.text, "")

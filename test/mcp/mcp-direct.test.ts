@@ -2,7 +2,7 @@
  * Which MCP requests McpDirect answers itself: a plain 2026-07-28 tools/call
  * of one of the 9 tools, exactly as the Streamable HTTP transport sends it.
  * Anything else goes to McpServer (the HTTP suite checks that both answer
- * the same: test/http/mcp.test.ts).
+ * the same: test/mcp/mcp.test.ts).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { HttpServerRequest } from "effect/http"

@@ -55,8 +55,8 @@ const RESOURCES = [
 ] as const
 
 /**
- * Every resource listed: the above, then the app's event feed (test/http/mcp-events.test.ts reads it) and its
- * request log (test/http/request-log.test.ts).
+ * Every resource listed: the above, then the app's event feed (test/mcp/mcp-events.test.ts reads it) and its
+ * request log (test/rest/request-log.test.ts).
  */
 const LISTED = [
   ...RESOURCES,
