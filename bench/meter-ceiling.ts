@@ -21,6 +21,7 @@ import type { Caller } from "../src/domain/Secret.ts"
 import { MeterSql } from "../src/layers/MeterSql.ts"
 import { SecretStoreSql } from "../src/layers/SecretStoreSql.ts"
 import { StorageLive } from "../src/layers/storage/Storage.ts"
+import { InstrumentsNoOp } from "../src/layers/telemetry/Instruments.ts"
 import { AppConfig } from "../src/services/AppConfig.ts"
 import { Meter } from "../src/services/Meter.ts"
 import { SecretStore } from "../src/services/SecretStore.ts"
@@ -125,6 +126,7 @@ const program = Effect.gen(function*() {
 
 const Services = Layer.mergeAll(MeterSql, SecretStoreSql).pipe(
   Layer.provideMerge(StorageLive("tool")),
+  Layer.provide(InstrumentsNoOp),
   Layer.provideMerge(AppConfig.layer)
 )
 

@@ -34,7 +34,9 @@ import { PublicContract } from "../src/api/PublicApi.ts"
 import { Engine } from "../src/engine/Engine.ts"
 import { analyse, type AnalysedGeometry, type Mesh } from "../src/engine/geometry/mesh.ts"
 import { box, cubeWithHole, sphere } from "../src/engine/geometry/writers.ts"
+import { EngineOutboundLive } from "../src/layers/AppLayers.ts"
 import { StorageLive } from "../src/layers/storage/Storage.ts"
+import { InstrumentsNoOp } from "../src/layers/telemetry/Instruments.ts"
 import { AppConfig } from "../src/services/AppConfig.ts"
 import { freePort, startServer, stopAll } from "./servers.ts"
 import { START_ENV, START_NODE_OPTIONS } from "./targets.ts"
@@ -213,7 +215,12 @@ const measure = async (storage: Storage): Promise<ReadonlyArray<Row>> => {
   try {
     // The engine in this process.
     const runtime = ManagedRuntime.make(
-      Engine.layer.pipe(Layer.provideMerge(StorageLive("tool")), Layer.provide(AppConfig.layerWith(prepared.config)))
+      Engine.layer.pipe(
+        Layer.provide(EngineOutboundLive),
+        Layer.provideMerge(StorageLive("tool")),
+        Layer.provide(InstrumentsNoOp),
+        Layer.provide(AppConfig.layerWith(prepared.config))
+      )
     )
     const [insertMs, ids] = await timed(() => runtime.runPromise(insertParts(APP, PARTS)))
     await runtime.runPromise(insertParts(OTHER_APP, 1000))

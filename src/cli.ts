@@ -19,9 +19,10 @@ import { appRateLimitView, parseRateLimit, RateLimitText } from "./domain/RateLi
 import { IsoDateParam, rangeEnd, rangeStart } from "./domain/Resource.ts"
 import { AppId, IpRangeText, SecretId } from "./domain/Secret.ts"
 import { seedDemoData } from "./engine/seed.ts"
-import { ToolServicesLive } from "./layers/AppLayers.ts"
+import { EngineOutboundLive, ToolServicesLive } from "./layers/AppLayers.ts"
 import { DataDirNotPrivate } from "./layers/storage/PrivateDataDir.ts"
 import { StorageLive } from "./layers/storage/Storage.ts"
+import { InstrumentsNoOp } from "./layers/telemetry/Instruments.ts"
 import { AppConfig } from "./services/AppConfig.ts"
 import { AppRateLimits } from "./services/AppRateLimits.ts"
 import { Downstream } from "./services/Downstream.ts"
@@ -229,8 +230,11 @@ const testData = Command.make("test-data").pipe(
   Command.withSubcommands([testDataEmpty])
 )
 
+// A command exports no telemetry: its instruments keep nothing.
 const Services = ToolServicesLive.pipe(
+  Layer.provide(EngineOutboundLive),
   Layer.provideMerge(StorageLive("tool")),
+  Layer.provide(InstrumentsNoOp),
   Layer.provideMerge(AppConfig.layer)
 )
 

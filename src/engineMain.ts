@@ -7,19 +7,20 @@
  * continues the caller's trace here.
  */
 import { Layer } from "effect"
+import { EngineOutboundLive } from "./layers/AppLayers.ts"
 import { EngineServerLive } from "./layers/EngineServer.ts"
-import { ModelServicesLive } from "./layers/ModelServices.ts"
+import { ReadinessChecksLive } from "./layers/Readiness.ts"
 import { runService } from "./layers/ServiceMain.ts"
 import { StorageLive } from "./layers/storage/Storage.ts"
 import { telemetryFor } from "./layers/Telemetry.ts"
-import { WebhookSenderLive } from "./layers/Webhooks.ts"
 import { AppConfig } from "./services/AppConfig.ts"
 
 const Main = EngineServerLive.pipe(
+  // Its `/ready` checks storage; nothing else of the engine's adds a check.
+  Layer.provide(ReadinessChecksLive),
   Layer.provideMerge(StorageLive("serve")),
-  // The model file services as AppConfig read them at start (an invalid value stopped the start, naming it).
-  Layer.provide(ModelServicesLive),
-  Layer.provide(WebhookSenderLive),
+  // The model file services and webhook sender as AppConfig read them at start (an invalid value stopped the start, naming it).
+  Layer.provide(EngineOutboundLive),
   // The configuration is read first: an invalid variable, the telemetry's included, stops the start naming every one.
   Layer.provide(telemetryFor("mfg-engine")),
   Layer.provide(AppConfig.layer)

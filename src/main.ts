@@ -3,13 +3,12 @@
  * DATA_DIR by default, PostgreSQL when DATABASE_URL is set.
  */
 import { Layer } from "effect"
-import { ServicesLive } from "./layers/AppLayers.ts"
+import { EngineOutboundLive, ServicesLive } from "./layers/AppLayers.ts"
 import { HttpServerLive } from "./layers/http/Server.ts"
-import { ModelServicesLive } from "./layers/ModelServices.ts"
 import { runService } from "./layers/ServiceMain.ts"
 import { StorageLive } from "./layers/storage/Storage.ts"
 import { TelemetryLive } from "./layers/Telemetry.ts"
-import { WebhookDeliveryWithEmbeddedEngine, WebhookSenderLive } from "./layers/Webhooks.ts"
+import { WebhookDeliveryWithEmbeddedEngine } from "./layers/Webhooks.ts"
 import { AppConfig } from "./services/AppConfig.ts"
 
 const Main = HttpServerLive.pipe(
@@ -17,9 +16,8 @@ const Main = HttpServerLive.pipe(
   // The embedded engine's webhook deliveries (none when the engine is remote).
   Layer.merge(WebhookDeliveryWithEmbeddedEngine),
   Layer.provideMerge(StorageLive("serve")),
-  // The model file services as AppConfig read them at start (an invalid value stopped the start, naming it).
-  Layer.provide(ModelServicesLive),
-  Layer.provide(WebhookSenderLive),
+  // The engine's model file services and webhook sender as AppConfig read them at start (an invalid value stopped the start, naming it).
+  Layer.provide(EngineOutboundLive),
   // The configuration is read first: an invalid variable, the telemetry's included, stops the start naming every one.
   Layer.provide(TelemetryLive),
   Layer.provide(AppConfig.layer)

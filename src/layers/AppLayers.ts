@@ -1,19 +1,34 @@
 /**
  * The service layers over storage: what a server, a CLI command or a test
- * composes, given a SqlClient and AppConfig. Downstream is the remote engine
+ * composes, given a SqlClient, AppConfig, the Instruments and the engine's
+ * outbound services (EngineOutboundLive). Downstream is the remote engine
  * when DOWNSTREAM_URL is set, the embedded one otherwise.
  */
 import { Layer } from "effect"
+import { ReadinessChecksNoOp } from "../services/Readiness.ts"
 import { AppRateLimitsSql } from "./AppRateLimitsSql.ts"
 import { DownstreamLive } from "./DownstreamHttp.ts"
 import { RateLimitingLive } from "./http/RateLimiting.ts"
 import { MeterSql } from "./MeterSql.ts"
 import { MeterUpkeepLive } from "./MeterUpkeepSql.ts"
+import { ModelServicesLive } from "./ModelServices.ts"
 import { ReadinessChecksLive } from "./Readiness.ts"
 import { SecretStoreSql } from "./SecretStoreSql.ts"
+import { WebhookSenderLive } from "./Webhooks.ts"
 
-/** What a CLI command needs: the stored services, no connection to Redis. */
-export const ToolServicesLive = Layer.mergeAll(SecretStoreSql, MeterSql, DownstreamLive, AppRateLimitsSql)
+/**
+ * What the embedded engine (and the engine service) hands its operations, as
+ * AppConfig read it at start: model downloads and analysis, webhook sends.
+ */
+export const EngineOutboundLive = Layer.merge(ModelServicesLive, WebhookSenderLive)
+
+/**
+ * What a CLI command needs: the stored services, no connection to Redis, and
+ * no readiness checks (a command serves no `/ready`).
+ */
+export const ToolServicesLive = Layer.mergeAll(SecretStoreSql, MeterSql, DownstreamLive, AppRateLimitsSql).pipe(
+  Layer.provide(ReadinessChecksNoOp)
+)
 
 /**
  * What a server needs: the stored services, the meter's upkeep on schedule

@@ -32,7 +32,7 @@ import { Statement } from "effect/sql"
 import { readSettings } from "../domain/Setting.ts"
 import { SERVER_SETTINGS, TELEMETRY_SETTINGS } from "../services/Settings.ts"
 import { exportClient, exportFailureReporter, type Signal } from "./telemetry/ExportClient.ts"
-import { Instruments, makeInstruments, type TelemetryInstruments } from "./telemetry/Instruments.ts"
+import { Instruments, InstrumentsNoOp, makeInstruments, type TelemetryInstruments } from "./telemetry/Instruments.ts"
 import { JsonLoggerLive } from "./telemetry/JsonLog.ts"
 import { resourceOf } from "./telemetry/Resource.ts"
 import { sampledTracer } from "./telemetry/Sampler.ts"
@@ -113,7 +113,9 @@ export const telemetryFor = (defaultServiceName: string) =>
   Layer.unwrap(Effect.gen(function*() {
     const config = yield* settings
     const always = Layer.merge(Layer.succeed(Headers.CurrentRedactedNames, REDACTED_HEADERS), JsonLoggerLive)
-    if (Option.isNone(config.endpoint) || config.disabled) return Layer.merge(always, Layer.succeed(References.TracerEnabled, false))
+    if (Option.isNone(config.endpoint) || config.disabled) {
+      return Layer.mergeAll(always, Layer.succeed(References.TracerEnabled, false), InstrumentsNoOp)
+    }
 
     const resource = resourceOf(defaultServiceName, config)
     // The instruments record into the default metric registry, the one the exporter snapshots.

@@ -14,9 +14,11 @@ import { Effect, Layer } from "effect"
 import { operationOf } from "../../src/api/Operations.ts"
 import { DownstreamError } from "../../src/domain/Errors.ts"
 import { DownstreamLive } from "../../src/layers/DownstreamHttp.ts"
+import { RateLimitingNoOp } from "../../src/layers/http/RateLimiting.ts"
 import { MeterSql } from "../../src/layers/MeterSql.ts"
 import { SecretStoreSql } from "../../src/layers/SecretStoreSql.ts"
 import { Downstream } from "../../src/services/Downstream.ts"
+import { ReadinessChecksNoOp } from "../../src/services/Readiness.ts"
 import { ADMIN_TOKEN, type Backend, backends } from "../support/backends.ts"
 import { ok, patch } from "../support/http.ts"
 import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
@@ -309,7 +311,10 @@ for (const backend of backends) {
 }
 
 function brokenFeedSuite(backend: Backend, downstream: Layer.Layer<Downstream, never, any>) {
-  layer(TestApp(backend, {}, Layer.mergeAll(SecretStoreSql, MeterSql, downstream)), { timeout: 60_000, excludeTestServices: true })(
+  layer(
+    TestApp(backend, {}, { services: Layer.mergeAll(SecretStoreSql, MeterSql, downstream, RateLimitingNoOp).pipe(Layer.provideMerge(ReadinessChecksNoOp)) }),
+    { timeout: 60_000, excludeTestServices: true }
+  )(
     `MCP events, the feed unreadable (${backend})`,
     (it) => {
       it.effect("a tool call whose events cannot be read answers its result without the key, on both paths; the change is made", () =>

@@ -11,10 +11,12 @@ import { Effect, Layer } from "effect"
 import { operationOf } from "../../src/api/Operations.ts"
 import { PublicApi } from "../../src/api/PublicApi.ts"
 import { DownstreamError } from "../../src/domain/Errors.ts"
+import { RateLimitingNoOp } from "../../src/layers/http/RateLimiting.ts"
 import { recordReadOf, recordReadTable } from "../../src/layers/http/RecordReadDirect.ts"
 import { MeterSql } from "../../src/layers/MeterSql.ts"
 import { SecretStoreSql } from "../../src/layers/SecretStoreSql.ts"
 import { Downstream } from "../../src/services/Downstream.ts"
+import { ReadinessChecksNoOp } from "../../src/services/Readiness.ts"
 import { ADMIN_TOKEN, backends } from "../support/backends.ts"
 import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
 
@@ -151,7 +153,10 @@ const OddEngine = Layer.succeed(
   })
 )
 
-layer(TestApp("pglite", {}, Layer.mergeAll(SecretStoreSql, MeterSql, OddEngine)), { timeout: 60_000, excludeTestServices: true })(
+layer(TestApp("pglite", {}, { services: Layer.mergeAll(SecretStoreSql, MeterSql, OddEngine, RateLimitingNoOp, ReadinessChecksNoOp) }), {
+  timeout: 60_000,
+  excludeTestServices: true
+})(
   "Record reads, direct and routed, over an engine that fails",
   (it) => {
     it.effect("pass the engine's error through, and name its malformed answer, the same way", () =>

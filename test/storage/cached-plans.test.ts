@@ -19,15 +19,21 @@ import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { randomUUID } from "node:crypto"
 import { relayEvents } from "../../src/engine/events/relay.ts"
-import { ServicesLive } from "../../src/layers/AppLayers.ts"
+import { EngineOutboundLive, ServicesLive } from "../../src/layers/AppLayers.ts"
 import { StorageLive } from "../../src/layers/storage/Storage.ts"
 import { ANALYZE_INTERVAL, analyzeChangedTables, analyzesItself, TableStatisticsLive } from "../../src/layers/storage/TableStatistics.ts"
+import { InstrumentsNoOp } from "../../src/layers/telemetry/Instruments.ts"
 import { Meter } from "../../src/services/Meter.ts"
 import { SecretStore } from "../../src/services/SecretStore.ts"
 import { backends, testConfig } from "../support/backends.ts"
 
 const StorageSuite = (backend: (typeof backends)[number]) =>
-  ServicesLive.pipe(Layer.provideMerge(StorageLive("serve")), Layer.provideMerge(testConfig(backend)))
+  ServicesLive.pipe(
+    Layer.provide(EngineOutboundLive),
+    Layer.provideMerge(StorageLive("serve")),
+    Layer.provideMerge(InstrumentsNoOp),
+    Layer.provideMerge(testConfig(backend))
+  )
 
 /** More runs than PostgreSQL makes before it settles on a generic plan, on each connection a statement may take. */
 const RUNS_WHILE_SMALL = 13

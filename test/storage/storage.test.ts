@@ -10,16 +10,22 @@ import { randomUUID } from "node:crypto"
 import type { ServiceUnavailable } from "../../src/domain/Errors.ts"
 import type { Caller } from "../../src/domain/Secret.ts"
 import type { MeterEvent } from "../../src/domain/Usage.ts"
-import { ServicesLive } from "../../src/layers/AppLayers.ts"
+import { EngineOutboundLive, ServicesLive } from "../../src/layers/AppLayers.ts"
 import { MeterSql } from "../../src/layers/MeterSql.ts"
 import { migrations } from "../../src/layers/storage/migrations.ts"
 import { StorageLive } from "../../src/layers/storage/Storage.ts"
+import { InstrumentsNoOp } from "../../src/layers/telemetry/Instruments.ts"
 import { Meter } from "../../src/services/Meter.ts"
 import { AuthenticationFailed, SecretStore } from "../../src/services/SecretStore.ts"
 import { backends, testConfig } from "../support/backends.ts"
 
 const StorageSuite = (backend: (typeof backends)[number]) =>
-  ServicesLive.pipe(Layer.provideMerge(StorageLive("serve")), Layer.provideMerge(testConfig(backend)))
+  ServicesLive.pipe(
+    Layer.provide(EngineOutboundLive),
+    Layer.provideMerge(StorageLive("serve")),
+    Layer.provideMerge(InstrumentsNoOp),
+    Layer.provideMerge(testConfig(backend))
+  )
 
 const event = (caller: Caller, operation = "customer.get"): MeterEvent => ({
   requestId: randomUUID(),

@@ -41,7 +41,7 @@ import { timeOrderedUuid } from "../../domain/TimeOrderedId.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Meter } from "../../services/Meter.ts"
 import { SecretStore } from "../../services/SecretStore.ts"
-import { Instruments, NO_INSTRUMENTS, type TelemetryInstruments } from "../telemetry/Instruments.ts"
+import { Instruments, type TelemetryInstruments } from "../telemetry/Instruments.ts"
 import { activeSpan } from "../telemetry/JsonLog.ts"
 import { CurrentRequestFacts, type RequestFacts } from "../telemetry/RequestTelemetry.ts"
 import { type IncomingTrace, IncomingTraceContext, parentSpanOf, traceFromHeaders } from "../telemetry/TraceContext.ts"
@@ -149,8 +149,8 @@ export const makeIncomingSecretGuard = (
   secrets: SecretStore["Service"],
   meter: Meter["Service"],
   config: AppConfig["Service"],
-  instruments: TelemetryInstruments = NO_INSTRUMENTS,
-  rateLimits: RateLimitingShape = RateLimiting.defaultValue()
+  instruments: TelemetryInstruments,
+  rateLimits: RateLimitingShape
 ) => {
   /**
    * A wait on the database, bounded by DATABASE_QUERY_TIMEOUT: past it, the

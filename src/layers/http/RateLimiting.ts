@@ -56,15 +56,11 @@ export interface RateLimitingShape {
   readonly forget: (appId: string) => void
 }
 
-const NO_RATE_LIMITS: RateLimitingShape = { decide: () => Effect.succeed(undefined), forget: () => {} }
+/** The rate limits of the request path: RateLimitingLive counts them; RateLimitingNoOp limits nothing. */
+export class RateLimiting extends Context.Service<RateLimiting, RateLimitingShape>()("mfg/http/RateLimiting") {}
 
-/**
- * The rate limits of the request path: none unless RateLimitingLive is
- * provided (it is, with the other services, in the server and TestApp).
- */
-export const RateLimiting = Context.Reference<RateLimitingShape>("mfg/http/RateLimiting", {
-  defaultValue: () => NO_RATE_LIMITS
-})
+/** No limits: every call may run, and answers carry no rate limit headers (a composition without limits, a test's stub). */
+export const RateLimitingNoOp = Layer.succeed(RateLimiting, { decide: () => Effect.succeed(undefined), forget: () => {} })
 
 /**
  * How many units an instance takes from the store at once: a

@@ -21,6 +21,7 @@ import * as Net from "node:net"
 import type { InvalidConfig } from "../../domain/Errors.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import type { StorageUnreachable } from "../StartFailure.ts"
+import type { Instruments } from "../telemetry/Instruments.ts"
 import { startWatching } from "./AnswerWatchdog.ts"
 import { coalescedConnection, coalesceWrites } from "./CoalescedSocket.ts"
 import { runEmbeddedDatabase } from "./EmbeddedChild.ts"
@@ -142,7 +143,8 @@ export const StorageLive = (role: StorageRole) =>
     const config = yield* AppConfig
     const client: Layer.Layer<
       PgClient.PgClient | SqlClient.SqlClient | MeterSqlClient,
-      SqlError | DataDirNotPrivate | InvalidConfig | StorageUnreachable
+      SqlError | DataDirNotPrivate | InvalidConfig | StorageUnreachable,
+      Instruments
     > = Option.match(config.databaseUrl, {
       onSome: (url) => postgresClient(url, config.databaseConnectTimeout, config.databaseQueryTimeout),
       onNone: () => Layer.provideMerge(sharedWithMeter, embeddedClient(config.dataDir, role))
