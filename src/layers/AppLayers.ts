@@ -9,6 +9,7 @@ import { ReadinessChecksNoOp } from "../services/Readiness.ts"
 import { AppRateLimitsSql } from "./AppRateLimitsSql.ts"
 import { DownstreamLive } from "./DownstreamHttp.ts"
 import { RateLimitingLive } from "./http/RateLimiting.ts"
+import { IdempotencySql } from "./IdempotencySql.ts"
 import { MeterSql } from "./MeterSql.ts"
 import { MeterUpkeepLive } from "./MeterUpkeepSql.ts"
 import { ModelServicesLive } from "./ModelServices.ts"
@@ -31,14 +32,16 @@ export const ToolServicesLive = Layer.mergeAll(SecretStoreSql, MeterSql, Downstr
 )
 
 /**
- * What a server needs: the stored services, the meter's upkeep on schedule
- * (sweep, retention), the rate limits of the request path (memory, or Redis
- * with REDIS_URL), and the readiness checks that the remote engine's client
- * and Redis add themselves to (for `/ready`).
+ * What a server needs: the stored services (idempotency keys' answers among
+ * them), the meter's upkeep on schedule (sweep, retention), the rate limits
+ * of the request path (memory, or Redis with REDIS_URL), and the readiness
+ * checks, storage's and those the remote engine's client and Redis add
+ * themselves to (for `/ready`).
  */
 export const ServicesLive = Layer.mergeAll(
   SecretStoreSql,
   MeterSql,
+  IdempotencySql,
   MeterUpkeepLive,
   DownstreamLive,
   RateLimitingLive.pipe(Layer.provideMerge(AppRateLimitsSql))

@@ -1,13 +1,13 @@
 /**
  * Readiness: whether the dependencies a process needs answer, for `GET /ready`.
  *
- * Storage is checked wherever `/ready` is served (gateway and engine). The
- * other dependencies are checked where they are configured, by the layer
- * that owns them: the remote engine's client (DOWNSTREAM_URL) and the rate
- * limits' Redis (REDIS_URL) each add their check to ReadinessChecks when
- * they are built. A server composes ReadinessChecksLive (src/layers/Readiness.ts);
- * what serves no `/ready` (a CLI command, a test's stub) composes
- * ReadinessChecksNoOp, which keeps none.
+ * A server over storage composes ReadinessChecksLive (src/layers/Readiness.ts),
+ * which checks storage first, wherever `/ready` is served (gateway and
+ * engine). The other dependencies are checked where they are configured, by
+ * the layer that owns them: the remote engine's client (DOWNSTREAM_URL) and
+ * the rate limits' Redis (REDIS_URL) each add their check when they are
+ * built. What serves no `/ready` (a CLI command) composes ReadinessChecksNoOp,
+ * which keeps none.
  */
 import { Context, type Effect, Layer, Schema } from "effect"
 
@@ -38,7 +38,7 @@ export interface ReadinessChecksShape {
 
 export class ReadinessChecks extends Context.Service<ReadinessChecks, ReadinessChecksShape>()("mfg/services/ReadinessChecks") {}
 
-/** Keeps nothing: for a composition that serves no `/ready` (the CLI, a test's stub), whose layers have nobody to report to. */
+/** Keeps nothing: for a composition that serves no `/ready` (the CLI), whose layers have nobody to report to. */
 export const ReadinessChecksNoOp = Layer.succeed(ReadinessChecks, { add: () => {}, all: () => [] })
 
 /**

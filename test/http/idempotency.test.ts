@@ -24,11 +24,11 @@ import { RateLimitingNoOp } from "../../src/layers/http/RateLimiting.ts"
 import { GatewayRoutes, ROUTER_CONFIG } from "../../src/layers/http/Server.ts"
 import { IdempotencySql } from "../../src/layers/IdempotencySql.ts"
 import { MeterSql } from "../../src/layers/MeterSql.ts"
+import { ReadinessChecksLive } from "../../src/layers/Readiness.ts"
 import { SecretStoreSql } from "../../src/layers/SecretStoreSql.ts"
 import { StorageLive } from "../../src/layers/storage/Storage.ts"
 import { Downstream } from "../../src/services/Downstream.ts"
 import { IdempotencyStore } from "../../src/services/IdempotencyStore.ts"
-import { ReadinessChecksNoOp } from "../../src/services/Readiness.ts"
 import { ADMIN_TOKEN, backends } from "../support/backends.ts"
 import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
 
@@ -121,7 +121,7 @@ const refusal = (reply: Reply, status: number, type: string, key?: string) => {
 }
 
 for (const backend of backends) {
-  const services = Layer.mergeAll(SecretStoreSql, MeterSql, ControlledDownstream, RateLimitingNoOp).pipe(Layer.provideMerge(ReadinessChecksNoOp))
+  const services = Layer.mergeAll(SecretStoreSql, MeterSql, ControlledDownstream, RateLimitingNoOp).pipe(Layer.provideMerge(ReadinessChecksLive))
   layer(SecondGatewayLive.pipe(Layer.provideMerge(TestApp(backend, {}, { services }))), { timeout: 90_000, excludeTestServices: true })(
     `Idempotency-Key (${backend})`,
     (it) => {

@@ -16,9 +16,9 @@ import { DownstreamError } from "../../src/domain/Errors.ts"
 import { DownstreamLive } from "../../src/layers/DownstreamHttp.ts"
 import { RateLimitingNoOp } from "../../src/layers/http/RateLimiting.ts"
 import { MeterSql } from "../../src/layers/MeterSql.ts"
+import { ReadinessChecksLive } from "../../src/layers/Readiness.ts"
 import { SecretStoreSql } from "../../src/layers/SecretStoreSql.ts"
 import { Downstream } from "../../src/services/Downstream.ts"
-import { ReadinessChecksNoOp } from "../../src/services/Readiness.ts"
 import { ADMIN_TOKEN, type Backend, backends } from "../support/backends.ts"
 import { ok, patch } from "../support/http.ts"
 import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
@@ -312,7 +312,7 @@ for (const backend of backends) {
 
 function brokenFeedSuite(backend: Backend, downstream: Layer.Layer<Downstream, never, any>) {
   layer(
-    TestApp(backend, {}, { services: Layer.mergeAll(SecretStoreSql, MeterSql, downstream, RateLimitingNoOp).pipe(Layer.provideMerge(ReadinessChecksNoOp)) }),
+    TestApp(backend, {}, { services: Layer.mergeAll(SecretStoreSql, MeterSql, downstream, RateLimitingNoOp).pipe(Layer.provideMerge(ReadinessChecksLive)) }),
     { timeout: 60_000, excludeTestServices: true }
   )(
     `MCP events, the feed unreadable (${backend})`,

@@ -9,9 +9,9 @@ import { SqlClient } from "effect/sql"
 import { ServiceUnavailable } from "../../src/domain/Errors.ts"
 import { DownstreamEmbedded } from "../../src/layers/DownstreamEmbedded.ts"
 import { RateLimitingNoOp } from "../../src/layers/http/RateLimiting.ts"
+import { ReadinessChecksLive } from "../../src/layers/Readiness.ts"
 import { SecretStoreSql } from "../../src/layers/SecretStoreSql.ts"
 import { Meter } from "../../src/services/Meter.ts"
-import { ReadinessChecksNoOp } from "../../src/services/Readiness.ts"
 import { ADMIN_TOKEN, backends } from "../support/backends.ts"
 import { TestApp, TestClient } from "../support/TestApp.ts"
 
@@ -81,7 +81,7 @@ const MeterDown = Layer.succeed(
 )
 
 layer(
-  TestApp("pglite", {}, { services: Layer.mergeAll(SecretStoreSql, MeterDown, DownstreamEmbedded, RateLimitingNoOp, ReadinessChecksNoOp) }),
+  TestApp("pglite", {}, { services: Layer.mergeAll(SecretStoreSql, MeterDown, DownstreamEmbedded, RateLimitingNoOp, ReadinessChecksLive) }),
   { timeout: 60_000, excludeTestServices: true }
 )("A storage outage", (it) => {
   it.effect("answers 503 and says so; it is not an authentication failure and the handler does not run", () =>

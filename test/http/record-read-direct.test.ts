@@ -14,9 +14,9 @@ import { DownstreamError } from "../../src/domain/Errors.ts"
 import { RateLimitingNoOp } from "../../src/layers/http/RateLimiting.ts"
 import { recordReadOf, recordReadTable } from "../../src/layers/http/RecordReadDirect.ts"
 import { MeterSql } from "../../src/layers/MeterSql.ts"
+import { ReadinessChecksLive } from "../../src/layers/Readiness.ts"
 import { SecretStoreSql } from "../../src/layers/SecretStoreSql.ts"
 import { Downstream } from "../../src/services/Downstream.ts"
-import { ReadinessChecksNoOp } from "../../src/services/Readiness.ts"
 import { ADMIN_TOKEN, backends } from "../support/backends.ts"
 import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
 
@@ -153,7 +153,7 @@ const OddEngine = Layer.succeed(
   })
 )
 
-layer(TestApp("pglite", {}, { services: Layer.mergeAll(SecretStoreSql, MeterSql, OddEngine, RateLimitingNoOp, ReadinessChecksNoOp) }), {
+layer(TestApp("pglite", {}, { services: Layer.mergeAll(SecretStoreSql, MeterSql, OddEngine, RateLimitingNoOp, ReadinessChecksLive) }), {
   timeout: 60_000,
   excludeTestServices: true
 })(

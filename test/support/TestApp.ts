@@ -13,9 +13,11 @@ import { Engine, type EngineOutbound } from "../../src/engine/Engine.ts"
 import type { ModelAnalyser } from "../../src/engine/geometry/ModelAnalyser.ts"
 import type { ModelFetcher } from "../../src/engine/geometry/ModelFetcher.ts"
 import { ServicesLive } from "../../src/layers/AppLayers.ts"
+import { AppRateLimitsSql } from "../../src/layers/AppRateLimitsSql.ts"
 import { type EngineRoutesOptions, EngineRoutesWith } from "../../src/layers/EngineServer.ts"
 import type { RateLimiting } from "../../src/layers/http/RateLimiting.ts"
 import { GatewayRoutes, ROUTER_CONFIG } from "../../src/layers/http/Server.ts"
+import { IdempotencySql } from "../../src/layers/IdempotencySql.ts"
 import { ModelAnalyserLive, ModelFetcherLive } from "../../src/layers/ModelServices.ts"
 import { ReadinessChecksLive } from "../../src/layers/Readiness.ts"
 import { MeterSqlClient, StorageLive } from "../../src/layers/storage/Storage.ts"
@@ -126,7 +128,8 @@ const urlOf = Effect.gen(function*() {
  */
 export const EngineOnRandomPort = (options: EngineRoutesOptions = { token: Option.none() }) => {
   const server = HttpRouter.serve(EngineRoutesWith(options), { disableLogger: true, disableListenLog: true }).pipe(
-    Layer.provide([Engine.layer, ReadinessChecksLive]),
+    // Its own readiness list: the gateway's (ServicesLive) holds the check of this engine, which is not the engine's to run.
+    Layer.provide([Engine.layer, Layer.fresh(ReadinessChecksLive)]),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.merge(WebhookDeliveryLive)
   )
@@ -146,7 +149,7 @@ export interface TestAppOptions {
   /**
    * The service layers instead of ServicesLive, for a suite that needs one of
    * them to misbehave; it composes the rate limits and readiness checks it
-   * wants too (RateLimitingNoOp, ReadinessChecksNoOp when none).
+   * wants too (RateLimitingNoOp, ReadinessChecksLive).
    */
   readonly services?: TestServices | undefined
   /** The engine's model fetcher; MODEL_FETCH_* as AppConfig read them unless given. */
@@ -193,7 +196,8 @@ const gateway = <A, E>(
   clientLayer.pipe(
     Layer.provideMerge(HttpRouter.serve(GatewayRoutes(undefined), { disableLogger: true, disableListenLog: true, routerConfig: ROUTER_CONFIG })),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-    Layer.provideMerge(services),
+    // What every gateway stores besides: idempotency keys' answers, rate limit overrides (ServicesLive has the same layers, built once).
+    Layer.provideMerge(Layer.mergeAll(services, IdempotencySql, AppRateLimitsSql)),
     Layer.merge(WebhookDeliveryWithEmbeddedEngine),
     // In the suite's context too: a test may run an engine step itself.
     Layer.provideMerge(outbound),

@@ -17,7 +17,6 @@ import { AppRateLimits } from "../../services/AppRateLimits.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { Meter } from "../../services/Meter.ts"
 import { SecretStore } from "../../services/SecretStore.ts"
-import { AppRateLimitsSql } from "../AppRateLimitsSql.ts"
 import { downstreamResponse, errorResponse } from "./ErrorResponses.ts"
 import { RateLimiting } from "./RateLimiting.ts"
 
@@ -93,7 +92,7 @@ const RateLimitsHandlers = HttpApiBuilder.group(
       clear: ({ params }) => overrides.clear(params.appId).pipe(Effect.tap(() => Effect.sync(() => limits.forget(params.appId))))
     })
   })
-).pipe(Layer.provide(AppRateLimitsSql))
+)
 
 /** The engine empties the app's test space (embedded, or the remote engine's own route); its refusals pass through. */
 const TestDataHandlers = HttpApiBuilder.group(

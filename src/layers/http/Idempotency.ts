@@ -45,7 +45,6 @@ import type { DecodedInput, IdempotentCall } from "../../api/EngineCall.ts"
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENT_REPLAYED_HEADER, takesIdempotencyKey } from "../../api/IdempotencyKey.ts"
 import { presentParts } from "../../api/Operations.ts"
 import { type ClaimOutcome, type IdempotencyClaim, IdempotencyStore, type StoredAnswer } from "../../services/IdempotencyStore.ts"
-import { IdempotencySql } from "../IdempotencySql.ts"
 import { errorResponse } from "./ErrorResponses.ts"
 
 /** What the wrapper reads of a forwarded request: its endpoint, the request (headers), the decoded input. */
@@ -258,14 +257,14 @@ export const makeIdempotency = (once: RunOnce): WithIdempotencyKey => (request, 
   return once(key, fingerprintOf(request), respond, httpKeeping)
 }
 
-/** The core over the SQL store; its calls run in this layer's scope (interrupted, and their keys given back, at shutdown). */
+/** The core over the IdempotencyStore; its calls run in this layer's scope (interrupted, and their keys given back, at shutdown). */
 export class IdempotentOnce extends Context.Service<IdempotentOnce, RunOnce>()("mfg/http/IdempotentOnce") {
   static readonly layer = Layer.effect(
     IdempotentOnce,
     Effect.gen(function*() {
       return makeRunOnce(yield* IdempotencyStore, yield* Effect.scope)
     })
-  ).pipe(Layer.provide(IdempotencySql))
+  )
 }
 
 /** The REST wrapper, over the core. */
