@@ -21,6 +21,7 @@ import { MeterSql } from "../src/adapters/sql/MeterSql.ts"
 import { SecretStoreSql } from "../src/adapters/sql/SecretStoreSql.ts"
 import { StorageLive } from "../src/adapters/storage/Storage.ts"
 import type { Caller } from "../src/domain/Secret.ts"
+import { InstrumentsNoOp } from "../src/platform/telemetry/Instruments.ts"
 import { AppConfig } from "../src/services/AppConfig.ts"
 import { Meter } from "../src/services/Meter.ts"
 import { SecretStore } from "../src/services/SecretStore.ts"
@@ -125,6 +126,7 @@ const program = Effect.gen(function*() {
 
 const Services = Layer.mergeAll(MeterSql, SecretStoreSql).pipe(
   Layer.provideMerge(StorageLive("tool")),
+  Layer.provide(InstrumentsNoOp),
   Layer.provideMerge(AppConfig.layer)
 )
 

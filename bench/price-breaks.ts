@@ -30,11 +30,11 @@ import * as Path from "node:path"
 import { parseArgs } from "node:util"
 import pg from "pg"
 import { StorageLive } from "../src/adapters/storage/Storage.ts"
+import { EngineOutboundLive } from "../src/app/AppLayers.ts"
 import { PublicContract } from "../src/contract/PublicApi.ts"
-import { DEFAULT_WEBHOOKS } from "../src/domain/WebhookSettings.ts"
 import { Engine } from "../src/engine/Engine.ts"
-import { webhookSenderLayer } from "../src/engine/events/sender.ts"
 import { binaryStl, box } from "../src/engine/geometry/writers.ts"
+import { InstrumentsNoOp } from "../src/platform/telemetry/Instruments.ts"
 import { AppConfig } from "../src/services/AppConfig.ts"
 import { freePort, startServer, stopAll } from "./servers.ts"
 import { percentile, renderTable } from "./stats.ts"
@@ -236,11 +236,11 @@ const measure = async (storage: Storage, modelUrl: string): Promise<ReadonlyArra
     }
 
     // The engine operation alone, in this process, on the same storage.
-    // The webhook sender given: the default one is made with Effect.runSync, which fails on its asynchronous setup.
     const runtime = ManagedRuntime.make(
       Engine.layer.pipe(
-        Layer.provide(webhookSenderLayer({ timeout: DEFAULT_WEBHOOKS.timeout, allowPrivate: false })),
+        Layer.provide(EngineOutboundLive),
         Layer.provideMerge(StorageLive("tool")),
+        Layer.provide(InstrumentsNoOp),
         Layer.provide(AppConfig.layerWith(prepared.config))
       )
     )

@@ -31,10 +31,12 @@ import * as Path from "node:path"
 import { parseArgs } from "node:util"
 import pg from "pg"
 import { StorageLive } from "../src/adapters/storage/Storage.ts"
+import { EngineOutboundLive } from "../src/app/AppLayers.ts"
 import { PublicContract } from "../src/contract/PublicApi.ts"
 import { Engine } from "../src/engine/Engine.ts"
 import { analyse, type AnalysedGeometry, type Mesh } from "../src/engine/geometry/mesh.ts"
 import { box, cubeWithHole, sphere } from "../src/engine/geometry/writers.ts"
+import { InstrumentsNoOp } from "../src/platform/telemetry/Instruments.ts"
 import { AppConfig } from "../src/services/AppConfig.ts"
 import { freePort, startServer, stopAll } from "./servers.ts"
 import { START_ENV, START_NODE_OPTIONS } from "./targets.ts"
@@ -213,7 +215,12 @@ const measure = async (storage: Storage): Promise<ReadonlyArray<Row>> => {
   try {
     // The engine in this process.
     const runtime = ManagedRuntime.make(
-      Engine.layer.pipe(Layer.provideMerge(StorageLive("tool")), Layer.provide(AppConfig.layerWith(prepared.config)))
+      Engine.layer.pipe(
+        Layer.provide(EngineOutboundLive),
+        Layer.provideMerge(StorageLive("tool")),
+        Layer.provide(InstrumentsNoOp),
+        Layer.provide(AppConfig.layerWith(prepared.config))
+      )
     )
     const [insertMs, ids] = await timed(() => runtime.runPromise(insertParts(APP, PARTS)))
     await runtime.runPromise(insertParts(OTHER_APP, 1000))

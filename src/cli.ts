@@ -15,6 +15,7 @@ import { Argument, Command, Flag } from "effect/cli"
 import { DataDirNotPrivate } from "./adapters/storage/PrivateDataDir.ts"
 import { StorageLive } from "./adapters/storage/Storage.ts"
 import { ToolServicesLive } from "./app/AppLayers.ts"
+import { EngineOutboundLive } from "./app/AppLayers.ts"
 import { serveFixtures } from "./cli/serveFixtures.ts"
 import { BadRequest, DownstreamError, NotFound, ServiceUnavailable } from "./domain/Errors.ts"
 import { dataSpaceOf, MaxAcceptTotal, Mode, MODES, Scope, SCOPES } from "./domain/Grants.ts"
@@ -22,6 +23,7 @@ import { appRateLimitView, parseRateLimit, RateLimitText } from "./domain/RateLi
 import { IsoDateParam, rangeEnd, rangeStart } from "./domain/Resource.ts"
 import { AppId, IpRangeText, SecretId } from "./domain/Secret.ts"
 import { seedDemoData } from "./engine/seed.ts"
+import { InstrumentsNoOp } from "./platform/telemetry/Instruments.ts"
 import { AppConfig } from "./services/AppConfig.ts"
 import { AppRateLimits } from "./services/AppRateLimits.ts"
 import { Downstream } from "./services/Downstream.ts"
@@ -229,8 +231,11 @@ const testData = Command.make("test-data").pipe(
   Command.withSubcommands([testDataEmpty])
 )
 
+// A command exports no telemetry: its instruments keep nothing.
 const Services = ToolServicesLive.pipe(
+  Layer.provide(EngineOutboundLive),
   Layer.provideMerge(StorageLive("tool")),
+  Layer.provide(InstrumentsNoOp),
   Layer.provideMerge(AppConfig.layer)
 )
 

@@ -9,17 +9,18 @@
 import { Layer } from "effect"
 import { StorageLive } from "./adapters/storage/Storage.ts"
 import { telemetryFor } from "./adapters/telemetry/Telemetry.ts"
+import { EngineOutboundLive } from "./app/AppLayers.ts"
 import { EngineServerLive } from "./app/EngineServer.ts"
-import { ModelServicesLive } from "./app/ModelServices.ts"
-import { WebhookSenderLive } from "./app/Webhooks.ts"
+import { ReadinessChecksLive } from "./platform/Readiness.ts"
 import { runService } from "./platform/ServiceMain.ts"
 import { AppConfig } from "./services/AppConfig.ts"
 
 const Main = EngineServerLive.pipe(
+  // Its `/ready` checks storage; nothing else of the engine's adds a check.
+  Layer.provide(ReadinessChecksLive),
   Layer.provideMerge(StorageLive("serve")),
-  // The model file services as AppConfig read them at start (an invalid value stopped the start, naming it).
-  Layer.provide(ModelServicesLive),
-  Layer.provide(WebhookSenderLive),
+  // The model file services and webhook sender as AppConfig read them at start (an invalid value stopped the start, naming it).
+  Layer.provide(EngineOutboundLive),
   // The configuration is read first: an invalid variable, the telemetry's included, stops the start naming every one.
   Layer.provide(telemetryFor("mfg-engine")),
   Layer.provide(AppConfig.layer)

@@ -6,8 +6,8 @@ import { Layer } from "effect"
 import { StorageLive } from "./adapters/storage/Storage.ts"
 import { TelemetryLive } from "./adapters/telemetry/Telemetry.ts"
 import { ServicesLive } from "./app/AppLayers.ts"
-import { ModelServicesLive } from "./app/ModelServices.ts"
-import { WebhookDeliveryWithEmbeddedEngine, WebhookSenderLive } from "./app/Webhooks.ts"
+import { EngineOutboundLive } from "./app/AppLayers.ts"
+import { WebhookDeliveryWithEmbeddedEngine } from "./app/Webhooks.ts"
 import { HttpServerLive } from "./gateway/server/index.ts"
 import { runService } from "./platform/ServiceMain.ts"
 import { AppConfig } from "./services/AppConfig.ts"
@@ -17,9 +17,8 @@ const Main = HttpServerLive.pipe(
   // The embedded engine's webhook deliveries (none when the engine is remote).
   Layer.merge(WebhookDeliveryWithEmbeddedEngine),
   Layer.provideMerge(StorageLive("serve")),
-  // The model file services as AppConfig read them at start (an invalid value stopped the start, naming it).
-  Layer.provide(ModelServicesLive),
-  Layer.provide(WebhookSenderLive),
+  // The engine's model file services and webhook sender as AppConfig read them at start (an invalid value stopped the start, naming it).
+  Layer.provide(EngineOutboundLive),
   // The configuration is read first: an invalid variable, the telemetry's included, stops the start naming every one.
   Layer.provide(TelemetryLive),
   Layer.provide(AppConfig.layer)

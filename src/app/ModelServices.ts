@@ -9,7 +9,8 @@ import { makeModelAnalyser, ModelAnalyser } from "../engine/geometry/ModelAnalys
 import { ModelFetcher, scopedModelFetcher } from "../engine/geometry/ModelFetcher.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 
-export const ModelServicesLive = Layer.mergeAll(
-  Layer.effect(ModelFetcher, Effect.flatMap(AppConfig, (config) => scopedModelFetcher(config.modelFetch))),
-  Layer.effect(ModelAnalyser, Effect.flatMap(AppConfig, (config) => makeModelAnalyser(config.modelAnalysis)))
-)
+export const ModelFetcherLive = Layer.effect(ModelFetcher, Effect.flatMap(AppConfig, (config) => scopedModelFetcher(config.modelFetch)))
+
+export const ModelAnalyserLive = Layer.effect(ModelAnalyser, Effect.flatMap(AppConfig, (config) => makeModelAnalyser(config.modelAnalysis)))
+
+export const ModelServicesLive = Layer.merge(ModelFetcherLive, ModelAnalyserLive)

@@ -106,7 +106,7 @@ export const WebhookDeliveryLive = Layer.unwrap(Effect.map(AppConfig, (config) =
     Layer.provide(cluster),
     Layer.provide(WebhookDispatcherLive),
     Layer.provide(RecordRepository.layer),
-    // Its own configured sender: the attempts never fall back to the reference's default.
+    // Its own configured sender (WEBHOOK_TIMEOUT, MODEL_FETCH_ALLOW_PRIVATE).
     Layer.provide(WebhookSenderLive)
   )
 }))

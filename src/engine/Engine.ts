@@ -26,6 +26,9 @@ import { writeReferenceData } from "./referenceData.ts"
 import { emptyTestData } from "./testData.ts"
 import { inTransaction } from "./transaction.ts"
 
+/** What the engine's layer is built with: the outbound services it hands its operations (see EngineServices). */
+export type EngineOutbound = ModelFetcher | ModelAnalyser | WebhookSender
+
 type AnyHandler = (context: OperationContext, input: never) => Step<unknown>
 
 /** The handlers by operation name, in the contract's order. */

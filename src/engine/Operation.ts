@@ -10,6 +10,9 @@ import type { SqlError } from "effect/sql/SqlError"
 import type { CallGrants, IdempotentCall, WritePrecondition } from "../contract/EngineCall.ts"
 import type { GroupId, OperationAnswer, OperationInput, OperationTable } from "../contract/Operations.ts"
 import type { EngineError } from "./EngineError.ts"
+import type { WebhookSender } from "./events/sender.ts"
+import type { ModelAnalyser } from "./geometry/ModelAnalyser.ts"
+import type { ModelFetcher } from "./geometry/ModelFetcher.ts"
 import type { RecordRepository } from "./RecordRepository.ts"
 
 export interface OperationContext {
@@ -23,8 +26,13 @@ export interface OperationContext {
   readonly idempotency?: IdempotentCall | undefined
 }
 
-/** What operations may use: the record repository, and the client the other repositories and transactions run on. */
-export type EngineServices = RecordRepository | SqlClient.SqlClient
+/**
+ * What operations may use: the record repository, the client the other
+ * repositories and transactions run on, and the engine's outbound services
+ * (model downloads and analysis, webhook sends), each put in their context
+ * by Engine.run from the Engine's layer.
+ */
+export type EngineServices = RecordRepository | SqlClient.SqlClient | ModelFetcher | ModelAnalyser | WebhookSender
 
 /** A step of an operation. SQL failures are mapped once, by the Engine: an outage is its 503, anything else a defect. */
 export type Step<A> = Effect.Effect<A, EngineError | SqlError, EngineServices>

@@ -1,27 +1,36 @@
 /**
  * The readiness checks of a server (src/services/Readiness.ts): the list its
- * layers add to, storage's check, and the run behind `GET /ready`: every
+ * layers add to, beginning with storage's check, and the run behind `GET /ready`: every
  * check at once, each bounded by CHECK_TIMEOUT_MS, so a dependency that
  * hangs makes `/ready` answer 503 in about that time, never hang with it.
  */
 import { Cause, Effect, Exit, Fiber, Layer, Option, References } from "effect"
-import type { SqlClient } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import { DependencyUnreachable, type ReadinessBody, type ReadinessCheck, ReadinessChecks } from "../services/Readiness.ts"
 
 /** How long one dependency may take to answer its check. */
 export const CHECK_TIMEOUT_MS = 2_000
 
-/** The list a server's layers add their checks to. */
-export const ReadinessChecksLive = Layer.sync(ReadinessChecks, () => {
+/**
+ * A list the server's layers add their checks to, after `first`: the body
+ * names `first` in its order, then the added checks by name (layers are
+ * built in no set order).
+ */
+export const readinessChecksAfter = (first: ReadonlyArray<ReadinessCheck>): ReadinessChecks["Service"] => {
   const checks = new Map<string, ReadinessCheck>()
   return {
     add: (check) => {
       checks.set(check.name, check)
     },
-    // Layers are built in no set order: the body names the checks in one.
-    all: () => [...checks.values()].sort((a, b) => a.name.localeCompare(b.name))
+    all: () => [...first, ...[...checks.values()].sort((a, b) => a.name.localeCompare(b.name))]
   }
-})
+}
+
+/** The checks of a server over storage: storage's first, then those its layers add (the remote engine, Redis). */
+export const ReadinessChecksLive = Layer.effect(
+  ReadinessChecks,
+  Effect.map(SqlClient.SqlClient, (sql) => readinessChecksAfter([storageCheck(sql)]))
+)
 
 /** Network and server error codes an operator recognises, in words. */
 const CODES: Readonly<Record<string, string>> = {

@@ -1,14 +1,15 @@
 /**
  * Readiness: whether the dependencies a process needs answer, for `GET /ready`.
  *
- * Storage is checked wherever `/ready` is served (gateway and engine). The
- * other dependencies are checked where they are configured, by the layer
- * that owns them: the remote engine's client (DOWNSTREAM_URL) and the rate
- * limits' Redis (REDIS_URL) each add their check to ReadinessChecks when
- * they are built. A composition without ReadinessChecksLive (src/platform/Readiness.ts)
- * has the default, which keeps no checks: its `/ready` checks storage only.
+ * A server over storage composes ReadinessChecksLive (src/platform/Readiness.ts),
+ * which checks storage first, wherever `/ready` is served (gateway and
+ * engine). The other dependencies are checked where they are configured, by
+ * the layer that owns them: the remote engine's client (DOWNSTREAM_URL) and
+ * the rate limits' Redis (REDIS_URL) each add their check when they are
+ * built. What serves no `/ready` (a CLI command) composes ReadinessChecksNoOp,
+ * which keeps none.
  */
-import { Context, type Effect, Schema } from "effect"
+import { Context, type Effect, Layer, Schema } from "effect"
 
 /** A dependency that did not answer: `cause` is a few words (`connection refused`), never a URL or a secret. */
 export class DependencyUnreachable extends Schema.TaggedError<DependencyUnreachable>()("DependencyUnreachable", {
@@ -35,12 +36,10 @@ export interface ReadinessChecksShape {
   readonly all: () => ReadonlyArray<ReadinessCheck>
 }
 
-/** The default keeps nothing: a layer built outside a server (the CLI, a test's stub) has nobody to report to. */
-const NO_CHECKS: ReadinessChecksShape = { add: () => {}, all: () => [] }
+export class ReadinessChecks extends Context.Service<ReadinessChecks, ReadinessChecksShape>()("mfg/services/ReadinessChecks") {}
 
-export const ReadinessChecks = Context.Reference<ReadinessChecksShape>("mfg/services/ReadinessChecks", {
-  defaultValue: () => NO_CHECKS
-})
+/** Keeps nothing: for a composition that serves no `/ready` (the CLI), whose layers have nobody to report to. */
+export const ReadinessChecksNoOp = Layer.succeed(ReadinessChecks, { add: () => {}, all: () => [] })
 
 /**
  * The body of `GET /ready`: 200 `{status: "ready", checks}`, or 503

@@ -52,7 +52,7 @@ const FILES = { "/models/cube.stl": binaryStl(box(20, 20, 20)) }
 const fetcher = modelFetcherLayer({ allowPrivate: true, timeout: Duration.seconds(5), placeholderHosts: ["example"] })
 
 for (const backend of backends) {
-  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostLive(FILES)), {
+  layer(Layer.merge(TestApp(backend, {}, { modelFetcher: fetcher }), FileHostLive(FILES)), {
     timeout: 120_000,
     excludeTestServices: true
   })(`Atomic multi-record writes (${backend})`, (it) => {

@@ -69,7 +69,7 @@ const refused = (reply: Reply, status: number, ...names: ReadonlyArray<string>) 
 }
 
 for (const backend of backends) {
-  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostLive(FILES)), {
+  layer(Layer.merge(TestApp(backend, {}, { modelFetcher: fetcher }), FileHostLive(FILES)), {
     timeout: 120_000,
     excludeTestServices: true
   })(`Events written with the changes (${backend})`, (it) => {

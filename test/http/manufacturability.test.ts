@@ -45,7 +45,7 @@ const checkOf = (part: { manufacturability: { checks: ReadonlyArray<Check> } }, 
 }
 
 for (const backend of backends) {
-  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostLive(FILES)), { timeout: 60_000, excludeTestServices: true })(
+  layer(Layer.merge(TestApp(backend, {}, { modelFetcher: fetcher }), FileHostLive(FILES)), { timeout: 60_000, excludeTestServices: true })(
     `Manufacturability over HTTP (${backend})`,
     (it) => {
       const setup = Effect.gen(function*() {

@@ -25,7 +25,7 @@ const Files = FileHostLive({ "/x.stl": binaryStl(box(10, 10, 10)) })
 const fetcher = modelFetcherLayer({ ...defaultOptions, timeout: Duration.seconds(5), placeholderHosts: ["example"] })
 
 for (const backend of backends) {
-  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), Files), { timeout: 60_000, excludeTestServices: true })(
+  layer(Layer.merge(TestApp(backend, {}, { modelFetcher: fetcher }), Files), { timeout: 60_000, excludeTestServices: true })(
     `Model URLs naming special-purpose addresses are refused (${backend})`,
     (it) => {
       it.effect("every spelling of a refused address is a 422 ModelUrlRefused naming the address and its range", () =>

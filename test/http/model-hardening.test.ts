@@ -124,7 +124,7 @@ const setup = Effect.gen(function*() {
 
 for (const backend of backends) {
   layer(
-    Layer.mergeAll(TestApp(backend).pipe(Layer.provide(fetcher), Layer.provide(budgets)), FileHostLive(FILES)),
+    Layer.mergeAll(TestApp(backend, {}, { modelFetcher: fetcher, modelAnalyser: budgets }), FileHostLive(FILES)),
     { timeout: 60_000, excludeTestServices: true }
   )(`Hostile model files over HTTP (${backend})`, (it) => {
     it.effect("the 415-byte `<a` × 120,000 3MF is malformed XML, refused at once", () =>
@@ -178,7 +178,7 @@ for (const backend of backends) {
   })
 
   layer(
-    Layer.mergeAll(TestApp(backend).pipe(Layer.provide(fetcher), Layer.provide(shortTime)), FileHostLive(FILES)),
+    Layer.mergeAll(TestApp(backend, {}, { modelFetcher: fetcher, modelAnalyser: shortTime }), FileHostLive(FILES)),
     { timeout: 60_000, excludeTestServices: true }
   )(`The analysis time budget over HTTP (${backend})`, (it) => {
     it.effect("a file over the time budget: its thread is terminated, the next file is analysed", () =>

@@ -15,7 +15,7 @@
  * ("remocking"), so it would validate Prism's answer, not the server's.
  */
 import { assert, layer } from "@effect/vitest"
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect } from "effect"
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { copyFile, mkdtemp, rm, symlink, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -99,79 +99,82 @@ interface Answered {
 /** The calls meant to be wrong: Prism rightly finds their request invalid. */
 const WRONG_ON_PURPOSE = new Set(["customer.list 401", "customer.create 400"])
 
-layer(TestApp("pglite").pipe(Layer.provide(placeholderFetcher)), { timeout: 600_000, excludeTestServices: true })("OpenAPI document and other tools", (it) => {
-  it.effect("a hey-api client compiles with 1, 2 and 3 parts and runs the quoting flow through Prism, which finds no violation", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const client = yield* TestClient
-      const dir = yield* workspace
-      const document = (yield* client.call("GET", "/openapi.json")).text
-      yield* Effect.promise(async () => {
-        await writeFile(join(dir, "openapi.json"), document)
-        await writeFile(join(dir, "package.json"), JSON.stringify({ type: "module", private: true }))
-        await copyFile(join(import.meta.dirname, "openapi-tools/flow.ts"), join(dir, "flow.ts"))
-      })
+layer(TestApp("pglite", {}, { modelFetcher: placeholderFetcher }), { timeout: 600_000, excludeTestServices: true })(
+  "OpenAPI document and other tools",
+  (it) => {
+    it.effect("a hey-api client compiles with 1, 2 and 3 parts and runs the quoting flow through Prism, which finds no violation", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const client = yield* TestClient
+        const dir = yield* workspace
+        const document = (yield* client.call("GET", "/openapi.json")).text
+        yield* Effect.promise(async () => {
+          await writeFile(join(dir, "openapi.json"), document)
+          await writeFile(join(dir, "package.json"), JSON.stringify({ type: "module", private: true }))
+          await copyFile(join(import.meta.dirname, "openapi-tools/flow.ts"), join(dir, "flow.ts"))
+        })
 
-      const generate = yield* run([join(BIN, "openapi-ts"), "-i", "openapi.json", "-o", "client"], dir)
-      assert.strictEqual(generate.code, 0, generate.stdout + generate.stderr)
-      const compile = yield* run([
-        join(BIN, "tsc"),
-        "--strict",
-        "--skipLibCheck",
-        "--target",
-        "es2022",
-        "--module",
-        "nodenext",
-        "--moduleResolution",
-        "nodenext",
-        "--types",
-        "node",
-        "--outDir",
-        "out",
-        "flow.ts"
-      ], dir)
-      assert.strictEqual(compile.code, 0, compile.stdout + compile.stderr)
+        const generate = yield* run([join(BIN, "openapi-ts"), "-i", "openapi.json", "-o", "client"], dir)
+        assert.strictEqual(generate.code, 0, generate.stdout + generate.stderr)
+        const compile = yield* run([
+          join(BIN, "tsc"),
+          "--strict",
+          "--skipLibCheck",
+          "--target",
+          "es2022",
+          "--module",
+          "nodenext",
+          "--moduleResolution",
+          "nodenext",
+          "--types",
+          "node",
+          "--outDir",
+          "out",
+          "flow.ts"
+        ], dir)
+        assert.strictEqual(compile.code, 0, compile.stdout + compile.stderr)
 
-      const appId = `tools-${Math.random().toString(36).slice(2)}`
-      yield* seedDemoData(appId)
-      const { value: secret } = yield* client.createSecret(appId)
-      const { value: limited } = yield* client.createSecret(`${appId}-limited`)
-      const budget = yield* client.call("PUT", `/api/v1/app/${appId}-limited/rate-limit`, {
-        headers: { "x-admin-token": ADMIN_TOKEN },
-        body: { limit: 1, windowSeconds: 3600 }
-      })
-      assert.strictEqual(budget.status, 200, budget.text)
+        const appId = `tools-${Math.random().toString(36).slice(2)}`
+        yield* seedDemoData(appId)
+        const { value: secret } = yield* client.createSecret(appId)
+        const { value: limited } = yield* client.createSecret(`${appId}-limited`)
+        const budget = yield* client.call("PUT", `/api/v1/app/${appId}-limited/rate-limit`, {
+          headers: { "x-admin-token": ADMIN_TOKEN },
+          body: { limit: 1, windowSeconds: 3600 }
+        })
+        assert.strictEqual(budget.status, 200, budget.text)
 
-      const prism = yield* prismProxy(dir, client.baseUrl)
-      const flow = yield* run(["out/flow.js", prism.url, secret, limited], dir)
-      assert.strictEqual(flow.code, 0, flow.stdout + flow.stderr)
-      const answers = JSON.parse(flow.stdout.trim().split("\n").at(-1) ?? "[]") as ReadonlyArray<Answered>
+        const prism = yield* prismProxy(dir, client.baseUrl)
+        const flow = yield* run(["out/flow.js", prism.url, secret, limited], dir)
+        assert.strictEqual(flow.code, 0, flow.stdout + flow.stderr)
+        const answers = JSON.parse(flow.stdout.trim().split("\n").at(-1) ?? "[]") as ReadonlyArray<Answered>
 
-      console.log(`${answers.length} answers through Prism`)
-      const statuses = Object.fromEntries(answers.map((answer) => [answer.label, answer.status]))
-      for (const label of ["ticketModel.fromCatalogue 1", "ticketModel.fromCatalogue 2", "ticketModel.fromCatalogue 3", "ticket.sendToProduction"]) {
-        assert.strictEqual(statuses[label], 200, label)
-      }
-      assert.deepInclude(statuses, {
-        "ticketModel.get 304": 304,
-        "customer.get empty 200": 200,
-        "ticket.lookup empty 200": 200,
-        "serviceJob.production empty 200": 200,
-        "customer.list 401": 401,
-        "customer.create 400": 400,
-        "project.create 422": 422,
-        "ticket.cancel 409": 409,
-        "customer.replace 412": 412,
-        "customer.list 429": 429
-      })
-      const found = answers.flatMap((answer) =>
-        answer.violations
-          .filter((violation) => violation.location[0] === "response" || !WRONG_ON_PURPOSE.has(answer.label))
-          .map((violation) => `${answer.label} (${answer.status}): ${violation.location.join(".")}: ${violation.message}`)
-      )
-      assert.deepStrictEqual(found, [])
-      // The calls meant to be wrong are seen as such: the validator is at work.
-      for (const label of WRONG_ON_PURPOSE) {
-        assert.isAbove(answers.find((answer) => answer.label === label)?.violations.length ?? 0, 0, label)
-      }
-    })))
-})
+        console.log(`${answers.length} answers through Prism`)
+        const statuses = Object.fromEntries(answers.map((answer) => [answer.label, answer.status]))
+        for (const label of ["ticketModel.fromCatalogue 1", "ticketModel.fromCatalogue 2", "ticketModel.fromCatalogue 3", "ticket.sendToProduction"]) {
+          assert.strictEqual(statuses[label], 200, label)
+        }
+        assert.deepInclude(statuses, {
+          "ticketModel.get 304": 304,
+          "customer.get empty 200": 200,
+          "ticket.lookup empty 200": 200,
+          "serviceJob.production empty 200": 200,
+          "customer.list 401": 401,
+          "customer.create 400": 400,
+          "project.create 422": 422,
+          "ticket.cancel 409": 409,
+          "customer.replace 412": 412,
+          "customer.list 429": 429
+        })
+        const found = answers.flatMap((answer) =>
+          answer.violations
+            .filter((violation) => violation.location[0] === "response" || !WRONG_ON_PURPOSE.has(answer.label))
+            .map((violation) => `${answer.label} (${answer.status}): ${violation.location.join(".")}: ${violation.message}`)
+        )
+        assert.deepStrictEqual(found, [])
+        // The calls meant to be wrong are seen as such: the validator is at work.
+        for (const label of WRONG_ON_PURPOSE) {
+          assert.isAbove(answers.find((answer) => answer.label === label)?.violations.length ?? 0, 0, label)
+        }
+      })))
+  }
+)

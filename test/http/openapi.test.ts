@@ -7,7 +7,7 @@
  * server. /docs renders the same document.
  */
 import { assert, layer } from "@effect/vitest"
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect } from "effect"
 import { execFile } from "node:child_process"
 import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -175,7 +175,7 @@ console.log(JSON.stringify({
 `
 
 for (const backend of backends.slice(0, 1)) {
-  layer(TestApp(backend).pipe(Layer.provide(placeholderFetcher)), { timeout: 180_000, excludeTestServices: true })(`OpenAPI document (${backend})`, (it) => {
+  layer(TestApp(backend, {}, { modelFetcher: placeholderFetcher }), { timeout: 180_000, excludeTestServices: true })(`OpenAPI document (${backend})`, (it) => {
     const fetchDocument = Effect.gen(function*() {
       const client = yield* TestClient
       const reply = yield* client.call("GET", "/openapi.json")

@@ -115,7 +115,7 @@ const sameGeometry = (actual: any, expected: typeof HOLED) => {
 }
 
 for (const backend of backends) {
-  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostWithFaults), { timeout: 60_000, excludeTestServices: true })(
+  layer(Layer.merge(TestApp(backend, {}, { modelFetcher: fetcher }), FileHostWithFaults), { timeout: 60_000, excludeTestServices: true })(
     `Parts from model files over HTTP (${backend})`,
     (it) => {
       const setup = Effect.gen(function*() {

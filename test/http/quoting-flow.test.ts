@@ -32,7 +32,7 @@ const refused = (reply: Reply, status: number, includes: string) => {
 }
 
 for (const backend of backends) {
-  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostLive(FILES)), {
+  layer(Layer.merge(TestApp(backend, {}, { modelFetcher: fetcher }), FileHostLive(FILES)), {
     timeout: 60_000,
     excludeTestServices: true
   })(`The quoting flow over HTTP (${backend})`, (it) => {

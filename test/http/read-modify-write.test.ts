@@ -28,7 +28,7 @@ const listsProblems = (reply: Reply, paths: ReadonlyArray<string>) => {
 }
 
 for (const backend of backends) {
-  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostLive(FILES)), {
+  layer(Layer.merge(TestApp(backend, {}, { modelFetcher: fetcher }), FileHostLive(FILES)), {
     timeout: 90_000,
     excludeTestServices: true
   })(`Read-modify-write and every problem at once (${backend})`, (it) => {

@@ -56,7 +56,7 @@ const partBody = (part: any, changes: Record<string, unknown> = {}) => {
 const minor = (amount: number, digits = 2) => Math.round(amount * 10 ** digits)
 
 for (const backend of backends) {
-  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostLive(FILES)), {
+  layer(Layer.merge(TestApp(backend, {}, { modelFetcher: fetcher }), FileHostLive(FILES)), {
     timeout: 90_000,
     excludeTestServices: true
   })(`The orders engine's rules over HTTP (${backend})`, (it) => {

@@ -45,7 +45,7 @@ const rpcMessage = (text: string) => {
 }
 
 for (const backend of backends) {
-  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostLive(FILES)), {
+  layer(Layer.merge(TestApp(backend, {}, { modelFetcher: fetcher }), FileHostLive(FILES)), {
     timeout: 60_000,
     excludeTestServices: true
   })(`Production rules over HTTP and MCP (${backend})`, (it) => {

@@ -55,7 +55,7 @@ interface Ranked {
 }
 
 for (const backend of backends) {
-  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostLive(FILES)), { timeout: 60_000, excludeTestServices: true })(
+  layer(Layer.merge(TestApp(backend, {}, { modelFetcher: fetcher }), FileHostLive(FILES)), { timeout: 60_000, excludeTestServices: true })(
     `Part similarity over HTTP (${backend})`,
     (it) => {
       /** A fresh app with a ticket; `part(file)` creates a part from a file of the host (or a placeholder url). */

@@ -49,7 +49,7 @@ interface Page {
 }
 
 for (const backend of backends) {
-  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), files), { timeout: 60_000, excludeTestServices: true })(
+  layer(Layer.merge(TestApp(backend, {}, { modelFetcher: fetcher }), files), { timeout: 60_000, excludeTestServices: true })(
     `Agent trial (${backend})`,
     (it) => {
       it.effect("a scripted agent discovers everything through MCP, quotes a part from a model URL and sends the quote", () =>

@@ -16,7 +16,9 @@ import { MeterSql } from "../../src/adapters/sql/MeterSql.ts"
 import { SecretStoreSql } from "../../src/adapters/sql/SecretStoreSql.ts"
 import { operationOf } from "../../src/contract/Operations.ts"
 import { DownstreamError } from "../../src/domain/Errors.ts"
+import { ReadinessChecksLive } from "../../src/platform/Readiness.ts"
 import { Downstream } from "../../src/services/Downstream.ts"
+import { RateLimitingNoOp } from "../../src/services/RateLimiting.ts"
 import { ADMIN_TOKEN, type Backend, backends } from "../support/backends.ts"
 import { ok, patch } from "../support/http.ts"
 import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
@@ -309,7 +311,10 @@ for (const backend of backends) {
 }
 
 function brokenFeedSuite(backend: Backend, downstream: Layer.Layer<Downstream, never, any>) {
-  layer(TestApp(backend, {}, Layer.mergeAll(SecretStoreSql, MeterSql, downstream)), { timeout: 60_000, excludeTestServices: true })(
+  layer(
+    TestApp(backend, {}, { services: Layer.mergeAll(SecretStoreSql, MeterSql, downstream, RateLimitingNoOp).pipe(Layer.provideMerge(ReadinessChecksLive)) }),
+    { timeout: 60_000, excludeTestServices: true }
+  )(
     `MCP events, the feed unreadable (${backend})`,
     (it) => {
       it.effect("a tool call whose events cannot be read answers its result without the key, on both paths; the change is made", () =>

@@ -20,6 +20,7 @@ import * as Path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { socketPath } from "../../src/adapters/storage/EmbeddedDatabase.ts"
 import { StorageLive } from "../../src/adapters/storage/Storage.ts"
+import { InstrumentsNoOp } from "../../src/platform/telemetry/Instruments.ts"
 import { testConfig } from "../support/backends.ts"
 import { failedStart, logLines, NODE, type ServiceProcess, startService } from "../support/processes.ts"
 
@@ -227,7 +228,7 @@ describe("a database process waiting for DATA_DIR", () => {
 
 describe("the database process's socket, shared by every connection", () => {
   const dataDir = freshDir()
-  const storage = StorageLive("serve").pipe(Layer.provide(testConfig("pglite", { dataDir })))
+  const storage = StorageLive("serve").pipe(Layer.provide([InstrumentsNoOp, testConfig("pglite", { dataDir })]))
   const withStorage = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
     Effect.runPromise(Effect.scoped(Effect.flatMap(Layer.build(storage), (context) => Effect.provide(effect, context))))
 
@@ -285,7 +286,7 @@ describe("in-process servers (StorageLive in a test worker)", () => {
     const whileOpen = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       const contexts = yield* Effect.forEach(
         dirs,
-        (dataDir) => Layer.build(StorageLive("serve").pipe(Layer.provide(testConfig("pglite", { dataDir })))),
+        (dataDir) => Layer.build(StorageLive("serve").pipe(Layer.provide([InstrumentsNoOp, testConfig("pglite", { dataDir })]))),
         { concurrency: "unbounded" }
       )
       const answers = yield* Effect.forEach(contexts, (context) =>

@@ -9,7 +9,9 @@ import { SqlClient } from "effect/sql"
 import { DownstreamEmbedded } from "../../src/adapters/downstream/DownstreamEmbedded.ts"
 import { SecretStoreSql } from "../../src/adapters/sql/SecretStoreSql.ts"
 import { ServiceUnavailable } from "../../src/domain/Errors.ts"
+import { ReadinessChecksLive } from "../../src/platform/Readiness.ts"
 import { Meter } from "../../src/services/Meter.ts"
+import { RateLimitingNoOp } from "../../src/services/RateLimiting.ts"
 import { ADMIN_TOKEN, backends } from "../support/backends.ts"
 import { TestApp, TestClient } from "../support/TestApp.ts"
 
@@ -79,7 +81,7 @@ const MeterDown = Layer.succeed(
 )
 
 layer(
-  TestApp("pglite", {}, Layer.mergeAll(SecretStoreSql, MeterDown, DownstreamEmbedded)),
+  TestApp("pglite", {}, { services: Layer.mergeAll(SecretStoreSql, MeterDown, DownstreamEmbedded, RateLimitingNoOp, ReadinessChecksLive) }),
   { timeout: 60_000, excludeTestServices: true }
 )("A storage outage", (it) => {
   it.effect("answers 503 and says so; it is not an authentication failure and the handler does not run", () =>

@@ -26,8 +26,10 @@ import { PublicContract } from "../../src/contract/PublicApi.ts"
 import { DownstreamError } from "../../src/domain/Errors.ts"
 import { GatewayRoutes } from "../../src/gateway/server/Server.ts"
 import { ROUTER_CONFIG } from "../../src/platform/http/RouteTable.ts"
+import { ReadinessChecksLive } from "../../src/platform/Readiness.ts"
 import { Downstream } from "../../src/services/Downstream.ts"
 import { IdempotencyStore } from "../../src/services/IdempotencyStore.ts"
+import { RateLimitingNoOp } from "../../src/services/RateLimiting.ts"
 import { ADMIN_TOKEN, backends } from "../support/backends.ts"
 import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
 
@@ -120,8 +122,8 @@ const refusal = (reply: Reply, status: number, type: string, key?: string) => {
 }
 
 for (const backend of backends) {
-  const services = Layer.mergeAll(SecretStoreSql, MeterSql, ControlledDownstream)
-  layer(SecondGatewayLive.pipe(Layer.provideMerge(TestApp(backend, {}, services))), { timeout: 90_000, excludeTestServices: true })(
+  const services = Layer.mergeAll(SecretStoreSql, MeterSql, ControlledDownstream, RateLimitingNoOp).pipe(Layer.provideMerge(ReadinessChecksLive))
+  layer(SecondGatewayLive.pipe(Layer.provideMerge(TestApp(backend, {}, { services }))), { timeout: 90_000, excludeTestServices: true })(
     `Idempotency-Key (${backend})`,
     (it) => {
       const setup = Effect.gen(function*() {

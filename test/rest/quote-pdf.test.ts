@@ -153,7 +153,7 @@ describe("the PDF thread", () => {
 })
 
 for (const backend of backends) {
-  layer(Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostLive(FILES)), { timeout: 120_000, excludeTestServices: true })(
+  layer(Layer.merge(TestApp(backend, {}, { modelFetcher: fetcher }), FileHostLive(FILES)), { timeout: 120_000, excludeTestServices: true })(
     `The quote as a PDF (${backend})`,
     (it) => {
       /** A fresh app with a customer, a project and a ticket; its calls, JSON and binary. */

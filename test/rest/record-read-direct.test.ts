@@ -14,7 +14,9 @@ import { operationOf } from "../../src/contract/Operations.ts"
 import { PublicApi } from "../../src/contract/PublicApi.ts"
 import { DownstreamError } from "../../src/domain/Errors.ts"
 import { recordReadOf, recordReadTable } from "../../src/gateway/rest/RecordReadDirect.ts"
+import { ReadinessChecksLive } from "../../src/platform/Readiness.ts"
 import { Downstream } from "../../src/services/Downstream.ts"
+import { RateLimitingNoOp } from "../../src/services/RateLimiting.ts"
 import { ADMIN_TOKEN, backends } from "../support/backends.ts"
 import { type Reply, TestApp, TestClient } from "../support/TestApp.ts"
 
@@ -151,7 +153,10 @@ const OddEngine = Layer.succeed(
   })
 )
 
-layer(TestApp("pglite", {}, Layer.mergeAll(SecretStoreSql, MeterSql, OddEngine)), { timeout: 60_000, excludeTestServices: true })(
+layer(TestApp("pglite", {}, { services: Layer.mergeAll(SecretStoreSql, MeterSql, OddEngine, RateLimitingNoOp, ReadinessChecksLive) }), {
+  timeout: 60_000,
+  excludeTestServices: true
+})(
   "Record reads, direct and routed, over an engine that fails",
   (it) => {
     it.effect("pass the engine's error through, and name its malformed answer, the same way", () =>

@@ -21,13 +21,20 @@ import { randomUUID } from "node:crypto"
 import { StorageLive } from "../../src/adapters/storage/Storage.ts"
 import { ANALYZE_INTERVAL, analyzeChangedTables, analyzesItself, TableStatisticsLive } from "../../src/adapters/storage/TableStatistics.ts"
 import { ServicesLive } from "../../src/app/AppLayers.ts"
+import { EngineOutboundLive } from "../../src/app/AppLayers.ts"
 import { relayEvents } from "../../src/engine/events/relay.ts"
+import { InstrumentsNoOp } from "../../src/platform/telemetry/Instruments.ts"
 import { Meter } from "../../src/services/Meter.ts"
 import { SecretStore } from "../../src/services/SecretStore.ts"
 import { backends, testConfig } from "../support/backends.ts"
 
 const StorageSuite = (backend: (typeof backends)[number]) =>
-  ServicesLive.pipe(Layer.provideMerge(StorageLive("serve")), Layer.provideMerge(testConfig(backend)))
+  ServicesLive.pipe(
+    Layer.provide(EngineOutboundLive),
+    Layer.provideMerge(StorageLive("serve")),
+    Layer.provideMerge(InstrumentsNoOp),
+    Layer.provideMerge(testConfig(backend))
+  )
 
 /** More runs than PostgreSQL makes before it settles on a generic plan, on each connection a statement may take. */
 const RUNS_WHILE_SMALL = 13

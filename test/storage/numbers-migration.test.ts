@@ -10,10 +10,11 @@ import { SqlClient } from "effect/sql"
 import { migrations } from "../../src/adapters/storage/migrations.ts"
 import { StorageLive } from "../../src/adapters/storage/Storage.ts"
 import { RecordRepository } from "../../src/engine/RecordRepository.ts"
+import { InstrumentsNoOp } from "../../src/platform/telemetry/Instruments.ts"
 import { backends, testConfig } from "../support/backends.ts"
 
 const Suite = (backend: (typeof backends)[number]) =>
-  RecordRepository.layer.pipe(Layer.provideMerge(StorageLive("serve")), Layer.provideMerge(testConfig(backend)))
+  RecordRepository.layer.pipe(Layer.provideMerge(StorageLive("serve")), Layer.provide(InstrumentsNoOp), Layer.provideMerge(testConfig(backend)))
 
 for (const backend of backends) {
   layer(Suite(backend), { timeout: 60_000, excludeTestServices: true })(`Migration 0008: numbers per app, unique external references (${backend})`, (it) => {

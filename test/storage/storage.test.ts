@@ -11,15 +11,22 @@ import { MeterSql } from "../../src/adapters/sql/MeterSql.ts"
 import { migrations } from "../../src/adapters/storage/migrations.ts"
 import { StorageLive } from "../../src/adapters/storage/Storage.ts"
 import { ServicesLive } from "../../src/app/AppLayers.ts"
+import { EngineOutboundLive } from "../../src/app/AppLayers.ts"
 import type { ServiceUnavailable } from "../../src/domain/Errors.ts"
 import type { Caller } from "../../src/domain/Secret.ts"
 import type { MeterEvent } from "../../src/domain/Usage.ts"
+import { InstrumentsNoOp } from "../../src/platform/telemetry/Instruments.ts"
 import { Meter } from "../../src/services/Meter.ts"
 import { AuthenticationFailed, SecretStore } from "../../src/services/SecretStore.ts"
 import { backends, testConfig } from "../support/backends.ts"
 
 const StorageSuite = (backend: (typeof backends)[number]) =>
-  ServicesLive.pipe(Layer.provideMerge(StorageLive("serve")), Layer.provideMerge(testConfig(backend)))
+  ServicesLive.pipe(
+    Layer.provide(EngineOutboundLive),
+    Layer.provideMerge(StorageLive("serve")),
+    Layer.provideMerge(InstrumentsNoOp),
+    Layer.provideMerge(testConfig(backend))
+  )
 
 const event = (caller: Caller, operation = "customer.get"): MeterEvent => ({
   requestId: randomUUID(),

@@ -8,17 +8,27 @@ import { FetchHttpClient, HttpClient, HttpClientRequest, HttpRouter, HttpServer 
 import { HttpApiClient } from "effect/http-api"
 import type { SqlClient } from "effect/sql"
 import { createServer } from "node:http"
+import { AppRateLimitsSql } from "../../src/adapters/sql/AppRateLimitsSql.ts"
+import { IdempotencySql } from "../../src/adapters/sql/IdempotencySql.ts"
 import { MeterSqlClient, StorageLive } from "../../src/adapters/storage/Storage.ts"
 import { ServicesLive } from "../../src/app/AppLayers.ts"
 import { type EngineRoutesOptions, EngineRoutesWith } from "../../src/app/EngineServer.ts"
+import { ModelAnalyserLive, ModelFetcherLive } from "../../src/app/ModelServices.ts"
 import { WebhookDeliveryLive, WebhookDeliveryWithEmbeddedEngine, WebhookSenderLive } from "../../src/app/Webhooks.ts"
 import { PublicApi } from "../../src/contract/PublicApi.ts"
 import { Engine } from "../../src/engine/Engine.ts"
+import { type EngineOutbound } from "../../src/engine/Engine.ts"
+import type { ModelAnalyser } from "../../src/engine/geometry/ModelAnalyser.ts"
+import type { ModelFetcher } from "../../src/engine/geometry/ModelFetcher.ts"
 import { GatewayRoutes } from "../../src/gateway/server/Server.ts"
 import { ROUTER_CONFIG } from "../../src/platform/http/RouteTable.ts"
+import { ReadinessChecksLive } from "../../src/platform/Readiness.ts"
+import { type Instruments, InstrumentsNoOp } from "../../src/platform/telemetry/Instruments.ts"
 import { AppConfig, type AppConfigShape } from "../../src/services/AppConfig.ts"
 import type { Downstream } from "../../src/services/Downstream.ts"
 import type { Meter } from "../../src/services/Meter.ts"
+import type { RateLimiting } from "../../src/services/RateLimiting.ts"
+import type { ReadinessChecks } from "../../src/services/Readiness.ts"
 import type { SecretStore } from "../../src/services/SecretStore.ts"
 import { ADMIN_TOKEN, type Backend, testConfig } from "./backends.ts"
 
@@ -120,17 +130,55 @@ const urlOf = Effect.gen(function*() {
  */
 export const EngineOnRandomPort = (options: EngineRoutesOptions = { token: Option.none() }) => {
   const server = HttpRouter.serve(EngineRoutesWith(options), { disableLogger: true, disableListenLog: true }).pipe(
-    Layer.provide(Engine.layer),
+    // Its own readiness list: the gateway's (ServicesLive) holds the check of this engine, which is not the engine's to run.
+    Layer.provide([Engine.layer, Layer.fresh(ReadinessChecksLive)]),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-    Layer.merge(WebhookDeliveryLive),
-    Layer.provide(WebhookSenderLive)
+    Layer.merge(WebhookDeliveryLive)
   )
   // Only EngineUrl leaves: the engine's HttpServer must not shadow the gateway's.
   return Layer.effect(EngineUrl, urlOf).pipe(Layer.provide(server))
 }
 
+/** The service layers a suite may swap (SecretStore, Meter, Downstream, rate limits, readiness checks), over storage. */
+export type TestServices = Layer.Layer<
+  SecretStore | Meter | Downstream | RateLimiting | ReadinessChecks,
+  never,
+  SqlClient.SqlClient | MeterSqlClient | AppConfig | Instruments | EngineOutbound
+>
+
+/** What a suite may change of TestApp besides AppConfig. */
+export interface TestAppOptions {
+  /**
+   * The service layers instead of ServicesLive, for a suite that needs one of
+   * them to misbehave; it composes the rate limits and readiness checks it
+   * wants too (RateLimitingNoOp, ReadinessChecksLive).
+   */
+  readonly services?: TestServices | undefined
+  /** The engine's model fetcher; MODEL_FETCH_* as AppConfig read them unless given. */
+  readonly modelFetcher?: Layer.Layer<ModelFetcher> | undefined
+  /** The engine's model analyser; MODEL_ANALYSIS_* and MODEL_MAX_* as AppConfig read them unless given. */
+  readonly modelAnalyser?: Layer.Layer<ModelAnalyser> | undefined
+}
+
+/**
+ * The engine's outbound services: the suite's fetcher and analyser, else as
+ * AppConfig read them, and the webhook sender as AppConfig configured it.
+ * One layer value per suite, so the in-process engine and the gateway share them.
+ */
+const engineOutbound = (options: TestAppOptions): Layer.Layer<EngineOutbound, never, AppConfig> =>
+  Layer.mergeAll(options.modelFetcher ?? ModelFetcherLive, options.modelAnalyser ?? ModelAnalyserLive, WebhookSenderLive)
+
+/** Storage and AppConfig for a suite; in-process, no telemetry is exported, so its instruments keep nothing. */
+const testStorage = (backend: Backend, overrides: Partial<AppConfigShape>) =>
+  StorageLive("serve").pipe(Layer.provideMerge(InstrumentsNoOp), Layer.provideMerge(testConfig(backend, overrides)))
+
 /** Storage and AppConfig for a suite; AppConfig's DOWNSTREAM_URL pointing at an in-process engine. */
-const storageOverEngine = (backend: Backend, overrides: Partial<AppConfigShape>, engine: EngineRoutesOptions) =>
+const storageOverEngine = (
+  backend: Backend,
+  overrides: Partial<AppConfigShape>,
+  engine: EngineRoutesOptions,
+  outbound: Layer.Layer<EngineOutbound, never, AppConfig>
+) =>
   Layer.effect(
     AppConfig,
     Effect.gen(function*() {
@@ -138,38 +186,39 @@ const storageOverEngine = (backend: Backend, overrides: Partial<AppConfigShape>,
       return { ...config, downstreamUrl: Option.some(yield* EngineUrl) }
     })
   ).pipe(
-    Layer.provideMerge(EngineOnRandomPort(engine)),
-    Layer.provideMerge(StorageLive("serve")),
-    Layer.provideMerge(testConfig(backend, overrides))
+    Layer.provideMerge(EngineOnRandomPort(engine).pipe(Layer.provide(outbound))),
+    Layer.provideMerge(testStorage(backend, overrides))
   )
 
 const gateway = <A, E>(
-  base: Layer.Layer<A | SqlClient.SqlClient | MeterSqlClient | AppConfig, E>,
-  services: Layer.Layer<SecretStore | Meter | Downstream, never, SqlClient.SqlClient | MeterSqlClient | AppConfig>
+  base: Layer.Layer<A | SqlClient.SqlClient | MeterSqlClient | AppConfig | Instruments, E>,
+  services: TestServices,
+  outbound: Layer.Layer<EngineOutbound, never, AppConfig>
 ) =>
   clientLayer.pipe(
     Layer.provideMerge(HttpRouter.serve(GatewayRoutes(undefined), { disableLogger: true, disableListenLog: true, routerConfig: ROUTER_CONFIG })),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-    Layer.provideMerge(Layer.provide(services, WebhookSenderLive)),
+    // What every gateway stores besides: idempotency keys' answers, rate limit overrides (ServicesLive has the same layers, built once).
+    Layer.provideMerge(Layer.mergeAll(services, IdempotencySql, AppRateLimitsSql)),
     Layer.merge(WebhookDeliveryWithEmbeddedEngine),
+    // In the suite's context too: a test may run an engine step itself.
+    Layer.provideMerge(outbound),
     Layer.provideMerge(base)
   )
 
 /**
  * The whole service over `backend`, served on 127.0.0.1:<random>, plus the
- * TestClient. `services` swaps the service layers (SecretStore, Meter,
- * Downstream) for tests that need one of them to misbehave. With
- * DOWNSTREAM_MODE=http (and no `downstreamUrl` override) the engine answers
- * over its HTTP API instead of in-process.
+ * TestClient. `options` swaps the service layers, or the engine's model
+ * fetcher or analyser. With DOWNSTREAM_MODE=http (and no `downstreamUrl`
+ * override) the engine answers over its HTTP API instead of in-process.
  */
-export const TestApp = (
-  backend: Backend,
-  overrides: Partial<AppConfigShape> = {},
-  services: Layer.Layer<SecretStore | Meter | Downstream, never, SqlClient.SqlClient | MeterSqlClient | AppConfig> = ServicesLive
-) =>
-  downstreamMode === "http" && overrides.downstreamUrl === undefined
-    ? gateway(storageOverEngine(backend, overrides, { token: Option.none() }), services)
-    : gateway(StorageLive("serve").pipe(Layer.provideMerge(testConfig(backend, overrides))), services)
+export const TestApp = (backend: Backend, overrides: Partial<AppConfigShape> = {}, options: TestAppOptions = {}) => {
+  const outbound = engineOutbound(options)
+  const services = options.services ?? ServicesLive
+  return downstreamMode === "http" && overrides.downstreamUrl === undefined
+    ? gateway(storageOverEngine(backend, overrides, { token: Option.none() }, outbound), services, outbound)
+    : gateway(testStorage(backend, overrides), services, outbound)
+}
 
 /**
  * The gateway pointed at an engine served in-process over the same storage,
@@ -179,4 +228,7 @@ export const TestAppOverEngine = (
   backend: Backend,
   overrides: Partial<AppConfigShape> = {},
   engine: EngineRoutesOptions = { token: Option.none() }
-) => gateway(storageOverEngine(backend, overrides, engine), ServicesLive)
+) => {
+  const outbound = engineOutbound({})
+  return gateway(storageOverEngine(backend, overrides, engine, outbound), ServicesLive, outbound)
+}

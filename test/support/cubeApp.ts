@@ -17,7 +17,7 @@ const FILES = { "/cube.stl": binaryStl(box(20, 20, 20)) }
 const fetcher = modelFetcherLayer({ allowPrivate: true, maxBytes: 1 << 20, timeout: Duration.seconds(5), maxRedirects: 0, placeholderHosts: ["example"] })
 
 /** The test app on `backend`, fetching models from the file host that serves `/cube.stl`. */
-export const cubeAppLayer = (backend: Backend) => Layer.merge(TestApp(backend).pipe(Layer.provide(fetcher)), FileHostLive(FILES))
+export const cubeAppLayer = (backend: Backend) => Layer.merge(TestApp(backend, {}, { modelFetcher: fetcher }), FileHostLive(FILES))
 
 export const MUNICH = { latitude: 48.14, longitude: 11.58 }
 

@@ -54,6 +54,7 @@ import { DownstreamError } from "../../domain/Errors.ts"
 import { InvalidConfig } from "../../domain/Errors.ts"
 import { TestDataEmptied } from "../../domain/Grants.ts"
 import { traced } from "../../domain/Span.ts"
+import type { EngineOutbound } from "../../engine/Engine.ts"
 import { causeInWords } from "../../platform/Readiness.ts"
 import { IncomingTraceContext } from "../../platform/telemetry/TraceContext.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
@@ -321,25 +322,29 @@ const optionsFor = Effect.fnUntraced(function*(url: string) {
 })
 
 /** Downstream over HTTP with explicit options, on its own keep-alive connection pool (undici). */
-export const DownstreamHttpWith = (options: DownstreamHttpOptions): Layer.Layer<Downstream> =>
+export const DownstreamHttpWith = (options: DownstreamHttpOptions): Layer.Layer<Downstream, never, ReadinessChecks> =>
   Layer.effect(Downstream, makeDownstreamHttp(options)).pipe(Layer.provide(NodeHttpClient.layerUndici))
 
 /** Downstream over HTTP to the engine at `url`, with AppConfig's DOWNSTREAM_TIMEOUT_MS and ENGINE_TOKEN. */
-export const DownstreamHttpTo = (url: string): Layer.Layer<Downstream, never, AppConfig> => Layer.unwrap(Effect.map(optionsFor(url), DownstreamHttpWith))
+export const DownstreamHttpTo = (url: string): Layer.Layer<Downstream, never, AppConfig | ReadinessChecks> =>
+  Layer.unwrap(Effect.map(optionsFor(url), DownstreamHttpWith))
 
 /** Downstream over HTTP to the engine at DOWNSTREAM_URL (which must be set). */
-export const DownstreamHttp: Layer.Layer<Downstream, never, AppConfig> = Layer.unwrap(Effect.gen(function*() {
+export const DownstreamHttp: Layer.Layer<Downstream, never, AppConfig | ReadinessChecks> = Layer.unwrap(Effect.gen(function*() {
   const config = yield* AppConfig
   if (Option.isNone(config.downstreamUrl)) return yield* invalid("DOWNSTREAM_URL is not set")
   return DownstreamHttpTo(config.downstreamUrl.value)
 }))
 
+/** What DownstreamLive is built with: the embedded engine's storage and outbound services, the remote one's readiness check. */
+type DownstreamLiveNeeds = AppConfig | SqlClient.SqlClient | ReadinessChecks | EngineOutbound
+
 /** The remote engine when DOWNSTREAM_URL is set, the embedded one otherwise. */
-export const DownstreamLive: Layer.Layer<Downstream, never, AppConfig | SqlClient.SqlClient> = Layer.unwrap(
+export const DownstreamLive: Layer.Layer<Downstream, never, DownstreamLiveNeeds> = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* AppConfig
     return Option.match(config.downstreamUrl, {
-      onNone: (): Layer.Layer<Downstream, never, AppConfig | SqlClient.SqlClient> => DownstreamEmbedded,
+      onNone: (): Layer.Layer<Downstream, never, DownstreamLiveNeeds> => DownstreamEmbedded,
       onSome: DownstreamHttpTo
     })
   })

@@ -20,6 +20,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import * as Net from "node:net"
 import type { InvalidConfig } from "../../domain/Errors.ts"
 import type { StorageUnreachable } from "../../platform/StartFailure.ts"
+import type { Instruments } from "../../platform/telemetry/Instruments.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { startWatching } from "./AnswerWatchdog.ts"
 import { coalescedConnection, coalesceWrites } from "./CoalescedSocket.ts"
@@ -142,7 +143,8 @@ export const StorageLive = (role: StorageRole) =>
     const config = yield* AppConfig
     const client: Layer.Layer<
       PgClient.PgClient | SqlClient.SqlClient | MeterSqlClient,
-      SqlError | DataDirNotPrivate | InvalidConfig | StorageUnreachable
+      SqlError | DataDirNotPrivate | InvalidConfig | StorageUnreachable,
+      Instruments
     > = Option.match(config.databaseUrl, {
       onSome: (url) => postgresClient(url, config.databaseConnectTimeout, config.databaseQueryTimeout),
       onNone: () => Layer.provideMerge(sharedWithMeter, embeddedClient(config.dataDir, role))

@@ -31,6 +31,7 @@ import { OtlpExporter, OtlpMetrics, OtlpSerialization, OtlpTracer } from "effect
 import { Statement } from "effect/sql"
 import { readSettings } from "../../domain/Setting.ts"
 import { Instruments, makeInstruments, type TelemetryInstruments } from "../../platform/telemetry/Instruments.ts"
+import { InstrumentsNoOp } from "../../platform/telemetry/Instruments.ts"
 import { JsonLoggerLive } from "../../platform/telemetry/JsonLog.ts"
 import { SERVER_SETTINGS, TELEMETRY_SETTINGS } from "../../services/Settings.ts"
 import { exportClient, exportFailureReporter, type Signal } from "./ExportClient.ts"
@@ -113,7 +114,9 @@ export const telemetryFor = (defaultServiceName: string) =>
   Layer.unwrap(Effect.gen(function*() {
     const config = yield* settings
     const always = Layer.merge(Layer.succeed(Headers.CurrentRedactedNames, REDACTED_HEADERS), JsonLoggerLive)
-    if (Option.isNone(config.endpoint) || config.disabled) return Layer.merge(always, Layer.succeed(References.TracerEnabled, false))
+    if (Option.isNone(config.endpoint) || config.disabled) {
+      return Layer.mergeAll(always, Layer.succeed(References.TracerEnabled, false), InstrumentsNoOp)
+    }
 
     const resource = resourceOf(defaultServiceName, config)
     // The instruments record into the default metric registry, the one the exporter snapshots.

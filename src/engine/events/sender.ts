@@ -21,11 +21,9 @@
  *   goes to a workflow instead).
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Context, Duration, Effect, identity, Layer, type Option, Scope } from "effect"
+import { Context, Duration, Effect, identity, Layer, type Option } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { Webhook } from "standardwebhooks"
-import { DEFAULT_MODEL_FETCH } from "../../domain/ModelSettings.ts"
-import { DEFAULT_WEBHOOKS } from "../../domain/WebhookSettings.ts"
 import { describeCause, guardedLookup, PrivateAddress, refusal, shown } from "../geometry/modelDownload.ts"
 import { makeLanes } from "./lanes.ts"
 
@@ -153,33 +151,11 @@ export const makeWebhookSender = (options: WebhookSenderOptions) =>
   })
 
 /**
- * A sender whose agent is made at its first send, in a scope that lasts as
- * long as the process: the default for tools and tests, which end with it,
- * and which may never send at all.
+ * The sender the engine uses: operations read it from their context, where
+ * Engine.run puts the one its layer was built with. The gateway and the
+ * engine service provide the one AppConfig configured (src/app/Webhooks.ts);
+ * a test may provide `webhookSenderLayer(options)`.
  */
-const senderOnFirstUse = (options: WebhookSenderOptions): WebhookSenderShape => {
-  let made: WebhookSenderShape | undefined
-  const sender = Effect.suspend(() =>
-    made !== undefined ? Effect.succeed(made) : makeWebhookSender(options).pipe(
-      Effect.provideService(Scope.Scope, Scope.makeUnsafe()),
-      Effect.tap((sender) => Effect.sync(() => made ??= sender))
-    )
-  )
-  return {
-    refusal: (url) => urlRefusal(options, url),
-    send: (request) => Effect.flatMap(sender, (each) => each.send(request)),
-    sendWithin: (request, wait) => Effect.flatMap(sender, (each) => each.sendWithin(request, wait))
-  }
-}
-
-/**
- * The sender the engine uses: a reference, so operations need not declare
- * it; by default with the documented defaults (tools, tests). The gateway and
- * the engine service provide the one AppConfig configured
- * (src/app/Webhooks.ts); a test may provide `webhookSenderLayer(options)`.
- */
-export const WebhookSender = Context.Reference<WebhookSenderShape>("mfg/engine/WebhookSender", {
-  defaultValue: () => senderOnFirstUse({ timeout: DEFAULT_WEBHOOKS.timeout, allowPrivate: DEFAULT_MODEL_FETCH.allowPrivate })
-})
+export class WebhookSender extends Context.Service<WebhookSender, WebhookSenderShape>()("mfg/engine/WebhookSender") {}
 
 export const webhookSenderLayer = (options: WebhookSenderOptions) => Layer.effect(WebhookSender, makeWebhookSender(options))

@@ -38,15 +38,12 @@
  * (ModelMetrics.ts).
  *
  * The pool belongs to a scope: `modelAnalyserLayer(options)` and
- * `ModelAnalyserLive` end its threads with the layer. The default reference
- * (what the engine uses when neither is provided) is one pool for the
- * process, made on first use from MODEL_* and never closed; its idle
- * threads do not keep the process alive.
+ * `ModelServicesLive` (src/app/ModelServices.ts, MODEL_* as AppConfig
+ * read them) end its threads with the layer.
  */
 import { Context, Duration, Effect, Layer, Scope } from "effect"
 import { Piscina } from "piscina"
-import { InvalidConfig } from "../../domain/Errors.ts"
-import { DEFAULT_MODEL_ANALYSIS, modelAnalysisConfig, modelAnalysisProblem, type ModelAnalysisSettings } from "../../domain/ModelSettings.ts"
+import { DEFAULT_MODEL_ANALYSIS, type ModelAnalysisSettings } from "../../domain/ModelSettings.ts"
 import type { ModelUnit } from "../../domain/ModelUnits.ts"
 import { isOutOfMemory, onDemandPool, perAppLimit, runWithinBudget } from "../BudgetedPool.ts"
 import type { AnalysisOutcome, AnalysisTask } from "./analysisWorker.ts"
@@ -71,15 +68,6 @@ export interface ModelAnalyserShape {
 }
 
 export const defaultAnalyserOptions: ModelAnalyserOptions = DEFAULT_MODEL_ANALYSIS
-
-/** The configured options, or the defect that stops the start (or the first analysis) naming what is wrong. */
-const configured = modelAnalysisConfig.pipe(
-  Effect.catch((error) => Effect.die(new InvalidConfig({ message: `MODEL_ANALYSIS_* / MODEL_MAX_*: ${error.message}` }))),
-  Effect.flatMap((options) => {
-    const wrong = modelAnalysisProblem(options)
-    return wrong === undefined ? Effect.succeed(options) : Effect.die(new InvalidConfig({ message: wrong }))
-  })
-)
 
 /** Analyses one app may run at once. */
 export const perAppOf = (options: ModelAnalyserOptions) => Math.max(1, options.perApp ?? Math.ceil(options.workers / 2))
@@ -189,31 +177,11 @@ export const makeModelAnalyser = (
     (analyser) => Effect.promise(() => analyser.close())
   )
 
-/** The process's pool, made on first use from the environment; never closed (its idle threads do not hold the process). */
-let processPool: Analyser | undefined
-
-const fromConfig: ModelAnalyserShape = {
-  analyse: (bytes, fileName, appId, unit) =>
-    Effect.suspend(() =>
-      processPool !== undefined
-        ? processPool.analyse(bytes, fileName, appId, unit)
-        : configured.pipe(
-          Effect.flatMap((options) => {
-            processPool ??= makeAnalyser(options, IDLE_POOL_TIMEOUT)
-            return processPool.analyse(bytes, fileName, appId, unit)
-          })
-        )
-    ),
-  threadIds: () => processPool?.threadIds() ?? []
-}
-
 /**
- * The model analyser the engine uses: a reference, so operations need not
- * declare it; by default the process's pool, configured from the
- * environment when the first model is analysed. A host (or a test)
- * provides `ModelAnalyserLive` or `modelAnalyserLayer(options)` instead.
+ * The model analyser the engine uses: operations read it from their context,
+ * where Engine.run puts the one its layer was built with.
  */
-export const ModelAnalyser = Context.Reference<ModelAnalyserShape>("mfg/engine/ModelAnalyser", { defaultValue: () => fromConfig })
+export class ModelAnalyser extends Context.Service<ModelAnalyser, ModelAnalyserShape>()("mfg/engine/ModelAnalyser") {}
 
 /** An analyser with fixed options (tests, hosts that configure it in code); its threads end with the layer. */
 export const modelAnalyserLayer = (options: Partial<ModelAnalyserOptions> = {}) =>

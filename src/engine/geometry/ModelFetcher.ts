@@ -21,11 +21,11 @@
  *
  * The download itself, on Effect's HttpClient over undici, and how each
  * check is made, is in modelDownload.ts; this file holds the options, their
- * configuration and the ModelFetcher reference.
+ * configuration and the ModelFetcher service.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Context, Effect, Layer } from "effect"
-import { DEFAULT_MODEL_FETCH, modelFetchConfig, type ModelFetchSettings } from "../../domain/ModelSettings.ts"
+import { DEFAULT_MODEL_FETCH, type ModelFetchSettings } from "../../domain/ModelSettings.ts"
 import { isFetchable } from "../../domain/SpecialAddresses.ts"
 import type { EngineError } from "../EngineError.ts"
 import { download, downloadAgentOptions, fetchError, MODEL_FETCHER_SOURCE } from "./modelDownload.ts"
@@ -102,23 +102,13 @@ export const makeModelFetcher = (options: ModelFetcherOptions, agent?: DownloadA
     })
 })
 
-/** The fetcher configured by MODEL_FETCH_* (read on every fetch, so the environment in effect applies). */
-const fromConfig: ModelFetcherShape = {
-  fetch: (url) =>
-    modelFetchConfig.pipe(
-      Effect.mapError((error) => fetchError(500, "InvalidConfig", `MODEL_FETCH_* configuration is invalid: ${error.message}`)),
-      Effect.flatMap((options) => makeModelFetcher(options).fetch(url))
-    )
-}
-
 /**
- * The model fetcher the engine uses: a reference, so operations need not
- * declare it; by default configured from MODEL_FETCH_* when it fetches
- * (tools, tests). The gateway and the engine service provide the one
- * AppConfig read at start (src/app/ModelServices.ts); a test may provide
- * `modelFetcherLayer(options)`.
+ * The model fetcher the engine uses: operations read it from their context,
+ * where Engine.run puts the one its layer was built with. The gateway and
+ * the engine service provide the one AppConfig read at start
+ * (src/app/ModelServices.ts); a test may provide `modelFetcherLayer(options)`.
  */
-export const ModelFetcher = Context.Reference<ModelFetcherShape>("mfg/engine/ModelFetcher", { defaultValue: () => fromConfig })
+export class ModelFetcher extends Context.Service<ModelFetcher, ModelFetcherShape>()("mfg/engine/ModelFetcher") {}
 
 /**
  * A fetcher whose downloads share one undici Agent, closed with the scope:

@@ -7,7 +7,6 @@
 import { Effect, Layer, Option, Redacted } from "effect"
 import { HttpApiBuilder, HttpApiError } from "effect/http-api"
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto"
-import { AppRateLimitsSql } from "../../adapters/sql/AppRateLimitsSql.ts"
 import { AdminApi, AdminAuth, AdminBadRequests } from "../../contract/AdminApi.ts"
 import { schemaErrorToBadRequest } from "../../contract/BadRequests.ts"
 import { errorAnswer } from "../../contract/ErrorAnswer.ts"
@@ -18,8 +17,8 @@ import { AppConfig } from "../../services/AppConfig.ts"
 import { AppRateLimits } from "../../services/AppRateLimits.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { Meter } from "../../services/Meter.ts"
+import { RateLimiting } from "../../services/RateLimiting.ts"
 import { SecretStore } from "../../services/SecretStore.ts"
-import { RateLimiting } from "../request/index.ts"
 
 /** The admin API's paths: for operators' tools, never for browsers (CORS stays closed on them). */
 export const ADMIN_PREFIX = "/api/"
@@ -96,7 +95,7 @@ const RateLimitsHandlers = HttpApiBuilder.group(
       clear: ({ params }) => overrides.clear(params.appId).pipe(Effect.tap(() => Effect.sync(() => limits.forget(params.appId))))
     })
   })
-).pipe(Layer.provide(AppRateLimitsSql))
+)
 
 /** The engine empties the app's test space (embedded, or the remote engine's own route); its refusals pass through. */
 const TestDataHandlers = HttpApiBuilder.group(

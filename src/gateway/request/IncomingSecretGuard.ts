@@ -38,14 +38,14 @@ import { MODE_HEADER, type Scope } from "../../domain/Grants.ts"
 import type { Caller } from "../../domain/Secret.ts"
 import { traced } from "../../domain/Span.ts"
 import { timeOrderedUuid } from "../../domain/TimeOrderedId.ts"
-import { Instruments, NO_INSTRUMENTS, type TelemetryInstruments } from "../../platform/telemetry/Instruments.ts"
+import { Instruments, type TelemetryInstruments } from "../../platform/telemetry/Instruments.ts"
 import { activeSpan } from "../../platform/telemetry/JsonLog.ts"
 import { type IncomingTrace, IncomingTraceContext, parentSpanOf, traceFromHeaders } from "../../platform/telemetry/TraceContext.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Meter } from "../../services/Meter.ts"
+import { RateLimiting, type RateLimitingShape } from "../../services/RateLimiting.ts"
 import { SecretStore } from "../../services/SecretStore.ts"
 import { clientAddress, presentedSecret } from "./CallerIdentity.ts"
-import { RateLimiting, type RateLimitingShape } from "./RateLimiting.ts"
 import { CurrentRequestFacts, type RequestFacts } from "./RequestTelemetry.ts"
 
 /** Spans on the request path: their names say where they are; a stack trace per call would cost more than the span. */
@@ -147,8 +147,8 @@ export const makeIncomingSecretGuard = (
   secrets: SecretStore["Service"],
   meter: Meter["Service"],
   config: AppConfig["Service"],
-  instruments: TelemetryInstruments = NO_INSTRUMENTS,
-  rateLimits: RateLimitingShape = RateLimiting.defaultValue()
+  instruments: TelemetryInstruments,
+  rateLimits: RateLimitingShape
 ) => {
   /**
    * A wait on the database, bounded by DATABASE_QUERY_TIMEOUT: past it, the

@@ -26,7 +26,7 @@
  * `r` is then what the store had left, less what this instance has handed
  * out since.
  */
-import { Context, Deferred, Duration, Effect, Exit, Layer, Metric } from "effect"
+import { Deferred, Duration, Effect, Exit, Layer, Metric } from "effect"
 import { RateLimiter } from "effect/persistence"
 import { TooManyRequests } from "../../domain/Errors.ts"
 import type { RateLimitPolicy } from "../../domain/RateLimit.ts"
@@ -34,37 +34,13 @@ import { setRecent } from "../../domain/RecentMap.ts"
 import { Instruments } from "../../platform/telemetry/Instruments.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { AppRateLimits } from "../../services/AppRateLimits.ts"
+import { type RateLimitDecision, RateLimiting } from "../../services/RateLimiting.ts"
 import { makeRateLimiterStore, type StoreEvents } from "./RateLimitStore.ts"
 
 /** How long an app's budget is used before storage is asked again: the delay of an override elsewhere. */
 export const POLICY_TTL_MS = 5_000
 /** Bound on the apps whose budget, and whose lease, are remembered; past it the oldest are dropped (read again when they call). */
 const MAX_REMEMBERED = 10_000
-
-/** What one call's count decided. */
-export interface RateLimitDecision {
-  /** `RateLimit-Policy` and `RateLimit`, plus `Retry-After` when refused: on every answer of the call. */
-  readonly headers: Readonly<Record<string, string>>
-  /** The 429's error when the budget is spent (the surface answers it in its own shape); undefined when the call may run. */
-  readonly refusal: TooManyRequests | undefined
-}
-
-export interface RateLimitingShape {
-  /** Counts one call of `appId`; undefined when the app has no limit (RATE_LIMIT=off and no override). */
-  readonly decide: (appId: string) => Effect.Effect<RateLimitDecision | undefined>
-  /** Drops the remembered budget of `appId`, after its override was set or cleared here. */
-  readonly forget: (appId: string) => void
-}
-
-const NO_RATE_LIMITS: RateLimitingShape = { decide: () => Effect.succeed(undefined), forget: () => {} }
-
-/**
- * The rate limits of the request path: none unless RateLimitingLive is
- * provided (it is, with the other services, in the server and TestApp).
- */
-export const RateLimiting = Context.Reference<RateLimitingShape>("mfg/http/RateLimiting", {
-  defaultValue: () => NO_RATE_LIMITS
-})
 
 /**
  * How many units an instance takes from the store at once: a

@@ -1,6 +1,6 @@
 export { cors } from "./Cors.ts"
 export { failureResponse, IncomingSecretAuthLive, meteredCallOf } from "./IncomingSecretAuthLive.ts"
 export { type CallDetails, IncomingSecretGuard, type MeteredCall } from "./IncomingSecretGuard.ts"
-export { RateLimiting, RateLimitingLive } from "./RateLimiting.ts"
+export { RateLimitingLive } from "./RateLimiting.ts"
 export { type LimitedSurface, type RefusalKind, requestLimits } from "./RequestLimits.ts"
 export { CurrentRequestFacts, requestTelemetry } from "./RequestTelemetry.ts"

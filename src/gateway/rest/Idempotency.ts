@@ -40,7 +40,6 @@ import { Context, Effect, Exit, Fiber, Layer, type Scope } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { hash } from "node:crypto"
-import { IdempotencySql } from "../../adapters/sql/IdempotencySql.ts"
 import { CurrentCaller } from "../../contract/Authorization.ts"
 import type { DecodedInput, IdempotentCall } from "../../contract/EngineCall.ts"
 import { errorAnswer } from "../../contract/ErrorAnswer.ts"
@@ -258,14 +257,14 @@ export const makeIdempotency = (once: RunOnce): WithIdempotencyKey => (request, 
   return once(key, fingerprintOf(request), respond, httpKeeping)
 }
 
-/** The core over the SQL store; its calls run in this layer's scope (interrupted, and their keys given back, at shutdown). */
+/** The core over the IdempotencyStore; its calls run in this layer's scope (interrupted, and their keys given back, at shutdown). */
 export class IdempotentOnce extends Context.Service<IdempotentOnce, RunOnce>()("mfg/http/IdempotentOnce") {
   static readonly layer = Layer.effect(
     IdempotentOnce,
     Effect.gen(function*() {
       return makeRunOnce(yield* IdempotencyStore, yield* Effect.scope)
     })
-  ).pipe(Layer.provide(IdempotencySql))
+  )
 }
 
 /** The REST wrapper, over the core. */

@@ -6,28 +6,26 @@
  */
 import { Effect, Layer } from "effect"
 import { type HttpMethod, HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
-import { SqlClient } from "effect/sql"
 import { METHODS } from "node:http"
 import { errorAnswer } from "../../contract/ErrorAnswer.ts"
 import { NotFound } from "../../domain/Errors.ts"
 import { ReadinessChecks } from "../../services/Readiness.ts"
-import { checkReadiness, storageCheck } from "../Readiness.ts"
+import { checkReadiness } from "../Readiness.ts"
 import { HEALTH_PATH, READY_PATH, type RouteTable } from "./RouteTable.ts"
 
 const health = HttpRouter.add("GET", HEALTH_PATH, HttpServerResponse.jsonUnsafe({ status: "ok" }))
 
 /**
- * Readiness: storage's check and those the server's layers added (the remote
- * engine, Redis), all at once; 503 naming what does not answer. The checks
- * are read per request, so a layer built after the routes still counts.
+ * Readiness: the server's checks (storage's, and those its layers added: the
+ * remote engine, Redis), all at once; 503 naming what does not answer. The
+ * checks are read per request, so a layer built after the routes still counts.
  */
 const ready = Layer.unwrap(Effect.gen(function*() {
-  const storage = storageCheck(yield* SqlClient.SqlClient)
-  const others = yield* ReadinessChecks
+  const checks = yield* ReadinessChecks
   return HttpRouter.add(
     "GET",
     READY_PATH,
-    Effect.suspend(() => checkReadiness([storage, ...others.all()])).pipe(
+    Effect.suspend(() => checkReadiness(checks.all())).pipe(
       Effect.map(({ body, status }) => HttpServerResponse.jsonUnsafe(body, { status }))
     )
   )

@@ -22,12 +22,12 @@
  * (storage/PoolMetrics.ts). The rate limits' counters are RateLimiting's,
  * the model files' the engine's (src/engine/geometry/ModelMetrics.ts).
  *
- * Without an exporter the instruments are no-ops (`Instruments`' default),
+ * Without an exporter the instruments are no-ops (`InstrumentsNoOp`),
  * so the request path does no metric work at all. With one, each series is
  * an Effect Metric created once per attribute set and updated in place: a
  * string key and two map lookups per measurement.
  */
-import { Context, Metric } from "effect"
+import { Context, Layer, Metric } from "effect"
 
 export interface TelemetryInstruments {
   /** Whether measurements are kept (an exporter is configured). */
@@ -65,10 +65,11 @@ export const NO_INSTRUMENTS: TelemetryInstruments = {
   exportFailure: ignore
 }
 
-/** The instruments in use: no-ops unless TelemetryLive configured an exporter. */
-export const Instruments = Context.Reference<TelemetryInstruments>("mfg/telemetry/Instruments", {
-  defaultValue: () => NO_INSTRUMENTS
-})
+/** The instruments in use: recording when TelemetryLive configured an exporter, else no-ops. */
+export class Instruments extends Context.Service<Instruments, TelemetryInstruments>()("mfg/telemetry/Instruments") {}
+
+/** Instruments that keep nothing: a process without an exporter, a CLI command, a test. */
+export const InstrumentsNoOp = Layer.succeed(Instruments, NO_INSTRUMENTS)
 
 /** Request durations, in seconds: the OpenTelemetry HTTP semantic conventions' buckets. */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]
