@@ -17,7 +17,7 @@
  * it accepts (with the secret's spend limit).
  */
 import { Context } from "effect"
-import { type HttpApi, type HttpApiEndpoint, type HttpApiGroup, OpenApi } from "effect/http-api"
+import { type HttpApi, type HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import type { Scope } from "../domain/Grants.ts"
 
 /** An operation's scope; `toAccept`: what accepting a quote needs besides it. */
@@ -129,15 +129,16 @@ const withScope = (group: string, endpoint: HttpApiEndpoint.Top): HttpApiEndpoin
 }
 
 /** `api` with every endpoint annotated with its scope; an endpoint the table does not name fails at once. */
-export const withRequiredScopes = <Api extends { readonly groups: object }>(api: Api): Api => {
-  // eslint-disable-next-line no-restricted-syntax -- the API rebuilt with annotated endpoints keeps its type: not yet typed without the cast (issue 40)
-  const top = api as unknown as HttpApi.Top
-  const groups = Object.values(top.groups).map((group: HttpApiGroup.Top) => {
+export const withRequiredScopes = <Id extends string, Groups extends HttpApiGroup.Constraint>(
+  api: HttpApi.HttpApi<Id, Groups>
+): HttpApi.HttpApi<Id, Groups> => {
+  const groups = Object.values<HttpApiGroup.Constraint>(api.groups).map((group) => {
+    if (!HttpApiGroup.isHttpApiGroup(group)) throw new TypeError(`${group.identifier} is not an HttpApiGroup`)
     const endpoints = Object.values(group.endpoints).map((endpoint) => withScope(group.identifier, endpoint))
     const [first, ...rest] = endpoints
     return first === undefined ? group : group.add(first, ...rest)
   })
   const [first, ...rest] = groups
-  // eslint-disable-next-line no-restricted-syntax -- the API rebuilt with annotated endpoints keeps its type: not yet typed without the cast (issue 40)
-  return (first === undefined ? top : top.add(first, ...rest)) as unknown as Api
+  // Each group is added again under its identifier, replacing the one it was: the API's groups are the same.
+  return first === undefined ? api : api.add(first, ...rest) as HttpApi.HttpApi<Id, Groups>
 }

@@ -13,7 +13,7 @@
  * are accepted and dropped on decoding, so the engine only ever sees the
  * writable fields.
  */
-import { type JsonSchema, Schema, SchemaAST, SchemaGetter, SchemaTransformation } from "effect"
+import { type JsonSchema, Schema, SchemaAST, SchemaGetter, SchemaTransformation, Struct } from "effect"
 import { Int32 } from "./Integers.ts"
 
 export const DATE_FIELDS = ["createdAt", "updatedAt"] as const
@@ -153,6 +153,15 @@ const asReadOnly = <F extends Schema.Struct.Fields>(fields: F) =>
     Object.entries(fields).map(([key, schema]) => [key, Schema.optional(Schema.toType(schema).annotate({ description: READ_ONLY }))])
   ) as { readonly [K in keyof F]: Schema.optional<Schema.toType<F[K]>> }
 
+/** `fields`' `keys`, in that order, each optional, and documented as held to the engine's values: what a PUT body may carry back from a read. */
+const asVerified = <F extends Schema.Struct.Fields, K extends keyof F & string>(fields: F, keys: ReadonlyArray<K>) =>
+  Object.fromEntries(
+    keys.flatMap((key) => {
+      const schema = fields[key]
+      return schema === undefined ? [] : [[key, Schema.optional(Schema.toType(schema).annotate({ description: VERIFIED }))]]
+    })
+  ) as { readonly [P in K]: Schema.optional<Schema.toType<F[P]>> }
+
 /**
  * A body that accepts a record as read: `writable`'s fields, and each of
  * `readOnly`'s as an optional field that decoding drops, so the decoded value
@@ -170,8 +179,8 @@ export const acceptingTheRecord = <Writable extends Schema.Struct<Schema.Struct.
     decode: SchemaGetter.transform((body) =>
       Object.fromEntries(keys.filter((key) => key in body).map((key) => [key, (body as Record<string, unknown>)[key]])) as Writable["Encoded"]
     ),
-    // eslint-disable-next-line no-restricted-syntax -- the resource's schemas built from its spec keep their declared types: not yet typed without the cast (issue 40)
-    encode: SchemaGetter.transform((input) => input as unknown as typeof asRead.Type)
+    // The writable fields as they are: a record as read without its read-only fields.
+    encode: SchemaGetter.passthrough({ strict: false })
   }))
 }
 
@@ -234,22 +243,19 @@ export const defineResource = <
     ...(spec.computed ?? ({} as Computed)),
     ...TIMESTAMPS
   }).annotate({ title: spec.title })
-  // eslint-disable-next-line no-restricted-syntax -- the resource's schemas built from its spec keep their declared types: not yet typed without the cast (issue 40)
-  const computed = (spec.computed ?? {}) as unknown as Readonly<Record<string, Schema.Top>>
-  const verified: ReadonlyArray<string> = spec.verified ?? []
-  // eslint-disable-next-line no-restricted-syntax -- the resource's schemas built from its spec keep their declared types: not yet typed without the cast (issue 40)
-  const verifiedFields = Object.fromEntries(
-    verified.map((key) => [key, Schema.optional(Schema.toType(computed[key]!).annotate({ description: VERIFIED }))])
-  ) as unknown as { readonly [K in Verified]: Schema.optional<Schema.toType<Computed[K]>> }
-  // eslint-disable-next-line no-restricted-syntax -- the resource's schemas built from its spec keep their declared types: not yet typed without the cast (issue 40)
-  const ignored = Object.fromEntries(Object.entries(computed).filter(([key]) => !verified.includes(key))) as unknown as Omit<Computed, Verified>
+  const computed = spec.computed ?? ({} as Computed)
+  const verified: ReadonlyArray<Verified> = spec.verified ?? []
+  const verifiedFields = asVerified(computed, verified)
+  const ignored = Struct.omit(computed, verified)
   const withId = Schema.Struct({
     id: Schema.optional(RecordId.annotate({ description: "The record's id, as read: when present it must be the path's" })),
     ...spec.fields,
     ...verifiedFields
   })
   const replaceInput = acceptingTheRecord(
-    // eslint-disable-next-line no-restricted-syntax -- the resource's schemas built from its spec keep their declared types: not yet typed without the cast (issue 40)
+    // `validate` reads `spec.fields`, which a record with an id holds too; TypeScript cannot relate the two structs' types
+    // while `Fields` is generic (a Filter takes its input contravariantly).
+    // eslint-disable-next-line no-restricted-syntax -- Struct.Type of `{ id } & Fields & verified` is not relatable to Struct.Type<Fields> for a generic Fields
     validate === undefined ? withId : withId.check(validate as unknown as SchemaAST.Filter<typeof withId.Type>),
     { ...ignored, ...TIMESTAMPS }
   ).annotate({

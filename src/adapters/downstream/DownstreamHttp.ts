@@ -23,7 +23,7 @@
  * (ReadinessChecks, name `engine`).
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Context, Effect, Layer, Option, Redacted, References, Schema } from "effect"
+import { Context, Effect, Layer, Option, Predicate, Redacted, References, Schema } from "effect"
 import { constTrue } from "effect/Function"
 import { HttpClient, HttpClientError, HttpClientRequest, HttpClientResponse } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
@@ -121,6 +121,19 @@ const engineFailure = Effect.fnUntraced(function*(response: HttpClientResponse.H
 })
 
 type Method = (input: object) => Effect.Effect<unknown, unknown, EngineCaller>
+
+/**
+ * The engine client's method of `operation` (`<group>.<endpoint>`), looked up
+ * by name: it takes its own endpoint's input, which `Downstream.call`'s
+ * types hold the caller to.
+ */
+const methodOf = (client: Readonly<Record<string, unknown>>, operation: OperationName): Method => {
+  const [group, name] = operation.split(".") as [string, string]
+  const methods = client[group]
+  const method = Predicate.hasProperty(methods, name) ? methods[name] : undefined
+  if (!Predicate.isFunction(method)) throw new Error(`The engine's client has no method for ${operation}`)
+  return method as Method
+}
 
 const unreachable = (cause: string) => new DependencyUnreachable({ cause })
 /** Why the engine says it is not ready: the `reason` of its `/ready` body (ReadinessBody), the only field read. */
@@ -224,13 +237,11 @@ export const makeDownstreamHttp = Effect.fnUntraced(function*(options: Downstrea
     )
   )
   const client = yield* HttpApiClient.makeWith(EngineApi, { httpClient, baseUrl })
-  // eslint-disable-next-line no-restricted-syntax -- the client's methods looked up by operation name take each its own input (issue 40)
-  const byGroup = client as unknown as Readonly<Record<string, Readonly<Record<string, Method>>>>
+  const methods: Readonly<Record<string, unknown>> = client
   const timeoutMessage = `The engine did not answer within ${options.timeoutMs} ms`
 
   const callOperation = (operation: OperationName, paged: boolean, creates: boolean) => {
-    const [group, name] = operation.split(".") as [string, string]
-    const client = byGroup[group]![name]!
+    const client = methodOf(methods, operation)
     const withResponse = (input: object): Effect.Effect<readonly [unknown, HttpClientResponse.HttpClientResponse], unknown, EngineCaller> =>
       Effect.map(client({ ...input, responseMode: "decoded-and-response" }), (answer) => answer as readonly [unknown, HttpClientResponse.HttpClientResponse])
     // A page's records are the body, its total the engine's X-Total-Count header.

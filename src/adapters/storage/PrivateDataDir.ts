@@ -4,7 +4,7 @@
  * DATA_DIR that others can write refused (docs/operations.md, Storage).
  */
 import { NodeFS } from "@electric-sql/pglite/nodefs"
-import { Effect, Schema } from "effect"
+import { Effect, Predicate, Schema } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 
@@ -119,6 +119,17 @@ export const makeDataDirPrivate = (dataDir: string): Effect.Effect<void, DataDir
 type EmscriptenAttributes = { mode?: number | undefined }
 type EmscriptenOps = Record<string, ((...args: Array<unknown>) => unknown) | undefined>
 
+/** Emscripten's NODEFS, as far as it is used here: the operations of its nodes and of its open files. */
+interface EmscriptenNodeFS {
+  readonly node_ops: EmscriptenOps
+  readonly stream_ops: EmscriptenOps
+}
+
+/** PGlite types its module's NODEFS by Emscripten's declarations, which it does not ship: the shape is checked here. */
+const isEmscriptenNodeFS = (nodefs: unknown): nodefs is EmscriptenNodeFS =>
+  Predicate.hasProperty(nodefs, "node_ops") && Predicate.isObject(nodefs.node_ops) &&
+  Predicate.hasProperty(nodefs, "stream_ops") && Predicate.isObject(nodefs.stream_ops)
+
 /**
  * PGlite's NodeFS, except that nothing it writes is readable, writable or
  * executable by group or others. The umask alone is not enough: Emscripten
@@ -137,8 +148,8 @@ export class PrivateNodeFS extends NodeFS {
         ...emscriptenOpts,
         // After NodeFS's own (which mounts DATA_DIR/pgdata); every node of the mount shares these ops.
         preRun: [...(emscriptenOpts.preRun ?? []), (mod) => {
-          // eslint-disable-next-line no-restricted-syntax -- Emscripten's NODEFS is untyped by PGlite (issue 40)
-          const nodefs = mod.NODEFS as unknown as { node_ops: EmscriptenOps; stream_ops: EmscriptenOps }
+          const nodefs: unknown = mod.NODEFS
+          if (!isEmscriptenNodeFS(nodefs)) throw new Error("PGlite's NODEFS has no node or stream operations: the data directory cannot be kept private")
           privateModes(nodefs.node_ops, "mknod", 2)
           privateModes(nodefs.node_ops, "setattr", 1)
           privateModes(nodefs.stream_ops, "setattr", 1)

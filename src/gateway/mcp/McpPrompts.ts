@@ -10,13 +10,14 @@
  * fields as `registerPrompt` derives it; the arguments naming the app's
  * records complete from them (McpCompletions).
  */
-import { Context, Effect, Layer, Schema, SchemaAST } from "effect"
+import { Context, Effect, Layer, Record, Schema, SchemaAST } from "effect"
 import { McpSchema, McpServer } from "effect/ai"
 import type { CurrentCaller } from "../../contract/Authorization.ts"
 import { badRequestOf } from "../../contract/BadRequests.ts"
 import { QUOTE_A_PART } from "../../contract/mcp/prompts.ts"
 import { Downstream } from "../../services/Downstream.ts"
-import { makePromptCompletions } from "./McpCompletions.ts"
+import { type Completion, makePromptCompletions } from "./McpCompletions.ts"
+import { servedPerRequest } from "./McpRequestServices.ts"
 
 /** What `prompts/list` says of each argument: its name, its description, whether it is required. */
 const argumentsOf = (fields: Schema.Struct.Fields) =>
@@ -30,8 +31,10 @@ export const PromptRegistrations = Layer.effectDiscard(Effect.gen(function*() {
   const prompt = QUOTE_A_PART
   const decode = Schema.decodeUnknownEffect(prompt.arguments)
   // The caller is a request service (McpAuth provides it), as for the tools and resources.
-  // eslint-disable-next-line no-restricted-syntax -- left for the MCP rewrite (issue 40)
-  const completions = makePromptCompletions(yield* Downstream) as unknown as Parameters<typeof server.addPrompt>[0]["completions"]
+  const completions = Record.map(
+    makePromptCompletions(yield* Downstream),
+    (complete) => (input: string, context: Parameters<Completion>[1]) => servedPerRequest(complete(input, context))
+  )
   yield* server.addPrompt({
     prompt: new McpSchema.Prompt({
       name: prompt.name,

@@ -12,6 +12,7 @@ import { PdfRenderFailed } from "../../adapters/pdf/PdfRenderer.ts"
 import { callScopeOf, CurrentCaller } from "../../contract/Authorization.ts"
 import { QUOTE_PDF } from "../../contract/mcp/resources.ts"
 import { QuotePdfs, unstorableInput } from "../rest/index.ts"
+import { servedPerRequest } from "./McpRequestServices.ts"
 
 const notFound = (uri: string) => new McpSchema.InvalidParams({ message: "Resource not found", data: { uri } })
 
@@ -50,8 +51,6 @@ export const QuotePdfRegistration = Layer.effectDiscard(Effect.gen(function*() {
     routerPath: "mfg:://ticket-quote/:0/pdf",
     completions: {},
     // The caller is a request service (McpAuth provides it), as for the tools.
-    handle: (uri) =>
-      // eslint-disable-next-line no-restricted-syntax -- left for the MCP rewrite (issue 40)
-      read(uri) as unknown as Effect.Effect<McpSchema.ReadResourceResult, McpSchema.InvalidParams | McpSchema.InternalError, McpSchema.McpRequestContext>
+    handle: (uri) => servedPerRequest(read(uri))
   })
 })) as Layer.Layer<never, never, McpServer.McpServer | McpServer.McpRequest<"Requires", CurrentCaller> | QuotePdfs>

@@ -32,6 +32,7 @@ import { Instruments } from "../../platform/telemetry/Instruments.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { Meter } from "../../services/Meter.ts"
 import { requestLogPage, unstorableInput } from "../rest/index.ts"
+import { servedPerRequest } from "./McpRequestServices.ts"
 import { noteDownstreamFailure } from "./McpToolCalls.ts"
 
 type Json = Readonly<Record<string, unknown>>
@@ -58,6 +59,18 @@ const nextUri = (spec: McpResourceSpec, query: URLSearchParams, offset: number) 
 /** A read that failed downstream (engine or storage): an internal error, with the REST error's status and type. */
 const downstreamFailure = (uri: string, error: DownstreamError) =>
   new McpSchema.InternalError({ message: error.message, data: { uri, code: error.code, type: error.type } })
+
+/**
+ * The REST list's own query Schema, as the HttpApi decodes a query string (a
+ * repeated parameter is an array). An endpoint keeps its query as
+ * `Schema.Top`, its types erased; a list's query is a struct of plain fields,
+ * reading no service.
+ */
+const listQueryOf = (spec: McpResourceSpec) => {
+  const query = spec.endpoint.query as Schema.Codec<Readonly<Record<string, unknown>>, unknown> | undefined
+  if (query === undefined) throw new Error(`MCP resource ${spec.uri}: ${spec.operation} takes no query`)
+  return Schema.toCodecArrayFromSingle(query)
+}
 
 /** Registers every resource and its template; their reads need the caller (a request service). */
 export const ResourceRegistrations = Layer.effectDiscard(Effect.gen(function*() {
@@ -115,17 +128,15 @@ export const ResourceRegistrations = Layer.effectDiscard(Effect.gen(function*() 
       query: Readonly<Record<string, unknown>>
     ) => Effect.Effect<unknown, McpSchema.InvalidParams | McpSchema.InternalError, CurrentCaller> => {
       if (spec.servedBy === "meter") return (uri, query) => requestLogPageFor(uri, query as RequestLogQuery)
-      // eslint-disable-next-line no-restricted-syntax -- left for the MCP rewrite (issue 40)
-      const list = downstream.call(spec.endpoint as unknown as NonNullable<ReturnType<typeof endpointNamed>>)
-      return (uri, query) => run(spec.operation, uri, (scope) => list({ query } as OperationInput<typeof list>, scope))
+      // The contract's own endpoint of the operation, which the resource's is.
+      const endpoint = endpointNamed(spec.operation)
+      if (endpoint === undefined) throw new Error(`MCP resource ${spec.uri}: ${spec.operation} is not an operation of the contract`)
+      const list = downstream.call(endpoint)
+      return (uri, query) => run(spec.operation, uri, (scope) => list({ query } as OperationInput<typeof endpoint>, scope))
     })()
     const parameters: ReadonlySet<string> = new Set([...spec.filters, ...PAGING_PARAMETERS])
     const accepted = [...parameters].map((name) => `"${name}"`).join(", ")
-    // The REST list's own query Schema, as the HttpApi decodes a query string (a repeated parameter is an array).
-    const decodeQuery = Schema.decodeUnknownEffect(
-      // eslint-disable-next-line no-restricted-syntax -- left for the MCP rewrite (issue 40)
-      Schema.toCodecArrayFromSingle(spec.endpoint.query as Schema.Top) as unknown as Schema.Codec<Readonly<Record<string, unknown>>, unknown>
-    )
+    const decodeQuery = Schema.decodeUnknownEffect(listQueryOf(spec))
     const encodeContent = Schema.encodeUnknownEffect(spec.content)
 
     // A generator defined once per resource, not per read (IncomingSecretGuard.ts says why).
@@ -181,8 +192,9 @@ export const ResourceRegistrations = Layer.effectDiscard(Effect.gen(function*() 
     yield* server.addResource({
       resource: new McpSchema.Resource({ uri: spec.uri, ...described }),
       annotations: Context.empty(),
-      // eslint-disable-next-line no-restricted-syntax -- left for the MCP rewrite (issue 40)
-      handle: read(spec.uri) as unknown as Effect.Effect<McpSchema.ReadResourceResult, McpSchema.InternalError, McpSchema.McpRequestContext>
+      // McpServer answers any MCP error of a read as it is, though `addResource` types only InternalError;
+      // the bare URI has no query a read could refuse.
+      handle: servedPerRequest(read(spec.uri)) as Effect.Effect<McpSchema.ReadResourceResult, McpSchema.InternalError, McpSchema.McpRequestContext>
     })
     yield* server.addResourceTemplate({
       template: new McpSchema.ResourceTemplate({ uriTemplate: spec.uriTemplate, ...described }),
@@ -190,9 +202,7 @@ export const ResourceRegistrations = Layer.effectDiscard(Effect.gen(function*() 
       // The router's path syntax: `::` is a literal colon; the query is left to the read.
       routerPath: spec.uri.replace(":", "::"),
       completions: {},
-      handle: (uri) =>
-        // eslint-disable-next-line no-restricted-syntax -- left for the MCP rewrite (issue 40)
-        read(uri) as unknown as Effect.Effect<McpSchema.ReadResourceResult, McpSchema.InvalidParams | McpSchema.InternalError, McpSchema.McpRequestContext>
+      handle: (uri) => servedPerRequest(read(uri))
     })
   }
 })) as Layer.Layer<never, never, McpServer.McpServer | McpServer.McpRequest<"Requires", CurrentCaller> | Downstream | Meter>

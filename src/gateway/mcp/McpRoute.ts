@@ -24,6 +24,7 @@ import { McpCacheHints } from "./McpCacheHints.ts"
 import { McpInProcess } from "./McpInProcess.ts"
 import { PromptRegistrations } from "./McpPrompts.ts"
 import { QuotePdfRegistration } from "./McpQuotePdf.ts"
+import { servedPerRequest } from "./McpRequestServices.ts"
 import { ResourceRegistrations } from "./McpResources.ts"
 import { McpScopeChecks } from "./McpScopes.ts"
 import { SERVER_OPTIONS } from "./McpServerInfo.ts"
@@ -48,8 +49,7 @@ const ToolRegistrations = Layer.effectDiscard(Effect.gen(function*() {
     // No `services`: the calls hold what they need (Downstream, Instruments) and read the
     // caller from the request; merging the registration's context into each call's cost more.
     // The caller is a request service (McpAuth provides it: the McpRequest marker below), not one of the registration.
-    // eslint-disable-next-line no-restricted-syntax -- left for the MCP rewrite (issue 40)
-    const handle = call as unknown as (args: unknown) => Effect.Effect<McpSchema.CallToolResult, never, McpSchema.McpRequestContext>
+    const handle = (args: unknown) => servedPerRequest(call(args))
     // The output schema as tools/list carries it (toolSchemas.ts): the structure, what the input schemas say not repeated.
     const outputSchema = McpTools.find((derived) => derived.spec.name === registered.tool.name)?.outputSchema
     const tool = outputSchema === undefined ? registered.tool : new McpSchema.Tool({ ...registered.tool, outputSchema })
