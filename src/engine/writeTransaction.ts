@@ -141,13 +141,9 @@ export const makeWriteTransaction = (sql: SqlClient.SqlClient): WriteTransaction
     rollback: () => whenBegun((c) => unlessGone(c.executeUnprepared("ROLLBACK", [], undefined)))
   })
 
-  // The same client (its statements find the transaction's connection in the context), but for its transactions.
-  // eslint-disable-next-line no-restricted-syntax -- the transaction-bound client keeps SqlClient's shape: not yet typed without the cast (issue 40)
-  const client = Object.assign(
-    // eslint-disable-next-line no-restricted-syntax -- the transaction-bound client keeps SqlClient's shape: not yet typed without the cast (issue 40)
-    (strings: TemplateStringsArray, ...args: Array<unknown>) => (sql as unknown as (...all: Array<unknown>) => unknown)(strings, ...args),
-    { ...sql, withTransaction }
-  ) as unknown as SqlClient.SqlClient
+  // The same client (its statements find the transaction's connection in the context), but for its transactions:
+  // the bound function keeps the client's type, and its own properties are the client's with this withTransaction.
+  const client: SqlClient.SqlClient = Object.assign(sql.bind(sql), { ...sql, withTransaction })
 
   return {
     run: withTransaction,
