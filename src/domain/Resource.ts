@@ -229,8 +229,11 @@ export const defineResource = <
   // Annotated before the check, so that the title stays the body's own (an annotation after a check is the check's).
   const fieldsOnly = Schema.Struct(spec.fields).annotate(described)
   const validateJsonSchema = spec.validateJsonSchema
-  const validate = spec.validate === undefined ? undefined : Schema.makeFilter(
-    spec.validate,
+  const validateFields = spec.validate
+  // One check for every struct that holds the fields (the body, and the record as read with its id): it reads only
+  // them. It takes any input, as a check of a wider struct must, and hands the fields' check what it reads.
+  const validate = validateFields === undefined ? undefined : Schema.makeFilter(
+    (input: unknown) => validateFields(input as Schema.Struct.Type<Fields>),
     // Looser than the check (a JSON Schema states only part of it), hence an approximation.
     validateJsonSchema === undefined ? undefined : { toJsonSchema: () => [validateJsonSchema, true] as const }
   )
@@ -253,10 +256,7 @@ export const defineResource = <
     ...verifiedFields
   })
   const replaceInput = acceptingTheRecord(
-    // `validate` reads `spec.fields`, which a record with an id holds too; TypeScript cannot relate the two structs' types
-    // while `Fields` is generic (a Filter takes its input contravariantly).
-    // eslint-disable-next-line no-restricted-syntax -- Struct.Type of `{ id } & Fields & verified` is not relatable to Struct.Type<Fields> for a generic Fields
-    validate === undefined ? withId : withId.check(validate as unknown as SchemaAST.Filter<typeof withId.Type>),
+    validate === undefined ? withId : withId.check(validate),
     { ...ignored, ...TIMESTAMPS }
   ).annotate({
     title: `${spec.title} replacement`,
