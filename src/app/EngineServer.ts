@@ -77,10 +77,20 @@ const digest = (text: string) => createHash("sha256").update(text).digest()
 const BEARER = /^bearer +/i
 
 /** Whether `authorization` carries the token: digests compared in constant time. */
-const authorized = (expected: Buffer, authorization: string | undefined) => {
+const carriesToken = (expected: Buffer, authorization: string | undefined) => {
   if (authorization === undefined || !BEARER.test(authorization)) return false
   const presented = authorization.replace(BEARER, "").trim()
   return timingSafeEqual(digest(presented), expected) && presented.length > 0
+}
+
+/** Whether the request may call the engine: any request without ENGINE_TOKEN, else one that carries it. */
+const authorized = (expected: Option.Option<Buffer>, request: HttpServerRequest.HttpServerRequest) =>
+  Option.isNone(expected) || carriesToken(expected.value, request.headers["authorization"])
+
+/** The caller's request id when it is printable, else a new one. */
+const requestIdOf = (request: HttpServerRequest.HttpServerRequest) => {
+  const presented = request.headers["x-request-id"]
+  return presented !== undefined && PRINTABLE_ID.test(presented) ? presented : randomUUID()
 }
 
 export interface EngineRoutesOptions {
@@ -96,11 +106,8 @@ export const EngineAuthLive = (options: EngineRoutesOptions) => {
     EngineAuth.of((handler) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const presentedId = request.headers["x-request-id"]
-        const requestId = presentedId !== undefined && PRINTABLE_ID.test(presentedId) ? presentedId : randomUUID()
-        if (Option.isSome(expected) && !authorized(expected.value, request.headers["authorization"])) {
-          return failure(401, "Not Authorized", "Unauthorized", requestId)
-        }
+        const requestId = requestIdOf(request)
+        if (!authorized(expected, request)) return failure(401, "Not Authorized", "Unauthorized", requestId)
         const appId = request.headers[ENGINE_APP_HEADER]
         if (appId === undefined || !PRINTABLE_ID.test(appId)) {
           return failure(400, `The ${ENGINE_APP_HEADER} header must name the app the call is for`, "ValidationError", requestId)
@@ -194,11 +201,8 @@ const TestDataRoute = (options: EngineRoutesOptions) => {
       ENGINE_TEST_DATA_PATH,
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const presentedId = request.headers["x-request-id"]
-        const requestId = presentedId !== undefined && PRINTABLE_ID.test(presentedId) ? presentedId : randomUUID()
-        if (Option.isSome(expected) && !authorized(expected.value, request.headers["authorization"])) {
-          return failure(401, "Not Authorized", "Unauthorized", requestId)
-        }
+        const requestId = requestIdOf(request)
+        if (!authorized(expected, request)) return failure(401, "Not Authorized", "Unauthorized", requestId)
         const appId = request.headers[ENGINE_APP_HEADER]
         if (appId === undefined || !isAppId(appId)) {
           return failure(400, `The ${ENGINE_APP_HEADER} header must name the app whose test data is emptied`, "ValidationError", requestId)
