@@ -61,7 +61,7 @@ import {
 } from "./McpDirect.ts"
 import { McpInProcess } from "./McpInProcess.ts"
 import { isLegacyRequest, legacy } from "./McpLegacy.ts"
-import type { ServedCapabilities } from "./McpServerInfo.ts"
+import { admittedRequest, modern } from "./McpModern.ts"
 import { McpToolCalls } from "./McpToolCalls.ts"
 import { McpCallHeaders } from "./McpToolRetries.ts"
 
@@ -278,25 +278,20 @@ const isRecord = Predicate.isObject
  * body that is no request) carry an error of code, message and data only
  * (no `_tag`), the request's id when it is known and no id otherwise (not
  * `null`), and a body that is not JSON (-32700) or not a request (-32600) is
- * a 400 (the transport's answer to a message it cannot accept), not a 200;
- * `server/discover` advertises the capabilities served (servedCapabilities).
+ * a 400 (the transport's answer to a message it cannot accept), not a 200.
  * It reads McpServer's HTTP answer, as the refusals are McpServer's HTTP
  * admission, which cannot be asked on its own (docs/mcp.md, "How a request
  * goes through effect/ai", says what removes it).
  */
-const alignedAnswer = (response: HttpServerResponse.HttpServerResponse, message: unknown, served: ServedCapabilities) => {
+const alignedAnswer = (response: HttpServerResponse.HttpServerResponse, message: unknown) => {
   const request = isRpcRequest(message) ? message : undefined
-  if (request !== undefined && response.status === 200 && request.method !== "server/discover") return response
+  if (request !== undefined && response.status === 200) return response
   const answer = messageOf(response)
   if (answer === undefined) return response
   if (isRecord(answer.error)) {
     const error = plainError(answer.error)
     const unreadable = error.code === -32700 || error.code === -32600
     return rpcError(isRecord(message) ? message.id : undefined, error, unreadable && response.status === 200 ? 400 : response.status)
-  }
-  if (request?.method === "server/discover" && isRecord(answer.result)) {
-    const result = { ...answer.result, capabilities: served }
-    return HttpServerResponse.jsonUnsafe({ ...answer, result }, { status: response.status, headers: response.headers })
   }
   return response
 }
@@ -357,12 +352,15 @@ export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller | McpCall
       if (isLegacyRequest(request, message)) return servedOnly(legacy(mcp, message), message, false)
       // Nothing is pushed: the stream McpServer would open only to refuse the method is not opened (404 in 2026-07-28, as for any method not served).
       if (isRpcRequest(message) && message.method === "subscriptions/listen") return Effect.succeed(methodNotServed(message.id, message.method, true))
-      const answered = Effect.flatMap(httpEffect, (response) => Effect.map(mcp.capabilities, (served) => alignedAnswer(response, message, served)))
+      const answered = Effect.map(httpEffect, (response) => alignedAnswer(response, message))
       if (!isRpcRequest(message)) return answered
       const params = isRecord(message.params) ? message.params : {}
-      const checked = version !== MODERN_VERSION ? answered : Effect.flatMap(
+      // A request McpServer's HTTP transport admits is asked in process, its result a value (McpModern).
+      const admitted = admittedRequest(request.headers, message)
+      const asked = admitted === undefined ? answered : modern(mcp, admitted)
+      const checked = version !== MODERN_VERSION ? asked : Effect.flatMap(
         malformedMetaAnswer(message.id, params._meta),
-        (malformed) => Option.isSome(malformed) ? Effect.succeed(malformed.value) : answered
+        (malformed) => Option.isSome(malformed) ? Effect.succeed(malformed.value) : asked
       )
       return servedOnly(checked, message, true)
     }

@@ -20,7 +20,6 @@ import { MCP_PROTOCOLS } from "../../contract/mcp/openapi.ts"
 import { McpToolkit, McpTools } from "../../contract/mcp/tools.ts"
 import { QuotePdfs } from "../rest/index.ts"
 import { MCP_PATH, McpAuth } from "./McpAuth.ts"
-import { McpCacheHints } from "./McpCacheHints.ts"
 import { McpInProcess } from "./McpInProcess.ts"
 import { PromptRegistrations } from "./McpPrompts.ts"
 import { QuotePdfRegistration } from "./McpQuotePdf.ts"
@@ -66,7 +65,6 @@ export const McpRoutes = McpServer.layerHttp({
   allowSubscriptions: false,
   registrations: Layer.mergeAll(ToolRegistrations, ResourceRegistrations, QuotePdfRegistration, PromptRegistrations, McpScopeChecks)
 }).pipe(
-  Layer.provide(McpCacheHints),
   Layer.provide(McpAuth.layer),
   // The in-process transport runs on the route's McpServer: McpServer.layer is one layer, built once for both.
   Layer.provide(McpInProcess.layer),
