@@ -22,10 +22,12 @@
  * document allows (400, -32600) are answered here (McpDirect), a plain
  * 2026-07-28 tools/call is answered directly (McpDirect), a 2025-11-25
  * request and any `initialize` are served without a session (McpLegacy,
- * asking McpServer in process: McpInProcess), and the rest by McpServer's
- * HTTP route, whose answers are aligned with the specification where they
- * differ (`alignedAnswer`). A method of a
- * capability the endpoint does not advertise is -32601 whichever path. The
+ * asking McpServer in process: McpInProcess); the rest is judged as
+ * McpServer's HTTP transport admits it, on the request itself (McpAdmission:
+ * its refusals answered as the specification words them), and a 2026-07-28
+ * request it admits is asked of McpServer in process too (McpModern), its
+ * result a value; only what is no request (a JSON-RPC response, a
+ * notification sent with an id) goes to McpServer's HTTP route. A method of a capability the endpoint does not advertise is -32601 whichever path. The
  * 415, 406 and a 429 of the app's rate limit keep their status and carry a
  * JSON-RPC error with the request's id.
  *
@@ -44,6 +46,7 @@ import type { TooManyRequests } from "../../domain/Errors.ts"
 import { traceFromMcpParams } from "../../platform/telemetry/TraceContext.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { type CallDetails, IncomingSecretGuard } from "../request/index.ts"
+import { admission } from "./McpAdmission.ts"
 import {
   answerToolCall,
   capabilityOf,
@@ -53,7 +56,6 @@ import {
   malformedMetaAnswer,
   mediaTypes,
   methodNotServed,
-  plainError,
   plainToolCall,
   rpcError,
   type RpcRequest,
@@ -61,7 +63,7 @@ import {
 } from "./McpDirect.ts"
 import { McpInProcess } from "./McpInProcess.ts"
 import { isLegacyRequest, legacy } from "./McpLegacy.ts"
-import { admittedRequest, modern } from "./McpModern.ts"
+import { modern } from "./McpModern.ts"
 import { McpToolCalls } from "./McpToolCalls.ts"
 import { McpCallHeaders } from "./McpToolRetries.ts"
 
@@ -259,42 +261,7 @@ const overBudget = (message: unknown) => (error: TooManyRequests) =>
 const MODERN_VERSION = "2026-07-28"
 const SERVED_VERSIONS: ReadonlySet<string> = new Set(MCP_PROTOCOLS.map((protocol) => protocol.protocolVersion))
 
-/** The JSON-RPC message of a JSON body (undefined: none). */
-const messageOf = (response: HttpServerResponse.HttpServerResponse): Record<string, unknown> | undefined => {
-  if (response.body._tag !== "Uint8Array") return undefined
-  try {
-    const message: unknown = JSON.parse(new TextDecoder().decode(response.body.body))
-    return typeof message === "object" && message !== null && !Array.isArray(message) ? message as Record<string, unknown> : undefined
-  } catch {
-    return undefined
-  }
-}
-
 const isRecord = Predicate.isObject
-
-/**
- * McpServer's answer to `message` as the specification words it, where
- * McpServer's own differs: its transport refusals (any status but 200, or a
- * body that is no request) carry an error of code, message and data only
- * (no `_tag`), the request's id when it is known and no id otherwise (not
- * `null`), and a body that is not JSON (-32700) or not a request (-32600) is
- * a 400 (the transport's answer to a message it cannot accept), not a 200.
- * It reads McpServer's HTTP answer, as the refusals are McpServer's HTTP
- * admission, which cannot be asked on its own (docs/mcp.md, "How a request
- * goes through effect/ai", says what removes it).
- */
-const alignedAnswer = (response: HttpServerResponse.HttpServerResponse, message: unknown) => {
-  const request = isRpcRequest(message) ? message : undefined
-  if (request !== undefined && response.status === 200) return response
-  const answer = messageOf(response)
-  if (answer === undefined) return response
-  if (isRecord(answer.error)) {
-    const error = plainError(answer.error)
-    const unreadable = error.code === -32700 || error.code === -32600
-    return rpcError(isRecord(message) ? message.id : undefined, error, unreadable && response.status === 200 ? 400 : response.status)
-  }
-  return response
-}
 
 /** The request without its (validated) Origin header, the body read once and carried over. */
 const withoutOrigin = (request: HttpServerRequest.HttpServerRequest, body: ReadBody | undefined) => {
@@ -352,15 +319,20 @@ export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller | McpCall
       if (isLegacyRequest(request, message)) return servedOnly(legacy(mcp, message), message, false)
       // Nothing is pushed: the stream McpServer would open only to refuse the method is not opened (404 in 2026-07-28, as for any method not served).
       if (isRpcRequest(message) && message.method === "subscriptions/listen") return Effect.succeed(methodNotServed(message.id, message.method, true))
-      const answered = Effect.map(httpEffect, (response) => alignedAnswer(response, message))
+      // The transport's admission, judged on the request (McpAdmission): a refusal is answered here, a 2026-07-28
+      // request asked of McpServer in process (McpModern), anything else admitted (a JSON-RPC response, a notification
+      // sent with an id) goes to McpServer's route.
+      const admitted = admission(request.headers, message !== undefined, message)
+      const answered = admitted._tag === "Refused"
+        ? Effect.succeed(admitted.response)
+        : admitted._tag === "Request"
+        ? modern(mcp, admitted.request)
+        : httpEffect
       if (!isRpcRequest(message)) return answered
       const params = isRecord(message.params) ? message.params : {}
-      // A request McpServer's HTTP transport admits is asked in process, its result a value (McpModern).
-      const admitted = admittedRequest(request.headers, message)
-      const asked = admitted === undefined ? answered : modern(mcp, admitted)
-      const checked = version !== MODERN_VERSION ? asked : Effect.flatMap(
+      const checked = version !== MODERN_VERSION ? answered : Effect.flatMap(
         malformedMetaAnswer(message.id, params._meta),
-        (malformed) => Option.isSome(malformed) ? Effect.succeed(malformed.value) : asked
+        (malformed) => Option.isSome(malformed) ? Effect.succeed(malformed.value) : answered
       )
       return servedOnly(checked, message, true)
     }

@@ -143,16 +143,6 @@ export interface RpcErrorObject {
 export const rpcError = (id: unknown, error: RpcErrorObject, status: number) =>
   HttpServerResponse.jsonUnsafe({ jsonrpc: "2.0", ...(isRequestId(id) ? { id } : {}), error }, { status })
 
-/** An error object as the specification has it: code, message and data only (McpServer's transport errors add a `_tag`). */
-export const plainError = (error: Readonly<Record<string, unknown>>): RpcErrorObject => {
-  const { code, data, message } = error
-  return {
-    code: typeof code === "number" ? code : -32603,
-    message: typeof message === "string" ? message : "Internal error",
-    ...(data === undefined ? {} : { data })
-  }
-}
-
 /** A notification: accepted, with no body (nothing here acts on one; there is no session to update). */
 const NOTIFICATION_ACCEPTED = HttpServerResponse.empty({ status: 202 })
 

@@ -15,9 +15,10 @@
  * headers) are those of the fiber that asks, as on the HTTP route.
  */
 import { Context, Deferred, Effect, Layer, Queue } from "effect"
-import { McpProtocol, McpServer } from "effect/ai"
+import { McpServer } from "effect/ai"
 import { RpcSerialization, RpcServer } from "effect/rpc"
 import type { RpcMessage } from "effect/rpc"
+import { MCP_PROTOCOLS } from "../../contract/mcp/openapi.ts"
 import type { RpcErrorObject } from "./McpDirect.ts"
 import { type ServedCapabilities, servedCapabilities, SERVER_OPTIONS } from "./McpServerInfo.ts"
 
@@ -93,7 +94,8 @@ export class McpInProcess extends Context.Service<McpInProcess, {
           codecFor: RpcSerialization.json.codecFor
         }))
       })
-      yield* McpServer.run({ ...SERVER_OPTIONS, protocols: [McpProtocol.v2026_07_28] }).pipe(
+      // The protocols of the HTTP route, so that discovery names the same supported versions; every request is asked in 2026-07-28.
+      yield* McpServer.run({ ...SERVER_OPTIONS, protocols: [...MCP_PROTOCOLS] }).pipe(
         Effect.provideService(RpcServer.Protocol, protocol),
         Effect.provideService(McpServer.McpServer, server),
         Effect.forkScoped
