@@ -1,9 +1,10 @@
 /**
  * McpServer driven in process, with typed messages.
  *
- * The endpoint serves what McpServer's HTTP transport cannot, a 2025-11-25
- * client without a session (McpLegacy), by asking McpServer the same request
- * as a 2026-07-28 client would. It asks through McpServer's own RPC
+ * The endpoint asks McpServer a 2026-07-28 request the transport admits
+ * (McpAdmission, McpModern), and a 2025-11-25 request, which McpServer's
+ * HTTP transport serves only with sessions, as the same request a
+ * 2026-07-28 client sends (McpLegacy). It asks through McpServer's own RPC
  * protocol: `McpServer.run` over an `RpcServer.Protocol` that takes the
  * request as an RPC message and hands back McpServer's `Exit` for it, the
  * result or the JSON-RPC error as values. Nothing is serialized on the way,
