@@ -39,6 +39,7 @@ import { DispatcherHandOffsLive, leaseFor, webhookDispatcherLayer } from "../eng
 import { WebhookRelayLive } from "../engine/events/relay.ts"
 import { webhookSenderLayer } from "../engine/events/sender.ts"
 import { RecordRepository } from "../engine/RecordRepository.ts"
+import type { ReleaseBound } from "../platform/ShutdownReport.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 
 /** The sender with WEBHOOK_TIMEOUT, and the download policy's MODEL_FETCH_ALLOW_PRIVATE. */
@@ -85,6 +86,16 @@ const postgresCluster = Layer.unwrap(Effect.gen(function*() {
     Layer.provide(RpcSerialization.layerSchemaBinary())
   )
 }))
+
+/**
+ * A stop waits this long for the cluster to hand its shards off (its entities
+ * get up to `entityTerminationTimeout`, 15 s by default), then goes on: what
+ * it still ran is stored, and resumes where the shards go next.
+ */
+export const WEBHOOK_DELIVERY_RELEASE: ReleaseBound = {
+  within: Duration.seconds(10),
+  consequence: "its shard locks expire within 15 s of their last refresh, and its stored deliveries resume on another instance, or on this one's next start"
+}
 
 /** The dispatcher, its leases as long as WEBHOOK_TIMEOUT calls for. */
 const WebhookDispatcherLive = Layer.unwrap(Effect.map(AppConfig, (config) => webhookDispatcherLayer({ lease: leaseFor(config.webhooks.timeout) })))

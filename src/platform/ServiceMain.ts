@@ -27,6 +27,9 @@ import { JsonLoggerLive, writeLine } from "./telemetry/JsonLog.ts"
  */
 const REPEAT_WINDOW_MS = 150
 
+/** A graceful stop still running after this long says, and again each time as long again, which parts it waits on. */
+const SLOW_STOP_NOTICE_MS = 10_000
+
 const log = (level: "INFO" | "WARN" | "ERROR", msg: string, fields: Record<string, unknown>) =>
   writeLine(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }))
 
@@ -42,6 +45,16 @@ export const runService = <ROut>(service: Layer.Layer<ROut, unknown>): void => {
       if (stop === undefined) {
         stop = { signal, at: performance.now(), ...report.read() }
         log("INFO", "shutting down", { signal, openConnections: stop.openConnections })
+        const since = stop.at
+        const slow = setInterval(() => {
+          log("WARN", "the graceful stop is still waiting", {
+            elapsedMs: Math.round(performance.now() - since),
+            waitingOn: report.parts().waitingOn,
+            openConnections: report.read().openConnections
+          })
+        }, SLOW_STOP_NOTICE_MS)
+        slow.unref()
+        fiber.addObserver(() => clearInterval(slow))
         fiber.interruptUnsafe(fiber.id)
         return
       }
@@ -83,7 +96,8 @@ export const runService = <ROut>(service: Layer.Layer<ROut, unknown>): void => {
           signal: stop.signal,
           durationMs: Math.round(performance.now() - stop.at),
           connectionsClosed: stop.openConnections,
-          meterRowsWritten: now.meterRowsWritten - stop.meterRowsWritten
+          meterRowsWritten: now.meterRowsWritten - stop.meterRowsWritten,
+          partsMs: report.parts().durationsMs
         }),
         exitCode: ExitCode.stopped
       })

@@ -80,6 +80,10 @@ describe("npm start and signals", () => {
       assert.deepInclude(stopping, { level: "INFO", signal: "SIGTERM", openConnections: 1 })
       assert.deepInclude(stopped, { level: "INFO", signal: "SIGTERM", connectionsClosed: 1, meterRowsWritten: 0, exitCode: 0 })
       assert.isAtLeast(lines.indexOf(stopped!), lines.indexOf(stopping!))
+      // How long each part took to release: where a slow stop spends its time.
+      const partsMs = stopped!.partsMs as Record<string, number>
+      assert.deepStrictEqual(Object.keys(partsMs).sort(), ["http server", "services", "storage", "webhook delivery"], JSON.stringify(stopped))
+      for (const ms of Object.values(partsMs)) assert.isAtLeast(ms, 0)
     } finally {
       if (npm.child.exitCode === null) npm.child.kill("SIGKILL")
       Fs.rmSync(dataDir, { recursive: true, force: true })

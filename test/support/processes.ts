@@ -65,15 +65,37 @@ export const startService = async (env: Record<string, string | undefined>, time
       reject(new Error(`the service exited (${code}):\n${output}`))
     })
   })
-  const stop = () =>
-    child.exitCode !== null || child.signalCode !== null
-      ? Promise.resolve()
-      : new Promise<void>((resolve) => {
-        child.once("exit", () => resolve())
-        child.kill("SIGTERM")
-      })
+  const stop = () => stopGracefully(child, () => output)
   return { child, base: `http://127.0.0.1:${port}`, output: () => output, stop }
 }
+
+/**
+ * A graceful stop takes at most this long: the service bounds what it waits
+ * for (its webhook delivery 10 s, its calls in flight the drills' own), so a
+ * stop past it is a hang, reported with the service's own account of it.
+ */
+const STOP_WITHIN_MS = 45_000
+
+/** SIGTERM, and the exit; a stop past STOP_WITHIN_MS is killed and fails naming what the service said it waited on. */
+const stopGracefully = (child: ChildProcess, output: () => string) =>
+  child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL")
+        const waiting = output().split("\n").filter((line) => line.includes("the graceful stop is still waiting")).at(-1)
+        reject(
+          new Error(
+            `the service did not stop within ${STOP_WITHIN_MS} ms of SIGTERM (${waiting ?? "no part named"}); its output ends:\n${output().slice(-4_000)}`
+          )
+        )
+      }, STOP_WITHIN_MS)
+      child.once("exit", () => {
+        clearTimeout(timer)
+        resolve()
+      })
+      child.kill("SIGTERM")
+    })
 
 // ---------------------------------------------------------------------------
 // A private PostgreSQL cluster, for drills that stop and start the database
@@ -204,6 +226,7 @@ export const startNodeServer = async (
     else child.once("exit", () => resolve())
   })
   const end = (signal: NodeJS.Signals) => () => {
+    if (signal === "SIGTERM") return stopGracefully(child, () => output)
     if (child.exitCode === null && child.signalCode === null) child.kill(signal)
     return exited
   }
