@@ -33,6 +33,7 @@ import {
 import { RpcSerialization } from "effect/rpc"
 import { SocketServer } from "effect/socket"
 import type { SqlClient } from "effect/sql"
+import { clusterPool } from "../adapters/storage/Storage.ts"
 import { InvalidConfig } from "../domain/Errors.ts"
 import { DeliverWebhookLive } from "../engine/events/delivery.ts"
 import { DispatcherHandOffsLive, leaseFor, webhookDispatcherLayer } from "../engine/events/dispatcher.ts"
@@ -40,6 +41,7 @@ import { WebhookRelayLive } from "../engine/events/relay.ts"
 import { webhookSenderLayer } from "../engine/events/sender.ts"
 import { RecordRepository } from "../engine/RecordRepository.ts"
 import type { ReleaseBound } from "../platform/ShutdownReport.ts"
+import type { Instruments } from "../platform/telemetry/Instruments.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 
 /** The sender with WEBHOOK_TIMEOUT, and the download policy's MODEL_FETCH_ALLOW_PRIVATE. */
@@ -83,7 +85,9 @@ const postgresCluster = Layer.unwrap(Effect.gen(function*() {
     Layer.provideMerge(SqlMessageStorage.layer.pipe(Layer.provide(NodeCrypto.layerDigest))),
     Layer.provide(Layer.orDie(SqlRunnerStorage.layer)),
     Layer.provide(config),
-    Layer.provide(RpcSerialization.layerSchemaBinary())
+    Layer.provide(RpcSerialization.layerSchemaBinary()),
+    // Its storage on connections of its own, never the calls' pipelined pool (Storage.ts, clusterPool).
+    Layer.provide(Layer.orDie(clusterPool))
   )
 }))
 
@@ -109,9 +113,10 @@ const WebhookDispatcherLive = Layer.unwrap(Effect.map(AppConfig, (config) => web
  * (src/platform/StartFailure.ts), so the layers above keep their types.
  */
 export const WebhookDeliveryLive = Layer.unwrap(Effect.map(AppConfig, (config) => {
-  const cluster: Layer.Layer<Sharding.Sharding | MessageStorage.MessageStorage, never, SqlClient.SqlClient | AppConfig> = Option.isSome(config.databaseUrl)
-    ? Layer.orDie(postgresCluster)
-    : embeddedCluster
+  const cluster: Layer.Layer<Sharding.Sharding | MessageStorage.MessageStorage, never, SqlClient.SqlClient | AppConfig | Instruments> =
+    Option.isSome(config.databaseUrl)
+      ? Layer.orDie(postgresCluster)
+      : embeddedCluster
   return Layer.mergeAll(DeliverWebhookLive, WebhookRelayLive, DispatcherHandOffsLive).pipe(
     Layer.provide(ClusterWorkflowEngine.layer),
     Layer.provide(cluster),

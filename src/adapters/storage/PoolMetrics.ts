@@ -24,7 +24,7 @@ import { Effect } from "effect"
 import { Instruments } from "../../platform/telemetry/Instruments.ts"
 
 /** Which pool: the SqlClient's (`main`), or the meter's own on PostgreSQL (`meter`). */
-export type PoolName = "main" | "meter"
+export type PoolName = "main" | "meter" | "cluster"
 
 /** PgPool's default maximum, when the options name none. */
 const PG_POOL_DEFAULT_MAX = 10

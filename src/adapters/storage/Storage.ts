@@ -131,6 +131,31 @@ const postgresClient = (url: Redacted.Redacted, connectTimeout: Duration.Duratio
   ).pipe(Layer.provide(Layer.effectDiscard(connectAtStart(reachable, serverName(url), connectTimeout))))
 }
 
+/**
+ * The webhook delivery cluster's own connections on PostgreSQL: its advisory
+ * locks hold a reserved session, and on the request path's pipelined pool a
+ * reserved session takes a whole shared connection out of circulation. Apart,
+ * and one statement per connection, whatever the cluster's storage does
+ * after a database restart (reserving, rebuilding its lock session, timing
+ * out) never waits on or holds the connections that answer the calls.
+ */
+export const clusterPool = Layer.unwrap(Effect.gen(function*() {
+  const config = yield* AppConfig
+  const url = Option.getOrThrowWith(config.databaseUrl, () => new Error("the cluster's pool is for PostgreSQL (DATABASE_URL)"))
+  const address = tcpAddress(url)
+  const queryTimeout = config.databaseQueryTimeout
+  const transport = address === undefined ? {} : { stream: coalescedConnection(address.host, address.port, Duration.toMillis(queryTimeout)) }
+  return PgClient.layerFrom(
+    Effect.flatMap(
+      observedPool("cluster", { ...POSTGRES, connectTimeout: queryTimeout, ...transport, url, maxConnections: CLUSTER_CONNECTIONS }),
+      PgClient.make
+    )
+  ).pipe(Layer.provide(Reactivity.layer))
+}))
+
+/** The cluster's statements: its message storage's reads and writes, its lock refreshes, and the lock session. */
+const CLUSTER_CONNECTIONS = 4
+
 const sharedWithMeter = Layer.effect(MeterSqlClient, Effect.service(SqlClient.SqlClient))
 
 const runMigrations = Layer.effectDiscard(
