@@ -35,6 +35,4 @@ export const NOT_AUTHORIZED_HEADERS = {
   "cache-control": "no-store"
 } as const
 
-/** The exact 401 body, for documentation and tests. */
-export const NOT_AUTHORIZED_BODY = { code: 401, message: "Not Authorized" } as const
 export const NotAuthorizedBody = Schema.Struct({ code: Schema.Literal(401), message: Schema.Literal("Not Authorized") })

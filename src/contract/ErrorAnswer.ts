@@ -6,8 +6,8 @@
  * BadRequests.ts.)
  */
 import { HttpServerResponse } from "effect/http"
-import type { FieldProblem } from "../domain/Errors.ts"
-import { NOT_AUTHORIZED_BODY, NOT_AUTHORIZED_HEADERS } from "./Authorization.ts"
+import { type FieldProblem, NOT_AUTHORIZED_BODY } from "../domain/Errors.ts"
+import { NOT_AUTHORIZED_HEADERS } from "./Authorization.ts"
 import { ERROR_SOURCE_HEADER, ERROR_SOURCE_REQUEST_ID_HEADER } from "./EnginePassthrough.ts"
 
 /**

@@ -65,20 +65,20 @@ const REPLAYED = {
   schema: { type: "string", enum: ["true"] }
 } as const
 
-const CONVENTION = `- **Retries**: every POST and every workflow PUT (not a whole-record PUT, which is idempotent by itself) ` +
+/** The convention, as the API's description states it (PublicApi). */
+export const IDEMPOTENCY_CONVENTION = `- **Retries**: every POST and every workflow PUT (not a whole-record PUT, which is idempotent by itself) ` +
   "takes an optional `Idempotency-Key` header. " + WHAT_IT_DOES
 
 const METHODS = ["post", "put"] as const
 
 /**
  * Document transform: the optional `Idempotency-Key` header on each
- * operation of `api` that takes it, `Idempotent-Replayed` on its success
- * responses, and the convention in the document's description.
+ * operation of `api` that takes it, and `Idempotent-Replayed` on its success
+ * responses.
  */
 export const withIdempotencyKey = (api: Described) => {
   const operations = idempotentOperations(api)
   return (spec: Record<string, unknown>): Record<string, unknown> => {
-    if (Predicate.isObject(spec.info)) spec.info.description = `${String(spec.info.description ?? "")}\n${CONVENTION}`.trim()
     const paths = Predicate.isObject(spec.paths) ? spec.paths : {}
     for (const item of Object.values(paths)) {
       if (!Predicate.isObject(item)) continue

@@ -10,7 +10,7 @@
  * wrapped in the builder's own error, and Effect's document would still lack
  * the API-wide requirement, the 401's exact body and its challenge header.
  */
-import { NOT_AUTHORIZED_BODY, NOT_AUTHORIZED_HEADERS } from "./Authorization.ts"
+import { NOT_AUTHORIZED_HEADERS } from "./Authorization.ts"
 
 type Json = Record<string, unknown>
 
@@ -35,25 +35,21 @@ export const AUTHENTICATION = "Every /v1 operation needs an Incoming Secret in t
   "secret's ranges) answers the same 401: body `{\"code\":401,\"message\":\"Not Authorized\"}` and " +
   "`WWW-Authenticate: Bearer realm=\"v1\"`."
 
-/** The 401 Effect derives from NotAuthorized, with its exact body as the example and the one challenge header. */
-const notAuthorizedResponse = (previous: Json): Json => {
-  const content = objectAt(previous, "content")
-  const media = objectAt(content, "application/json")
-  media.example = { ...NOT_AUTHORIZED_BODY }
-  return {
-    ...previous,
-    description: `${String(previous.description ?? "Not authorized")} The body is always exactly ` +
-      `\`${JSON.stringify(NOT_AUTHORIZED_BODY)}\`.`,
-    headers: {
-      "www-authenticate": {
-        description: "Always the same challenge",
-        schema: { type: "string", const: NOT_AUTHORIZED_HEADERS["www-authenticate"] },
-        required: true
-      }
-    },
-    content
+/**
+ * The 401 Effect derives from NotAuthorized (its description, which names the exact body, and the body's schema,
+ * whose example is that body), with the one challenge header and what it says: the HttpApi declares a response
+ * header only as a field of its schema, without a description of its own, and would encode it on the answer.
+ */
+const notAuthorizedResponse = (previous: Json): Json => ({
+  ...previous,
+  headers: {
+    "www-authenticate": {
+      description: "Always the same challenge",
+      schema: { type: "string", const: NOT_AUTHORIZED_HEADERS["www-authenticate"] },
+      required: true
+    }
   }
-}
+})
 
 /** Document transform: the scheme, the requirement on the API and on every operation, the exact 401. */
 export const withIncomingSecret = (spec: Json): Json => {

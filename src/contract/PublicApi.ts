@@ -52,10 +52,10 @@ import {
 } from "./groups/reference.ts"
 import { RequestLogGroup } from "./groups/requestLog.ts"
 import { EventGroup, WebhookDeliveryGroup, WebhookEndpointGroup } from "./groups/webhooks.ts"
-import { withIdempotencyKey } from "./IdempotencyKey.ts"
+import { IDEMPOTENCY_CONVENTION, withIdempotencyKey } from "./IdempotencyKey.ts"
 import { withIncomingSecret } from "./IncomingSecretDocument.ts"
 import { withMcpEndpoint } from "./mcp/openapi.ts"
-import { documentTransform } from "./openapi.ts"
+import { CONVENTIONS, documentTransform } from "./openapi.ts"
 import { withResponseHeaders } from "./responseHeaders.ts"
 import { withRequiredScopes } from "./Scopes.ts"
 
@@ -78,8 +78,9 @@ export class PublicApi extends withRequiredScopes(Served).middleware(IncomingSec
   .annotateMerge(OpenApi.annotations({
     title: "Manufacturing engine public API",
     version: "1.0.0",
+    // What the API is, then the conventions every operation follows (its errors, paging, retries...).
     description: "Customers, orders, tickets and parts of a manufacturing quoting and production engine. " +
-      "Every call is authenticated with an Incoming Secret and metered.",
+      `Every call is authenticated with an Incoming Secret and metered.\n\n${CONVENTIONS}\n${IDEMPOTENCY_CONVENTION}`,
     // A commercial service: integrators use it under their service agreement.
     license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     servers: [{ url: "/", description: "This gateway, production or local alike (paths start with /v1)" }],

@@ -51,7 +51,8 @@ export const emptyOk = (operation: Record<string, unknown>): Record<string, unkn
   return operation
 }
 
-const CONVENTIONS = [
+/** The conventions every operation follows: the end of the API's description (PublicApi). */
+export const CONVENTIONS = [
   "## Conventions",
   "",
   "- **Authentication**: " + AUTHENTICATION,
@@ -304,11 +305,8 @@ const withModelSourceChoice = (schema: Json): void => {
 
 // ---------------------------------------------------------------------------
 
-/** The API transform: examples, merged paths, the conventions. */
+/** The API transform: examples, merged paths. */
 export const documentTransform = (spec: Record<string, unknown>): Record<string, unknown> => {
-  const info = objectAt(spec, "info")
-  info.description = `${String(info.description ?? "")}\n\n${CONVENTIONS}`.trim()
-
   const components = objectAt(spec, "components")
   const schemas = objectAt(components, "schemas")
 

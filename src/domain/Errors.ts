@@ -122,14 +122,18 @@ export class ServiceUnavailable extends Schema.Error<ServiceUnavailable>("Servic
   static readonly storage = () => new ServiceUnavailable({ code: 503, message: "Storage is unavailable", type: "StorageUnavailable" })
 }
 
+/** The exact 401 body, whatever the cause: what the service answers, and what the document says. */
+export const NOT_AUTHORIZED_BODY = { code: 401, message: "Not Authorized" } as const
+
 /** The one authentication failure, identical for every cause. */
 export class NotAuthorized extends Schema.Error<NotAuthorized>("NotAuthorized")({
-  code: Schema.Literal(401),
-  message: Schema.Literal("Not Authorized")
+  code: Schema.Literal(NOT_AUTHORIZED_BODY.code),
+  message: Schema.Literal(NOT_AUTHORIZED_BODY.message)
 }, {
   httpApiStatus: 401,
   description: "Any authentication failure: missing, malformed, unknown, revoked or regenerated secret, " +
-    "secret issued before the release of this interface, or a client address outside the secret's ranges."
+    "secret issued before the release of this interface, or a client address outside the secret's ranges. " +
+    `The body is always exactly \`${JSON.stringify(NOT_AUTHORIZED_BODY)}\`.`
 }) {}
 
 /**
