@@ -11,6 +11,7 @@ import { IdempotencySql } from "../adapters/sql/IdempotencySql.ts"
 import { MeterSql } from "../adapters/sql/MeterSql.ts"
 import { MeterUpkeepLive } from "../adapters/sql/MeterUpkeepSql.ts"
 import { SecretStoreSql } from "../adapters/sql/SecretStoreSql.ts"
+import { CommittedEvents } from "../engine/events/CommittedEvents.ts"
 import { RateLimitingLive } from "../gateway/request/index.ts"
 import { ReadinessChecksLive } from "../platform/Readiness.ts"
 import { ReadinessChecksNoOp } from "../services/Readiness.ts"
@@ -19,9 +20,11 @@ import { WebhookSenderLive } from "./Webhooks.ts"
 
 /**
  * What the embedded engine (and the engine service) hands its operations, as
- * AppConfig read it at start: model downloads and analysis, webhook sends.
+ * AppConfig read it at start: model downloads and analysis, webhook sends;
+ * and the hub of its calls' committed events, which the dispatcher beside it
+ * subscribes to.
  */
-export const EngineOutboundLive = Layer.merge(ModelServicesLive, WebhookSenderLive)
+export const EngineOutboundLive = Layer.mergeAll(ModelServicesLive, WebhookSenderLive, CommittedEvents.layer)
 
 /**
  * What a CLI command needs: the stored services, no connection to Redis, and

@@ -3,7 +3,7 @@
  * service answers in-process (Downstream embedded) and over its own HTTP API
  * (EngineApi, served by src/app/EngineServer.ts).
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, PubSub } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import type { WritePrecondition } from "../contract/EngineCall.ts"
@@ -13,7 +13,8 @@ import type { TestDataEmptied } from "../domain/Grants.ts"
 import { traced } from "../domain/Span.ts"
 import { isOutage } from "../domain/StorageOutage.ts"
 import { EngineError } from "./EngineError.ts"
-import { type CallEvents, CurrentCallEvents, CurrentRequestId, eventsCommitted } from "./events/outbox.ts"
+import { CommittedEvents } from "./events/CommittedEvents.ts"
+import { type CallEvents, CurrentCallEvents, CurrentRequestId } from "./events/outbox.ts"
 import { WebhookSender } from "./events/sender.ts"
 import { ModelAnalyser } from "./geometry/ModelAnalyser.ts"
 import { ModelFetcher } from "./geometry/ModelFetcher.ts"
@@ -26,8 +27,13 @@ import { writeReferenceData } from "./referenceData.ts"
 import { emptyTestData } from "./testData.ts"
 import { inTransaction } from "./transaction.ts"
 
-/** What the engine's layer is built with: the outbound services it hands its operations (see EngineServices). */
-export type EngineOutbound = ModelFetcher | ModelAnalyser | WebhookSender
+/**
+ * What the engine's layer is built with: the outbound services it hands its
+ * operations (see EngineServices), and the hub it announces its calls'
+ * committed events on (CommittedEvents), which the dispatcher of the same
+ * composition subscribes to.
+ */
+export type EngineOutbound = ModelFetcher | ModelAnalyser | WebhookSender | CommittedEvents
 
 type AnyHandler = (context: OperationContext, input: never) => Step<unknown>
 
@@ -113,6 +119,7 @@ export class Engine extends Context.Service<Engine, {
         const fetcher = yield* ModelFetcher
         const analyser = yield* ModelAnalyser
         const sender = yield* WebhookSender
+        const committed = yield* CommittedEvents
         // In the background; a failed purge (an outage) is tried again at the next one.
         yield* Effect.forkScoped(
           purgeExpiredAnswers.pipe(
@@ -134,7 +141,8 @@ export class Engine extends Context.Service<Engine, {
             return (keyed === undefined ? written : keyed.run).pipe(
               // Ended, so its transactions have committed (or rolled back): the dispatcher, if this process runs one, makes
               // the events' first attempts at once. A failed call may have committed some too; a rolled-back id names no row.
-              Effect.ensuring(Effect.sync(() => events.ids.length === 0 ? undefined : eventsCommitted(events.ids))),
+              // The hub drops what it cannot hold (CommittedEvents.ts), so this finalizer never waits on it.
+              Effect.ensuring(Effect.suspend(() => events.ids.length === 0 ? Effect.void : PubSub.publishAll(committed, events.ids))),
               Effect.catchTag("SqlError", (error) => storageFailure(error, writes, keyed?.outcomeUnknown)),
               // Added in one step, not one provideService each: every provideService is a frame of its own, paid per call.
               Effect.updateContext((outer: Context.Context<never>) =>

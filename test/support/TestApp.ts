@@ -18,6 +18,7 @@ import { WebhookDeliveryLive, WebhookDeliveryWithEmbeddedEngine, WebhookSenderLi
 import { PublicApi } from "../../src/contract/PublicApi.ts"
 import { Engine } from "../../src/engine/Engine.ts"
 import { type EngineOutbound } from "../../src/engine/Engine.ts"
+import { CommittedEvents } from "../../src/engine/events/CommittedEvents.ts"
 import type { ModelAnalyser } from "../../src/engine/geometry/ModelAnalyser.ts"
 import type { ModelFetcher } from "../../src/engine/geometry/ModelFetcher.ts"
 import { GatewayRoutes } from "../../src/gateway/server/Server.ts"
@@ -162,11 +163,12 @@ export interface TestAppOptions {
 
 /**
  * The engine's outbound services: the suite's fetcher and analyser, else as
- * AppConfig read them, and the webhook sender as AppConfig configured it.
- * One layer value per suite, so the in-process engine and the gateway share them.
+ * AppConfig read them, the webhook sender as AppConfig configured it, and the
+ * hub of committed events. One layer value per suite, so the in-process
+ * engine and the gateway share them (the dispatcher hears the engine's calls).
  */
 const engineOutbound = (options: TestAppOptions): Layer.Layer<EngineOutbound, never, AppConfig> =>
-  Layer.mergeAll(options.modelFetcher ?? ModelFetcherLive, options.modelAnalyser ?? ModelAnalyserLive, WebhookSenderLive)
+  Layer.mergeAll(options.modelFetcher ?? ModelFetcherLive, options.modelAnalyser ?? ModelAnalyserLive, WebhookSenderLive, CommittedEvents.layer)
 
 /** Storage and AppConfig for a suite; in-process, no telemetry is exported, so its instruments keep nothing. */
 const testStorage = (backend: Backend, overrides: Partial<AppConfigShape>) =>

@@ -2,7 +2,7 @@
  * The dispatcher: the fast path from a call's committed events to their
  * receivers (docs/webhooks.md). It runs in every instance that delivers (not
  * a singleton) and takes the ids of the events its own process's calls wrote
- * (outbox.ts `onEventsCommitted`), in batches:
+ * (its subscription to CommittedEvents.ts), in batches:
  *
  * 1. one statement fans a batch out (fanOut.ts): the events marked relayed,
  *    their deliveries made and leased to this instance for `lease`
@@ -24,18 +24,18 @@
  * (bench/README.md).
  *
  * Whatever it does not finish is the relay's (relay.ts): an event it did not
- * take (its queue full, its fan-out failed, its instance died first) once
+ * take (the hub full, its fan-out failed, its instance died first) once
  * FALLBACK_GRACE has passed, a delivery it leased and did not hand on (its
  * instance died, its storage failed) once the lease has run out. So a
  * delivery is made at least once, and twice only after a death or an attempt
  * outlasting its lease.
  */
-import { Cause, Context, Duration, Effect, FiberSet, Layer, Option, Queue, Semaphore } from "effect"
+import { Cause, Context, Duration, Effect, FiberSet, Layer, Option, PubSub, Queue, Semaphore } from "effect"
 import { judgeAttempt, requestOf } from "./attempts.ts"
+import { CommittedEvents } from "./CommittedEvents.ts"
 import { startDeliveryWorkflows } from "./delivery.ts"
 import { type AttemptRecord, recordAttempts } from "./EventRepository.ts"
 import { type DeliveryMade, fanOut } from "./fanOut.ts"
-import { onEventsCommitted } from "./outbox.ts"
 import { WebhookSender } from "./sender.ts"
 
 /**
@@ -49,8 +49,6 @@ import { WebhookSender } from "./sender.ts"
 export const LEASE_MARGIN = Duration.seconds(20)
 export const leaseFor = (webhookTimeout: Duration.Duration) => Duration.sum(webhookTimeout, LEASE_MARGIN)
 
-/** Event ids waiting to be fanned out, at most; past it they are the relay's (after its grace). */
-const QUEUE_CAPACITY = 10_000
 /** Events per fan-out statement, attempts per record statement. */
 const BATCH = 500
 /**
@@ -89,15 +87,18 @@ interface HandOff {
 export class DispatcherHandOffs extends Context.Service<DispatcherHandOffs, Queue.Queue<HandOff>>()("mfg/engine/events/DispatcherHandOffs") {}
 
 /**
- * Forever: a batch of 1 to BATCH taken from `queue` as soon as one of
+ * Forever: a batch (`take`, of 1 to BATCH) taken as soon as one of
  * STATEMENTS_IN_FLIGHT is free, and handled in a fiber of its own.
  */
-const inBatches = Effect.fnUntraced(function*<A, R>(queue: Queue.Dequeue<A>, handle: (batch: ReadonlyArray<A>) => Effect.Effect<void, never, R>) {
+const inBatches = Effect.fnUntraced(function*<A, R>(
+  take: Effect.Effect<ReadonlyArray<A>>,
+  handle: (batch: ReadonlyArray<A>) => Effect.Effect<void, never, R>
+) {
   const free = yield* Semaphore.make(STATEMENTS_IN_FLIGHT)
   const running = yield* FiberSet.make<void, never>()
   return yield* Effect.forever(Effect.gen(function*() {
     yield* Semaphore.take(free, 1)
-    const batch = yield* Queue.takeBetween(queue, 1, BATCH)
+    const batch = yield* take
     yield* FiberSet.run(running, handle(batch).pipe(Effect.ensuring(Semaphore.release(free, 1))))
   }))
 })
@@ -115,11 +116,9 @@ export const webhookDispatcherLayer = (options: DispatcherOptions) =>
     DispatcherHandOffs,
     Effect.gen(function*() {
       const sender = yield* WebhookSender
-      const committed = yield* Queue.dropping<string>(QUEUE_CAPACITY)
-      const unsubscribe = onEventsCommitted((ids) => {
-        for (const id of ids) Queue.offerUnsafe(committed, id)
-      })
-      yield* Effect.addFinalizer(() => Effect.sync(unsubscribe))
+      // Subscribed as the layer is built, before its loops start: ids published from now on wait for them (up to the
+      // hub's capacity). Released with the layer's scope, after the loops have been interrupted.
+      const committed = yield* PubSub.subscribe(yield* CommittedEvents)
       const handOffs = yield* Queue.unbounded<HandOff>()
       const made = yield* Queue.unbounded<AttemptRecord & { readonly retry: boolean }>()
       // Stopping (the loops below interrupted first), the attempts made and not yet recorded are, so that none is made again.
@@ -186,8 +185,8 @@ export const webhookDispatcherLayer = (options: DispatcherOptions) =>
           Effect.uninterruptible
         )
 
-      yield* Effect.forkScoped(inBatches(made, record))
-      yield* Effect.forkScoped(inBatches(committed, dispatch))
+      yield* Effect.forkScoped(inBatches(Queue.takeBetween(made, 1, BATCH), record))
+      yield* Effect.forkScoped(inBatches(PubSub.takeBetween(committed, 1, BATCH), dispatch))
       return handOffs
     })
   )
@@ -201,5 +200,5 @@ export const DispatcherHandOffsLive = Layer.effectDiscard(Effect.gen(function*()
         leftToTheRelay("webhook workflows not started; the relay starts them once their lease runs out", { deliveries: batch.length })
       )
     )
-  yield* Effect.forkScoped(inBatches(handOffs, handOff))
+  yield* Effect.forkScoped(inBatches(Queue.takeBetween(handOffs, 1, BATCH), handOff))
 }))

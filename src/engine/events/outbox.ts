@@ -2,10 +2,10 @@
  * The outbox: an event is a row written by the step that makes its change,
  * inside that step's transaction, so a committed change always has its event
  * and a rolled-back one never does. Once the call has committed, the engine
- * hands the ids of the events it wrote to this process's dispatcher
- * (dispatcher.ts), which makes their deliveries and first attempts at once;
- * the relay (relay.ts) catches up on any it did not take. GET /v1/event reads
- * the rows as the feed.
+ * publishes the ids of the events it wrote (CommittedEvents.ts) to this
+ * process's dispatcher (dispatcher.ts), which makes their deliveries and
+ * first attempts at once; the relay (relay.ts) catches up on any it did not
+ * take. GET /v1/event reads the rows as the feed.
  */
 import { Context, Effect, Schema } from "effect"
 import { EVENT_DATA, type EventData } from "../../domain/events/catalogue.ts"
@@ -21,26 +21,6 @@ export interface CallEvents {
   readonly ids: Array<string>
 }
 export const CurrentCallEvents = Context.Reference<CallEvents | undefined>("mfg/engine/CurrentCallEvents", { defaultValue: () => undefined })
-
-type CommittedListener = (ids: ReadonlyArray<string>) => void
-
-const committedListeners = new Set<CommittedListener>()
-
-/**
- * Calls `listener` with the ids of the events an operation of this process
- * wrote, once it has ended (the dispatcher takes them); answers the
- * unsubscribe. An id may name an event that was rolled back: it names no row
- * then, and the listener finds none.
- */
-export const onEventsCommitted = (listener: CommittedListener): () => void => {
-  committedListeners.add(listener)
-  return () => committedListeners.delete(listener)
-}
-
-/** Tells the listeners which events a call wrote. */
-export const eventsCommitted = (ids: ReadonlyArray<string>): void => {
-  for (const listener of committedListeners) listener(ids)
-}
 
 /**
  * Writes the event `type` of the app with `data`. Call it inside the
