@@ -48,6 +48,8 @@ interface Side {
   readonly server: Awaited<ReturnType<Targets["startService"]>>
   readonly secret: string
   readonly recordId: string
+  /** Its database's name: the CPU of the PostgreSQL backends serving it is measured too. */
+  readonly database: string
 }
 
 const main = async () => {
@@ -57,18 +59,19 @@ const main = async () => {
   const ThereServers = (await import(pathToFileURL(Path.join(baseDir, "bench", "servers.ts")).href)) as { readonly stopAll: () => Promise<void> }
   const suffix = randomBytes(4).toString("hex")
   const databases = [await createBenchDatabase(`mfg_bench_ab_base_${suffix}`), await createBenchDatabase(`mfg_bench_ab_head_${suffix}`)] as const
-  const start = async (targets: Targets, name: string, url: string): Promise<Side> => {
+  const start = async (targets: Targets, name: string, url: string, database: string): Promise<Side> => {
     const server = await targets.startService({ name, storage: "postgres", databaseUrl: url })
     const { value } = await targets.createSecret(server)
     const record = await targets.createRecord(server, value, "customer", { name: "Bench", email: "bench@example.com" })
-    return { name, server, secret: value, recordId: record.id }
+    return { name, server, secret: value, recordId: record.id, database }
   }
   try {
-    const base = await start(There, `base (${Path.basename(baseDir)})`, databases[0].url)
-    const head = await start(Here, "this tree", databases[1].url)
+    const base = await start(There, `base (${Path.basename(baseDir)})`, databases[0].url, databases[0].name)
+    const head = await start(Here, "this tree", databases[1].url, databases[1].name)
     const measure = async (side: Side, seconds: number) => {
       const measurement = await runLoad({
         server: side.server,
+        database: side.database,
         requests: [{ method: "GET", path: `/v1/customer/${side.recordId}`, headers: { authorization: `Bearer ${side.secret}` } }],
         expectedStatus: 200,
         verifyBody: (body) => body.includes(`"id":"${side.recordId}"`),
@@ -80,26 +83,31 @@ const main = async () => {
     }
     console.log(`ab-read: GET /v1/customer/{id}, ${connections} connections, ${pairs} pairs of ${duration} s (1 s warm-up each)`)
     for (const side of [base, head]) await measure(side, warmup)
-    const rows: Array<{ readonly rps: readonly [number, number]; readonly cpu: readonly [number, number] }> = []
+    const rows: Array<{ readonly rps: readonly [number, number]; readonly cpu: readonly [number, number]; readonly pg: readonly [number, number] }> = []
     for (let pair = 1; pair <= pairs; pair++) {
       const order = pair % 2 === 1 ? [base, head] : [head, base]
-      const results = new Map<Side, { readonly rps: number; readonly cpu: number }>()
+      const results = new Map<Side, { readonly rps: number; readonly cpu: number; readonly pg: number }>()
       for (const side of order) {
         await measure(side, 1)
         const measurement = await measure(side, duration)
-        results.set(side, { rps: measurement.requestsPerSecond, cpu: measurement.cpuMicros })
+        results.set(side, { rps: measurement.requestsPerSecond, cpu: measurement.cpuMicros, pg: measurement.postgresCpuMicros })
       }
       const [b, h] = [results.get(base)!, results.get(head)!]
-      rows.push({ rps: [b.rps, h.rps], cpu: [b.cpu, h.cpu] })
+      rows.push({ rps: [b.rps, h.rps], cpu: [b.cpu, h.cpu], pg: [b.pg, h.pg] })
       console.log(
-        `pair ${String(pair).padStart(2)}  base ${thousands(b.rps).padStart(6)} req/s ${fixed(b.cpu, 0).padStart(4)} us CPU/req  ` +
-          `this tree ${thousands(h.rps).padStart(6)} req/s ${fixed(h.cpu, 0).padStart(4)} us CPU/req  ratio ${fixed(h.rps / b.rps, 3)}`
+        `pair ${String(pair).padStart(2)}  base ${thousands(b.rps).padStart(6)} req/s ${fixed(b.cpu, 0).padStart(4)} us CPU/req ${
+          fixed(b.pg, 0).padStart(3)
+        } us PG/req  ` +
+          `this tree ${thousands(h.rps).padStart(6)} req/s ${fixed(h.cpu, 0).padStart(4)} us CPU/req ${fixed(h.pg, 0).padStart(3)} us PG/req  ratio ${
+            fixed(h.rps / b.rps, 3)
+          }`
       )
     }
     console.log(`\nmedian req/s: base ${thousands(median(rows.map((row) => row.rps[0])))}, this tree ${thousands(median(rows.map((row) => row.rps[1])))}`)
     console.log(
       `median of the pairs' ratios (this tree / base): req/s ${fixed(median(rows.map((row) => row.rps[1] / row.rps[0])), 3)}, ` +
-        `CPU per request ${fixed(median(rows.map((row) => row.cpu[1] / row.cpu[0])), 3)}`
+        `CPU per request ${fixed(median(rows.map((row) => row.cpu[1] / row.cpu[0])), 3)}, ` +
+        `PostgreSQL CPU per request ${fixed(median(rows.map((row) => row.pg[1] / row.pg[0])), 3)}`
     )
   } finally {
     await ThereServers.stopAll()

@@ -14,13 +14,13 @@ import { traced } from "../domain/Span.ts"
 import { isOutage } from "../domain/StorageOutage.ts"
 import { EngineError } from "./EngineError.ts"
 import { CommittedEvents } from "./events/CommittedEvents.ts"
-import { type CallEvents, CurrentCallEvents, CurrentRequestId } from "./events/outbox.ts"
+import { type CallEvents, CurrentCall } from "./events/outbox.ts"
 import { WebhookSender } from "./events/sender.ts"
 import { ModelAnalyser } from "./geometry/ModelAnalyser.ts"
 import { ModelFetcher } from "./geometry/ModelFetcher.ts"
 import { runKeyed } from "./idempotency.ts"
 import { purgeExpiredAnswers } from "./IdempotencyRepository.ts"
-import type { EngineHandlers, OperationContext, Step } from "./Operation.ts"
+import type { EngineHandlers, EngineServices, OperationContext, Step } from "./Operation.ts"
 import { engineHandlers } from "./operations.ts"
 import { RecordRepository } from "./RecordRepository.ts"
 import { writeReferenceData } from "./referenceData.ts"
@@ -91,6 +91,17 @@ const storageFailure = (error: SqlError, writes: boolean, outcomeUnknown: (() =>
   return Effect.fail(unknown ? EngineError.outcomeUnknown() : EngineError.storageUnavailable())
 }
 
+/**
+ * `context` with `service` under `key`: unchanged when it holds that very
+ * service already (the embedded engine runs in the gateway's context, which
+ * holds the same fetcher, analyser, sender and client). A context keeps a few
+ * additions as overlays and copies all its entries on the next: each addition
+ * left out is one copy less per call.
+ */
+const withService = <R, I, S>(context: Context.Context<R>, key: Context.Key<I, S>, service: S): Context.Context<R | I> =>
+  // It holds `key` with that service: the same context, now known to.
+  Context.getOrUndefined(context as Context.Context<R | I>, key) === service ? context as Context.Context<R | I> : Context.add(context, key, service)
+
 /** How often the answers of keyed writes past their 24 h are deleted. */
 const PURGE_INTERVAL = "10 minutes"
 
@@ -145,17 +156,12 @@ export class Engine extends Context.Service<Engine, {
               Effect.ensuring(Effect.suspend(() => events.ids.length === 0 ? Effect.void : PubSub.publishAll(committed, events.ids))),
               Effect.catchTag("SqlError", (error) => storageFailure(error, writes, keyed?.outcomeUnknown)),
               // Added in one step, not one provideService each: every provideService is a frame of its own, paid per call.
-              Effect.updateContext((outer: Context.Context<never>) =>
-                outer.pipe(
-                  Context.add(RecordRepository, repository),
-                  Context.add(SqlClient.SqlClient, keyed === undefined ? sql : keyed.client),
-                  Context.add(ModelFetcher, fetcher),
-                  Context.add(ModelAnalyser, analyser),
-                  Context.add(WebhookSender, sender),
-                  Context.add(CurrentRequestId, context.requestId),
-                  Context.add(CurrentCallEvents, events)
-                )
-              ),
+              Effect.updateContext((outer: Context.Context<never>): Context.Context<EngineServices> => {
+                const withRepository = withService(outer, RecordRepository, repository)
+                const withClient = withService(withRepository, SqlClient.SqlClient, keyed === undefined ? sql : keyed.client)
+                const withModels = withService(withService(withClient, ModelFetcher, fetcher), ModelAnalyser, analyser)
+                return withService(withService(withModels, WebhookSender, sender), CurrentCall, { requestId: context.requestId, events })
+              }),
               traced(`engine ${operation}`, { attributes: { "app.id": context.appId } })
             )
           },

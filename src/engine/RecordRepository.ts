@@ -31,6 +31,12 @@ export interface InsertOptions {
 
 const FIND_SQL = "SELECT data FROM engine_record WHERE resource = $1 AND id = $2 AND app_id IN ($3, $4)"
 
+/** `lookup`'s statement: $1 resource, $2 identifier as given, $3 upper-cased (a number), $4 app, $5 GLOBAL_APP. */
+const LOOKUP_SQL = `SELECT data FROM engine_record
+  WHERE resource = $1 AND app_id IN ($4, $5)
+    AND (id = $2 OR data->>'number' = $3 OR data->>'externalReference' = $2)
+  ORDER BY (id = $2) DESC, (data->>'number' = $3) DESC, created_at LIMIT 1`
+
 /** Digits of a record number; a counter past 999999 simply grows longer. */
 const NUMBER_DIGITS = 6
 
@@ -176,15 +182,9 @@ export class RecordRepository extends Context.Service<RecordRepository, {
         find: (resource, appId, id) => sql.unsafe<{ data: StoredRecord }>(FIND_SQL, [resource, id, appId, GLOBAL_APP]).pipe(first),
 
         // A number matches whatever its letters' case (`t-000001` is T-000001; numbers are stored upper case, so the
-        // index on them serves it); an id and an external reference match exactly.
-        lookup: (resource, appId, identifier) => {
-          const number = identifier.toUpperCase()
-          return sql<{ data: StoredRecord }>`
-            SELECT data FROM engine_record
-            WHERE resource = ${resource} AND ${visible(appId)}
-              AND (id = ${identifier} OR data->>'number' = ${number} OR data->>'externalReference' = ${identifier})
-            ORDER BY (id = ${identifier}) DESC, (data->>'number' = ${number}) DESC, created_at LIMIT 1`.pipe(first)
-        },
+        // index on them serves it); an id and an external reference match exactly. A constant text, as `find`'s.
+        lookup: (resource, appId, identifier) =>
+          sql.unsafe<{ data: StoredRecord }>(LOOKUP_SQL, [resource, identifier, identifier.toUpperCase(), appId, GLOBAL_APP]).pipe(first),
 
         findByExternalReference: (resource, appId, value) =>
           sql<{ data: StoredRecord }>`

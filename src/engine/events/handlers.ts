@@ -25,7 +25,6 @@ import {
   removeSecrets,
   rotateSecret
 } from "./EventRepository.ts"
-import { CurrentRequestId } from "./outbox.ts"
 import { WebhookSender } from "./sender.ts"
 import { recordAttemptMetrics } from "./WebhookMetrics.ts"
 
@@ -73,7 +72,7 @@ const rotate: EngineHandlers["webhookEndpoint"]["rotateSecret"] = transactional(
 const test: EngineHandlers["webhookEndpoint"]["test"] = Effect.fnUntraced(function*(context, { params }) {
   const endpoint = yield* getRecord(WebhookEndpoint, context.appId, params.id)
   const data: EventData<"endpoint.test"> = { endpointId: endpoint.id }
-  const event = yield* insertRelayedEvent(context.appId, "endpoint.test", data, yield* CurrentRequestId)
+  const event = yield* insertRelayedEvent(context.appId, "endpoint.test", data, context.requestId)
   const delivery = yield* insertDelivery({ appId: context.appId, endpointId: endpoint.id, eventId: event.id, eventType: event.type }, true)
   const outcome = yield* sendEvent(endpoint, event)
   // A test measures the attempt, not a delivery's lag.

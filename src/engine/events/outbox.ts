@@ -13,14 +13,22 @@ import type { EventType } from "../../domain/events/types.ts"
 import { timeOrderedUuid } from "../../domain/TimeOrderedId.ts"
 import { insertEvent } from "./EventRepository.ts"
 
-/** The request whose operation is running (Engine.run provides it): events record it, so a call can name the events it wrote. */
-export const CurrentRequestId = Context.Reference<string | undefined>("mfg/engine/CurrentRequestId", { defaultValue: () => undefined })
-
 /** The ids of the events the running operation wrote (Engine.run provides one per call and reads it once the call has ended). */
 export interface CallEvents {
   readonly ids: Array<string>
 }
-export const CurrentCallEvents = Context.Reference<CallEvents | undefined>("mfg/engine/CurrentCallEvents", { defaultValue: () => undefined })
+
+/**
+ * The call whose operation is running (Engine.run provides it): its request,
+ * which events record so that a call can name the events it wrote, and the
+ * ids of the events written so far. One service, so that a call adds one
+ * entry to its context rather than two.
+ */
+export interface OperationCall {
+  readonly requestId: string
+  readonly events: CallEvents
+}
+export const CurrentCall = Context.Reference<OperationCall | undefined>("mfg/engine/CurrentCall", { defaultValue: () => undefined })
 
 /**
  * Writes the event `type` of the app with `data`. Call it inside the
@@ -38,10 +46,9 @@ export const CurrentCallEvents = Context.Reference<CallEvents | undefined>("mfg/
 export const recordEvent = Effect.fnUntraced(function*<T extends EventType>(appId: string, type: T, data: EventData<T>) {
   // The engine builds the data from records its schemas hold: one that does not fit is the engine's defect.
   const encoded = yield* Effect.orDie(Schema.encodeUnknownEffect(EVENT_DATA[type])(data))
-  const requestId = yield* CurrentRequestId
-  const call = yield* CurrentCallEvents
+  const call = yield* CurrentCall
   const id = timeOrderedUuid()
-  yield* insertEvent({ id, appId, type, data: encoded }, requestId)
-  call?.ids.push(id)
+  yield* insertEvent({ id, appId, type, data: encoded }, call?.requestId)
+  call?.events.ids.push(id)
   return id
 })

@@ -50,11 +50,12 @@ import { admission } from "./McpAdmission.ts"
 import {
   answerToolCall,
   capabilityOf,
+  contentMediaTypes,
   invalidIdAnswer,
   isRequestId,
   isRpcRequest,
+  lastHeaderRemembered,
   malformedMetaAnswer,
-  mediaTypes,
   methodNotServed,
   plainToolCall,
   rpcError,
@@ -221,9 +222,10 @@ const notAcceptable = (message: unknown, accept: string | undefined) =>
  * with -32600 and the request's id, unrun; no value that long names a method,
  * tool, resource or prompt of the endpoint.
  */
+const HEADER_LIMITS = Object.entries(MCP_HEADER_LIMITS).map(([name, limit]) => ({ name, key: name.toLowerCase(), limit }))
 const overlongHeader = (headers: Headers.Headers, message: unknown) => {
-  for (const [name, limit] of Object.entries(MCP_HEADER_LIMITS)) {
-    const value = headers[name.toLowerCase()]
+  for (const { key, limit, name } of HEADER_LIMITS) {
+    const value = headers[key]
     if (value !== undefined && value.length > limit) {
       return rpcError(idOf(message), { code: -32600, message: `Invalid Request: the ${name} header is longer than ${limit} characters` }, 400)
     }
@@ -232,8 +234,8 @@ const overlongHeader = (headers: Headers.Headers, message: unknown) => {
 }
 
 /** What `Accept` takes, as McpServer reads it: its media types, a range with `q=0` (or an invalid q) left out. */
-const acceptedTypes = (accept: string | undefined): ReadonlyArray<string> =>
-  accept === undefined ? [] : accept.split(",").flatMap((part) => {
+const acceptedTypes = (accept: string): ReadonlyArray<string> =>
+  accept.split(",").flatMap((part) => {
     const [mediaType = "", ...parameters] = part.split(";")
     const quality = parameters.map((parameter) => parameter.trim().toLowerCase()).find((parameter) => parameter.startsWith("q="))
     if (quality !== undefined) {
@@ -243,10 +245,10 @@ const acceptedTypes = (accept: string | undefined): ReadonlyArray<string> =>
     return [mediaType.trim().toLowerCase()]
   })
 
-const acceptsBoth = (accept: string | undefined) => {
+const acceptsBoth = lastHeaderRemembered((accept) => {
   const types = acceptedTypes(accept)
   return types.includes("application/json") && types.includes("text/event-stream")
-}
+}, false)
 
 /**
  * A call over its app's budget: the 429 and its headers kept, with a JSON-RPC
@@ -304,7 +306,7 @@ export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller | McpCall
     const answerPost = (request: HttpServerRequest.HttpServerRequest, message: unknown) => {
       if (Array.isArray(message)) return Effect.succeed(BATCH_REFUSED)
       const contentType = request.headers["content-type"]
-      if (mediaTypes(contentType)[0] !== "application/json") return Effect.succeed(unsupportedMediaType(message, contentType))
+      if (contentMediaTypes(contentType)[0] !== "application/json") return Effect.succeed(unsupportedMediaType(message, contentType))
       if (!acceptsBoth(request.headers["accept"])) return Effect.succeed(notAcceptable(message, request.headers["accept"]))
       const overlong = overlongHeader(request.headers, message)
       if (overlong !== undefined) return Effect.succeed(overlong)

@@ -62,8 +62,32 @@ export const isRpcRequest = (message: unknown): message is RpcRequest =>
 
 const onlyKeys = (value: Json, allowed: ReadonlySet<string>) => Object.keys(value).every((key) => allowed.has(key))
 
+/**
+ * `parse` of a header value, remembering the last value parsed: a client
+ * sends the same `Accept` and `Content-Type` on every call, so the usual call
+ * reads them from here. The result is shared: never change it.
+ */
+export const lastHeaderRemembered = <A>(parse: (header: string) => A, missing: A) => {
+  let lastHeader: string | undefined
+  let last = missing
+  return (header: string | undefined): A => {
+    if (header === undefined) return missing
+    if (header !== lastHeader) {
+      last = parse(header)
+      lastHeader = header
+    }
+    return last
+  }
+}
+
 /** The media types of a Content-Type or Accept header, without parameters, lower case. */
-export const mediaTypes = (header: string | undefined) => header === undefined ? [] : header.split(",").map((part) => part.split(";")[0]!.trim().toLowerCase())
+const mediaTypesOf = (header: string): ReadonlyArray<string> => header.split(",").map((part) => part.split(";")[0]!.trim().toLowerCase())
+
+/** The media types of a request's `Content-Type` (mediaTypesOf), the last one remembered. */
+export const contentMediaTypes = lastHeaderRemembered(mediaTypesOf, [])
+
+/** The media types of a request's `Accept` (mediaTypesOf), the last one remembered. */
+const acceptMediaTypes = lastHeaderRemembered(mediaTypesOf, [])
 
 /** Client capabilities in their plain form: objects of objects, `listChanged` flags the only other values. */
 const plainCapabilities = (value: unknown, depth = 0): boolean =>
@@ -71,8 +95,9 @@ const plainCapabilities = (value: unknown, depth = 0): boolean =>
   Object.entries(value).every(([key, inner]) => (key === "listChanged" && typeof inner === "boolean") || plainCapabilities(inner, depth + 1))
 
 /** Client info as an implementation: a name and a version, and an optional title, all strings. */
+const CLIENT_INFO_KEYS: ReadonlySet<string> = new Set(["name", "version", "title"])
 const plainClientInfo = (value: unknown) =>
-  isObject(value) && onlyKeys(value, new Set(["name", "version", "title"])) &&
+  isObject(value) && onlyKeys(value, CLIENT_INFO_KEYS) &&
   typeof value.name === "string" && typeof value.version === "string" && (value.title === undefined || typeof value.title === "string")
 
 const plainMeta = (meta: unknown) =>
@@ -95,9 +120,9 @@ export const plainToolCall = (
   const headers = request.headers
   if (request.method !== "POST" || headers["mcp-session-id"] !== undefined) return undefined
   if (headers["mcp-protocol-version"] !== VERSION || headers["mcp-method"] !== "tools/call") return undefined
-  const contentType = mediaTypes(headers["content-type"])
+  const contentType = contentMediaTypes(headers["content-type"])
   if (contentType.length !== 1 || contentType[0] !== "application/json") return undefined
-  const accepted = mediaTypes(headers["accept"])
+  const accepted = acceptMediaTypes(headers["accept"])
   if (accepted.length !== 2 || !accepted.includes("application/json") || !accepted.includes("text/event-stream")) return undefined
   if (!isObject(body) || !onlyKeys(body, REQUEST_KEYS) || body.jsonrpc !== "2.0" || body.method !== "tools/call") return undefined
   const id = body.id
