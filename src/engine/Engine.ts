@@ -11,7 +11,7 @@ import { groupsOf, type OperationAnswer, type OperationEndpoint, type OperationI
 import { PublicContract } from "../contract/PublicApi.ts"
 import type { TestDataEmptied } from "../domain/Grants.ts"
 import { traced } from "../domain/Span.ts"
-import { isOutage } from "../domain/StorageOutage.ts"
+import { isConnectionLost, isOutage } from "../domain/StorageOutage.ts"
 import { EngineError } from "./EngineError.ts"
 import { CommittedEvents } from "./events/CommittedEvents.ts"
 import { type CallEvents, CurrentCall } from "./events/outbox.ts"
@@ -87,7 +87,7 @@ const storageFailure = (error: SqlError, writes: boolean, outcomeUnknown: (() =>
   if (!isOutage(error)) return Effect.die(error)
   const unknown = outcomeUnknown !== undefined
     ? outcomeUnknown()
-    : writes && error.reason._tag === "ConnectionError" && error.reason.operation !== "connect"
+    : writes && isConnectionLost(error) && error.reason.operation !== "connect"
   return Effect.fail(unknown ? EngineError.outcomeUnknown() : EngineError.storageUnavailable())
 }
 

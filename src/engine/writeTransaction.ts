@@ -31,6 +31,7 @@ import { Effect, Scope, Semaphore, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Connection } from "effect/sql/SqlConnection"
 import { SqlError, UnknownError } from "effect/sql/SqlError"
+import { isConnectionLost, unlessConnectionLost } from "../domain/StorageOutage.ts"
 
 /** A statement that only reads: a SELECT that locks no row. Anything else begins the transaction. */
 const PLAIN_READ = /^\s*select\b/i
@@ -93,14 +94,6 @@ export const makeWriteTransaction = (sql: SqlClient.SqlClient): WriteTransaction
   const whenBegun = (run: (connection: Connection) => Effect.Effect<unknown, SqlError>) =>
     Effect.suspend(() => connection === undefined ? Effect.void : Effect.asVoid(run(connection)))
 
-  /**
-   * A rollback on a connection that is gone: PostgreSQL rolls the transaction
-   * back itself when it loses the connection, so there is nothing left to do
-   * (the failure that led here is the one answered).
-   */
-  const unlessGone = (rollback: Effect.Effect<unknown, SqlError>) =>
-    Effect.catchIf(Effect.asVoid(rollback), (error) => error.reason._tag === "ConnectionError", () => Effect.void)
-
   const withTransaction = SqlClient.makeWithTransaction({
     transactionService: sql.transactionService,
     spanAttributes: [],
@@ -112,15 +105,15 @@ export const makeWriteTransaction = (sql: SqlClient.SqlClient): WriteTransaction
       }),
     begin: () => Effect.void,
     savepoint: (c, id) => c.executeUnprepared(`SAVEPOINT effect_sql_${id}`, [], undefined),
-    releaseSavepoint: (c, id) => unlessGone(c.executeUnprepared(`RELEASE SAVEPOINT effect_sql_${id}`, [], undefined)),
-    rollbackSavepoint: (c, id) => unlessGone(c.executeUnprepared(`ROLLBACK TO SAVEPOINT effect_sql_${id}`, [], undefined)),
+    releaseSavepoint: (c, id) => unlessConnectionLost(c.executeUnprepared(`RELEASE SAVEPOINT effect_sql_${id}`, [], undefined)),
+    rollbackSavepoint: (c, id) => unlessConnectionLost(c.executeUnprepared(`ROLLBACK TO SAVEPOINT effect_sql_${id}`, [], undefined)),
     commit: () =>
       whenBegun((c) =>
         Effect.suspend(() => {
           commitSent = true
           return c.executeRaw("COMMIT", [])
         }).pipe(
-          Effect.tapError((error) => Effect.sync(() => (commitAnswered = error.reason._tag !== "ConnectionError"))),
+          Effect.tapError((error) => Effect.sync(() => (commitAnswered = !isConnectionLost(error)))),
           Effect.tap(() => Effect.sync(() => (commitAnswered = true))),
           // PostgreSQL answers ROLLBACK to the COMMIT of a transaction that failed: nothing was kept.
           Effect.flatMap((result) =>
@@ -138,7 +131,7 @@ export const makeWriteTransaction = (sql: SqlClient.SqlClient): WriteTransaction
           )
         )
       ),
-    rollback: () => whenBegun((c) => unlessGone(c.executeUnprepared("ROLLBACK", [], undefined)))
+    rollback: () => whenBegun((c) => unlessConnectionLost(c.executeUnprepared("ROLLBACK", [], undefined)))
   })
 
   // The same client (its statements find the transaction's connection in the context), but for its transactions:

@@ -1,17 +1,26 @@
 /**
  * A TCP proxy in front of PostgreSQL that reads the frontend protocol, so a
- * drill can cut a connection at a chosen moment of a transaction: the COMMIT
- * of the next transaction that stores a keyed write's answer (an INSERT into
- * `engine_idempotency`):
+ * drill can cut a connection at a chosen moment of a write. Which write:
+ * `answer`, a keyed one, at the INSERT of its answer (`engine_idempotency`);
+ * `record`, any one, at the INSERT of its record (`engine_record`), in a
+ * transaction or committed on its own. When:
  *
- *   - `after-commit`: the COMMIT reaches PostgreSQL and commits; its answer
- *     never reaches the service (both sockets closed once PostgreSQL answers
- *     it): the outcome, for the service, is unknown;
- *   - `before-commit`: the service sent the COMMIT, which never reaches
+ *   - `after-commit`: the COMMIT of the transaction that ran that INSERT
+ *     reaches PostgreSQL and commits; its answer never reaches the service
+ *     (both sockets closed once PostgreSQL answers it): the outcome, for the
+ *     service, is unknown;
+ *   - `before-commit`: the service sent that COMMIT, which never reaches
  *     PostgreSQL (the connection is cut instead): rolled back, but the
  *     service cannot tell this from the first case;
- *   - `in-transaction`: the connection is cut at the answer's INSERT, before
- *     the service sent any COMMIT: rolled back, as the service knows.
+ *   - `after-statement`: the INSERT reaches PostgreSQL, which runs it (and
+ *     commits it, outside a transaction); its answer never reaches the
+ *     service;
+ *   - `before-statement`: the connection is cut at the INSERT, which never
+ *     reaches PostgreSQL: rolled back, or never run.
+ *
+ * `refuseConnections` cuts every connection but the meter's (one that wrote
+ * `meter_event`) and refuses new ones, so the request path's next statement
+ * fails to connect: nothing of it is sent.
  *
  * Frontend messages after the startup are a type byte and an Int32 length;
  * statements are named by Parse (`P`: name, query) and run by Bind (`B`:
@@ -19,10 +28,13 @@
  */
 import * as Net from "node:net"
 
-export type CutMode = "after-commit" | "before-commit" | "in-transaction"
+export type CutMode = "after-commit" | "before-commit" | "after-statement" | "before-statement"
+export type CutWrite = "answer" | "record"
 
 const SSL_REQUEST = 80877103
 const GSS_REQUEST = 80877104
+
+const INSERTS: Record<CutWrite, RegExp> = { answer: /INSERT INTO engine_idempotency/i, record: /INSERT INTO engine_record/i }
 
 const cString = (buffer: Buffer, at: number): [string, number] => {
   const end = buffer.indexOf(0, at)
@@ -31,33 +43,49 @@ const cString = (buffer: Buffer, at: number): [string, number] => {
 
 export interface PgProxy {
   readonly port: number
-  /** Cuts the next connection whose transaction stores a keyed write's answer, as `mode` says; resolves once cut. */
-  readonly arm: (mode: CutMode) => Promise<void>
+  /** Cuts the next connection that runs `write`'s INSERT, as `mode` says; resolves once cut. */
+  readonly arm: (mode: CutMode, write?: CutWrite) => Promise<void>
+  /** Cuts every connection but the meter's, and refuses new ones until `acceptConnections`. */
+  readonly refuseConnections: () => void
+  readonly acceptConnections: () => void
   readonly close: () => Promise<void>
 }
 
 export const startPgProxy = async (target: { readonly host: string; readonly port: number }): Promise<PgProxy> => {
-  let armed: { readonly mode: CutMode; readonly done: () => void } | undefined
+  let armed: { readonly mode: CutMode; readonly insert: RegExp; readonly done: () => void } | undefined
+  let refusing = false
   const sockets = new Set<Net.Socket>()
+  /** Each open connection's cut, and whether it is the meter's. */
+  const connections = new Map<Net.Socket, { readonly cut: () => void; meter: boolean }>()
 
   const server = Net.createServer((client) => {
+    if (refusing) {
+      client.destroy()
+      return
+    }
     const upstream = Net.connect(target.port, target.host)
     sockets.add(client).add(upstream)
     const cut = () => {
       client.destroy()
       upstream.destroy()
     }
+    const connection = { cut, meter: false }
+    connections.set(client, connection)
     client.on("error", cut)
     upstream.on("error", cut)
-    client.on("close", () => upstream.destroy())
+    client.on("close", () => {
+      connections.delete(client)
+      upstream.destroy()
+    })
     upstream.on("close", () => client.destroy())
 
     const names = new Map<string, string>()
     let pending = Buffer.alloc(0)
     let started = false
-    let storesAnswer = false
-    /** Set once this connection's COMMIT went through: PostgreSQL's answer to it is not relayed. */
-    let swallowCommitAnswer: (() => void) | undefined
+    /** Whether this connection's transaction ran the armed INSERT. */
+    let ranInsert = false
+    /** Set once the statement to cut after went through: PostgreSQL's answer to it (its CommandComplete `tag`) is not relayed. */
+    let swallowAnswer: { readonly tag: string; readonly cut: () => void } | undefined
 
     client.on("data", (chunk: Buffer) => {
       pending = Buffer.concat([pending, chunk])
@@ -92,14 +120,16 @@ export const startPgProxy = async (target: { readonly host: string; readonly por
           text = cString(message, 5)[0]
         }
         if (text !== undefined && type !== "P") {
-          if (/^\s*(BEGIN|ROLLBACK)\b/i.test(text)) storesAnswer = false
-          const answerInsert = /INSERT INTO engine_idempotency/i.test(text)
-          if (answerInsert) storesAnswer = true
-          const commit = /^\s*COMMIT\b/i.test(text) && storesAnswer
-          if (armed !== undefined && (armed.mode === "in-transaction" ? answerInsert : commit)) {
+          if (/meter_event/i.test(text)) connection.meter = true
+          if (/^\s*(BEGIN|ROLLBACK)\b/i.test(text)) ranInsert = false
+          const insert = armed !== undefined && armed.insert.test(text)
+          if (insert) ranInsert = true
+          const commit = /^\s*COMMIT\b/i.test(text) && ranInsert
+          const statementMode = armed?.mode === "after-statement" || armed?.mode === "before-statement"
+          if (armed !== undefined && (statementMode ? insert : commit)) {
             const { mode, done } = armed
             armed = undefined
-            if (mode !== "after-commit") {
+            if (mode === "before-commit" || mode === "before-statement") {
               // What came before goes; this statement never does.
               for (const part of forward) upstream.write(part)
               setTimeout(() => {
@@ -108,9 +138,12 @@ export const startPgProxy = async (target: { readonly host: string; readonly por
               }, 50)
               return
             }
-            swallowCommitAnswer = () => {
-              cut()
-              done()
+            swallowAnswer = {
+              tag: mode === "after-commit" ? "COMMIT" : "INSERT",
+              cut: () => {
+                cut()
+                done()
+              }
             }
           }
         }
@@ -121,20 +154,20 @@ export const startPgProxy = async (target: { readonly host: string; readonly por
 
     let answers = Buffer.alloc(0)
     upstream.on("data", (chunk: Buffer) => {
-      if (swallowCommitAnswer === undefined) {
+      if (swallowAnswer === undefined) {
         client.write(chunk)
         return
       }
-      // Relay the answers up to PostgreSQL's CommandComplete of the COMMIT; then cut, that answer unsent.
+      // Relay the answers up to PostgreSQL's CommandComplete of the statement; then cut, that answer unsent.
       answers = Buffer.concat([answers, chunk])
       let relayed = 0
       while (answers.length - relayed >= 5) {
         const total = 1 + answers.readInt32BE(relayed + 1)
         if (answers.length - relayed < total) break
-        const isCommitDone = answers[relayed] === 0x43 && cString(answers, relayed + 5)[0] === "COMMIT"
-        if (isCommitDone) {
+        const isDone = answers[relayed] === 0x43 && cString(answers, relayed + 5)[0].split(" ")[0] === swallowAnswer.tag
+        if (isDone) {
           client.write(answers.subarray(0, relayed))
-          swallowCommitAnswer()
+          swallowAnswer.cut()
           return
         }
         relayed += total
@@ -146,7 +179,14 @@ export const startPgProxy = async (target: { readonly host: string; readonly por
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   return {
     port: (server.address() as Net.AddressInfo).port,
-    arm: (mode) => new Promise<void>((resolve) => (armed = { mode, done: resolve })),
+    arm: (mode, write = "answer") => new Promise<void>((resolve) => (armed = { mode, insert: INSERTS[write], done: resolve })),
+    refuseConnections: () => {
+      refusing = true
+      for (const { cut, meter } of connections.values()) if (!meter) cut()
+    },
+    acceptConnections: () => {
+      refusing = false
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy()

@@ -27,6 +27,7 @@ import { coalescedConnection, coalesceWrites } from "./CoalescedSocket.ts"
 import { runEmbeddedDatabase } from "./EmbeddedChild.ts"
 import { isShared, openEmbedded, socketPath } from "./EmbeddedDatabase.ts"
 import { migrations } from "./migrations.ts"
+import { withLostConnectionRollback } from "./PgTransactions.ts"
 import { observedPool } from "./PoolMetrics.ts"
 import { connectAtStart } from "./PostgresStart.ts"
 import type { DataDirNotPrivate } from "./PrivateDataDir.ts"
@@ -39,6 +40,9 @@ import { TableStatisticsLive } from "./TableStatistics.ts"
  * is one, or opens the data directory itself.
  */
 export type StorageRole = "serve" | "tool"
+
+/** A pool's client: its transactions fail, never die, when their connection is lost (PgTransactions.ts). */
+const makeClient = (options: PgClient.PgPoolConfig) => Effect.map(PgClient.make(options), withLostConnectionRollback)
 
 /**
  * Statements are prepared under a name, as on PostgreSQL: PGlite then skips
@@ -54,7 +58,7 @@ const embeddedClient = (dataDir: string, role: StorageRole) =>
     if (role === "tool") {
       for (let attempt = 0; attempt < 50; attempt++) {
         if (yield* isShared(dataDir)) {
-          return yield* PgClient.make({ ...EMBEDDED, path: socketPath(dataDir), maxConnections: 1 })
+          return yield* makeClient({ ...EMBEDDED, path: socketPath(dataDir), maxConnections: 1 })
         }
         // Held by another process: it may be a server about to share it. Any other failure (DATA_DIR not private) is final.
         const opened = yield* openEmbedded(dataDir, { share: false, waitForLock: false }).pipe(
@@ -63,7 +67,7 @@ const embeddedClient = (dataDir: string, role: StorageRole) =>
         )
         if (Option.isSome(opened)) {
           const bridge = opened.value
-          return yield* PgClient.make({ ...EMBEDDED, stream: () => bridge.connect(), maxConnections: 1 })
+          return yield* makeClient({ ...EMBEDDED, stream: () => bridge.connect(), maxConnections: 1 })
         }
         yield* Effect.sleep("200 millis")
       }
@@ -73,7 +77,7 @@ const embeddedClient = (dataDir: string, role: StorageRole) =>
     yield* runEmbeddedDatabase(dataDir).pipe(Effect.orDie)
     const connect = () => coalesceWrites(Net.connect({ path: socketPath(dataDir) }))
     // Pipelined: the statements of concurrent calls reach PGlite as one batch, one socket write and one reply.
-    return yield* PgClient.make(yield* observedPool("main", { ...EMBEDDED, stream: connect, maxConnections: 4, multiplex: true }))
+    return yield* makeClient(yield* observedPool("main", { ...EMBEDDED, stream: connect, maxConnections: 4, multiplex: true }))
   }))
 
 /** The meter's connections: SqlClient's own on embedded PGlite (one session), a pool of their own on PostgreSQL. */
@@ -123,10 +127,10 @@ const postgresClient = (url: Redacted.Redacted, connectTimeout: Duration.Duratio
     Effect.provideService(References.TracerEnabled, false)
   )
   return Layer.merge(
-    PgClient.layerFrom(Effect.flatMap(observedPool("main", { ...pools, ...transport, url, maxConnections: 20, multiplex: true }), PgClient.make)),
+    PgClient.layerFrom(Effect.flatMap(observedPool("main", { ...pools, ...transport, url, maxConnections: 20, multiplex: true }), makeClient)),
     Layer.effect(
       MeterSqlClient,
-      Effect.flatMap(observedPool("meter", { ...pools, ...transport, url, maxConnections: METER_CONNECTIONS }), PgClient.make)
+      Effect.flatMap(observedPool("meter", { ...pools, ...transport, url, maxConnections: METER_CONNECTIONS }), makeClient)
     ).pipe(Layer.provide(Reactivity.layer))
   ).pipe(Layer.provide(Layer.effectDiscard(connectAtStart(reachable, serverName(url), connectTimeout))))
 }
@@ -148,7 +152,7 @@ export const clusterPool = Layer.unwrap(Effect.gen(function*() {
   return PgClient.layerFrom(
     Effect.flatMap(
       observedPool("cluster", { ...POSTGRES, connectTimeout: queryTimeout, ...transport, url, maxConnections: CLUSTER_CONNECTIONS }),
-      PgClient.make
+      makeClient
     )
   ).pipe(Layer.provide(Reactivity.layer))
 }))
