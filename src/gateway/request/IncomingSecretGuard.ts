@@ -33,6 +33,7 @@ import type { HttpServerRequest } from "effect/http"
 import { HttpServerResponse } from "effect/http"
 import { CurrentCaller } from "../../contract/Authorization.ts"
 import { errorAnswer, notAuthorized } from "../../contract/ErrorAnswer.ts"
+import { withinMillis } from "../../domain/BoundedWait.ts"
 import { InsufficientScope, ServiceUnavailable, type TooManyRequests } from "../../domain/Errors.ts"
 import { MODE_HEADER, type Scope } from "../../domain/Grants.ts"
 import type { Caller } from "../../domain/Secret.ts"
@@ -159,11 +160,9 @@ export const makeIncomingSecretGuard = (
    * (storage/AnswerWatchdog.ts).
    */
   const boundMs = Duration.toMillis(config.databaseQueryTimeout)
-  /** What is left, at `now`, of the bound of a call that started at `startedAt` (performance.now()). */
-  const storageTimeout = (startedAt: number) => ({
-    duration: Duration.millis(Math.max(0, startedAt + boundMs - performance.now())),
-    orElse: () => Effect.fail(ServiceUnavailable.storage())
-  })
+  const storageUnavailable = () => Effect.fail(ServiceUnavailable.storage())
+  /** A wait within what is left, now, of the bound of a call that started at `startedAt` (performance.now()). */
+  const storageBound = (startedAt: number) => withinMillis(Math.max(0, startedAt + boundMs - performance.now()), storageUnavailable)
 
   /** The one 401, whatever the cause; the cause goes to the metric and the log line only. */
   const refused = (facts: RequestFacts | undefined, cause: string) => {
@@ -227,7 +226,7 @@ export const makeIncomingSecretGuard = (
     // Counted while the meter event commits (a Redis round trip overlaps the commit). Over the
     // app's budget, the 429 takes the handler's place; either way the call is metered.
     // An app's own budget is read from the database now and then: within the same bound.
-    const decided = yield* Effect.result(rateLimits.decide(caller.appId).pipe(Effect.timeoutOrElse(storageTimeout(startedAt))))
+    const decided = yield* Effect.result(rateLimits.decide(caller.appId).pipe(storageBound(startedAt)))
     if (decided._tag === "Failure") return errorAnswer(decided.failure)
     const limit = decided.success
     // Outside the secret's scopes, the 403 takes the handler's place: nothing is read or changed.
@@ -245,7 +244,7 @@ export const makeIncomingSecretGuard = (
     const speculative = (details.readOnly ?? call.method === "GET")
       ? yield* Effect.forkChild(Effect.exit(Effect.provideService(run, CurrentCaller, { ...caller, requestId })), { startImmediately: true })
       : undefined
-    const recorded = yield* Effect.result(receipt.pipe(Effect.timeoutOrElse(storageTimeout(startedAt)), traced("Meter.record")))
+    const recorded = yield* Effect.result(receipt.pipe(storageBound(startedAt), traced("Meter.record")))
     if (recorded._tag === "Failure") {
       // Not awaited: a read stuck on the database ends in the background.
       if (speculative !== undefined) yield* Effect.forkDetach(Fiber.interrupt(speculative))
@@ -299,7 +298,7 @@ export const makeIncomingSecretGuard = (
     const address = clientAddress(request, config.trustedProxies)
     const authenticated = yield* Effect.result(
       secrets.authenticate(presented.value, address).pipe(
-        Effect.timeoutOrElse(storageTimeout(startedAt)),
+        storageBound(startedAt),
         traced("IncomingSecret.verify")
       )
     )
