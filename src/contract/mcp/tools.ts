@@ -611,6 +611,21 @@ export const deriveTool = (spec: McpToolSpec) => {
   /** The engine's answer checked against the success Schema, as the REST handler does. */
   const checkAnswer = (answer: unknown): Effect.Effect<unknown, ToolFailure> => decodeAnswer(answer).pipe(Effect.mapError(() => mismatch))
 
+  const encodeJson = Schema.encodeUnknownEffect(plainJsonCodec(success))
+  /**
+   * The engine's answer checked and encoded as JSON in one pass, as the REST
+   * handler does (ForwardHandlers): the tool result's structured content.
+   */
+  const encodeAnswer = (answer: unknown): Effect.Effect<unknown, ToolFailure> => encodeJson(answer).pipe(Effect.mapError(() => mismatch))
+
+  /**
+   * One record, answered with the very schema its REST read answers it with:
+   * the result's text is then that read's body, and its entity tag the tag of
+   * that text.
+   */
+  const readBody = spec.recordRead === undefined ? undefined : [...spec.recordRead.success].find((schema) => !HttpApiSchema.isNoContent(schema.ast))
+  const answersItsRecord = readBody === body
+
   const tool = Tool.dynamic(spec.name, {
     description: spec.description,
     parameters: inputSchema,
@@ -625,7 +640,7 @@ export const deriveTool = (spec: McpToolSpec) => {
     .annotate(Tool.Idempotent, spec.idempotent)
     .annotate(Tool.OpenWorld, spec.openWorld)
 
-  return { spec, tool, inputSchema, outputSchema, success, decodeArguments, checkAnswer }
+  return { spec, tool, inputSchema, outputSchema, success, decodeArguments, checkAnswer, encodeAnswer, answersItsRecord }
 }
 
 export type DerivedTool = ReturnType<typeof deriveTool>

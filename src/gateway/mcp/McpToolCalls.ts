@@ -1,9 +1,10 @@
 /**
  * The 9 MCP tools' calls: decode the arguments, invoke the tool's REST
- * operation on Downstream, check the answer against its Schema, and shape
- * the result as effect/ai's toolkit does (the answer encoded with the tool's
- * success Schema, structured and as text; a failure with its failure Schema;
- * a defect as the generic tool error). McpServer serves them (McpRoute), and
+ * operation on Downstream, check and encode the answer as JSON with its
+ * success Schema in one pass (as the REST handler does), and shape the
+ * result as effect/ai's toolkit does (the encoded answer, structured and as
+ * text; a failure with its failure Schema; a defect as the generic tool
+ * error). McpServer serves them (McpRoute), and
  * McpDirect answers a plain `tools/call` with them without McpServer.
  *
  * A successful call of a tool that writes names the events it wrote in its
@@ -39,7 +40,7 @@ import { traced } from "../../domain/Span.ts"
 import { Instruments, type TelemetryInstruments } from "../../platform/telemetry/Instruments.ts"
 import { Downstream } from "../../services/Downstream.ts"
 import { CurrentRequestFacts } from "../request/index.ts"
-import { CurrentIdempotentCall, IdempotentOnce, makePreconditions, recordTag, type RunOnce, unstorableInput, writtenId } from "../rest/index.ts"
+import { CurrentIdempotentCall, entityTag, IdempotentOnce, makePreconditions, recordTag, type RunOnce, unstorableInput, writtenId } from "../rest/index.ts"
 import { TOOL_SCOPES } from "./McpScopes.ts"
 import { type McpCallHeaders, type ToolOutcome, withToolKey } from "./McpToolRetries.ts"
 
@@ -71,12 +72,12 @@ type Meta = Readonly<Record<string, unknown>>
  * A tool call's result as effect/ai's toolkit registration builds it: the encoded value, structured and as text;
  * with what the call adds in `_meta` (the events it wrote, its records' tags), when it adds anything.
  */
-const toolResult = (isError: boolean, encoded: unknown, meta: Meta = {}) =>
+const toolResult = (isError: boolean, encoded: unknown, meta: Meta = {}, text = JSON.stringify(encoded)) =>
   new McpSchema.CallToolResult({
     ...(Object.keys(meta).length === 0 ? {} : { _meta: meta }),
     isError,
     structuredContent: isError ? undefined : encoded,
-    content: encoded === undefined ? [] : [{ type: "text", text: JSON.stringify(encoded) }]
+    content: encoded === undefined ? [] : [{ type: "text", text }]
   }, NO_CHECKS)
 
 /** A defect of a tool call: logged and reported, answered with effect/ai's generic tool error; interruption propagates. */
@@ -138,7 +139,7 @@ const eventsWrittenBy = (downstream: Downstream["Service"], eventList: NonNullab
 /** What a tool call is made of, once its tool is known. */
 interface CallParts {
   readonly derived: DerivedTool
-  /** The REST operation on a decoded request, in `scope`: its answer, checked. */
+  /** The REST operation on a decoded request, in `scope`: its answer (a list's records), not yet checked. */
   readonly operate: (request: DecodedInput, scope: CallScope) => Effect.Effect<unknown, ToolFailure>
   /** The `If-Match` check of the REST write (a conditional tool's). */
   readonly precondition: ReturnType<typeof makePreconditions>
@@ -187,7 +188,6 @@ export type ToolCall = (args: unknown) => Effect.Effect<McpSchema.CallToolResult
  */
 const callFor = (parts: CallParts): ToolCall => {
   const { derived, eventsWritten, operate, precondition, tagOf } = parts
-  const encodeSuccess = Schema.encodeUnknownEffect(derived.tool.successSchema)
   const encodeFailure = Schema.encodeUnknownEffect(Tool.failureResultSchema(derived.tool))
   const name = derived.spec.name
   const endpoint = derived.spec.endpoint
@@ -209,9 +209,14 @@ const callFor = (parts: CallParts): ToolCall => {
       scope = outcome.scope
     }
     const answer = yield* Effect.mapError(operate(request, scope), (failure) => failed(failure))
-    const tags = yield* Effect.mapError(tagsMeta(tagOf, answer, scope.requestId), asFailure)
+    // Checked and encoded once; its text is the result's text and, for a record as its REST read answers it, what the tag is of.
+    const encoded = yield* Effect.mapError(derived.encodeAnswer(answer), (failure) => failed(failure))
+    const text = JSON.stringify(encoded)
+    const tags = tagOf !== undefined && derived.answersItsRecord && encoded !== null
+      ? { [ETAG_META]: entityTag(text) }
+      : yield* Effect.mapError(tagsMeta(tagOf, answer, scope.requestId), asFailure)
     const events = eventsWritten === undefined ? [] : yield* eventsWritten
-    return { answer, meta: events.length === 0 ? tags : { [EVENTS_META]: events, ...tags } }
+    return { encoded, text, meta: events.length === 0 ? tags : { [EVENTS_META]: events, ...tags } }
   })
 
   /** A call's outcome, success or failure, as a tool result; whether a retry may be answered with it. */
@@ -219,8 +224,7 @@ const callFor = (parts: CallParts): ToolCall => {
     Effect.matchEffect(run(request, ifMatch), {
       onFailure: ({ failure, meta }) =>
         Effect.map(encodeFailure(failure), (encoded): ToolOutcome => ({ result: toolResult(true, encoded, meta), storable: !retryable(failure) })),
-      onSuccess: ({ answer, meta }) =>
-        Effect.map(encodeSuccess(answer), (encoded): ToolOutcome => ({ result: toolResult(false, encoded, meta), storable: true }))
+      onSuccess: ({ encoded, meta, text }) => Effect.succeed<ToolOutcome>({ result: toolResult(false, encoded, meta, text), storable: true })
     }) as Effect.Effect<ToolOutcome, never, CurrentCaller>
 
   // The API's Schemas need no service to encode.
@@ -277,7 +281,7 @@ export class McpToolCalls extends Context.Service<McpToolCalls, {
           const answer: unknown = yield* Effect.mapError(callOf(anyEndpoint(endpoint), request, scope), downstreamFailure)
           if (answer === null && derived.spec.nullable !== true) return yield* notFound
           // A list tool answers the page's records, as the REST body does (the total is a REST header).
-          return yield* derived.checkAnswer(paged ? (answer as Page<unknown>).items : answer)
+          return paged ? (answer as Page<unknown>).items : answer
         })
         const recordRead = derived.spec.recordRead
         const tagOf = recordRead === undefined ? undefined : recordTag(recordRead)
@@ -288,7 +292,7 @@ export class McpToolCalls extends Context.Service<McpToolCalls, {
         handlers[derived.spec.name] = (args) =>
           Effect.flatMap(
             decodeRequest(derived, args),
-            ({ request }) => Effect.flatMap(CurrentCaller, (caller) => operate(request, callScopeOf(caller)))
+            ({ request }) => Effect.flatMap(CurrentCaller, (caller) => Effect.flatMap(operate(request, callScopeOf(caller)), derived.checkAnswer))
           )
       }
       return McpToolCalls.of({ handlers, byName })

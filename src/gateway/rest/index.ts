@@ -1,4 +1,4 @@
-export { makePreconditions, recordTag, writtenId } from "./Conditional.ts"
+export { entityTag, makePreconditions, recordTag, writtenId } from "./Conditional.ts"
 export {
   type AnswerKeeping,
   CurrentIdempotentCall,
