@@ -388,6 +388,8 @@ for (const backend of backends) {
             // A create makes two records: the same answer but for what the engine assigns each.
             const same = (reply: Reply) => creates ? withoutAssigned(message(reply)) : message(reply)
             assert.deepStrictEqual(same(direct), same(served), `${name}: ${direct.text} vs ${served.text}`)
+            // Byte for byte what serializing the message writes: the structured content written in place from its text.
+            assert.strictEqual(direct.text, JSON.stringify(JSON.parse(direct.text)), name)
             return message(direct)
           })
         const found = yield* both("lookup_ticket", { identifier: ticket.id })

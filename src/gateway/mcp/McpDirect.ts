@@ -24,6 +24,7 @@ import type { HttpServerRequest } from "effect/http"
 import { HttpServerResponse } from "effect/http"
 import { JsonRpcId, MAX_METHOD_LENGTH, MAX_REQUEST_ID_LENGTH, NotificationMethod } from "../../contract/mcp/openapi.ts"
 import { SERVER_INFO } from "./McpServerInfo.ts"
+import { structuredTextOf } from "./StructuredText.ts"
 
 const VERSION = "2026-07-28"
 const VERSION_META = "io.modelcontextprotocol/protocolVersion"
@@ -136,19 +137,36 @@ export const plainToolCall = (
   return { id, name, args: params.arguments }
 }
 
-/** The JSON-RPC answer McpServer gives for a tool's result: the result's own `_meta` (the events it wrote) first, then the server's. */
-const answer = (id: string | number, result: McpSchema.CallToolResult) =>
-  HttpServerResponse.jsonUnsafe({
-    jsonrpc: "2.0",
-    id,
-    result: {
-      _meta: { ...result._meta, "io.modelcontextprotocol/serverInfo": SERVER_INFO },
-      resultType: "complete",
-      content: result.content,
-      ...(result.structuredContent === undefined ? {} : { structuredContent: result.structuredContent }),
-      isError: result.isError ?? false
-    }
+/**
+ * The JSON-RPC answer McpServer gives for a tool's result: the result's own
+ * `_meta` (the events it wrote) first, then the server's. A result whose
+ * structured content's text is known has it written in place, the same
+ * bytes `JSON.stringify` writes for the whole (test/mcp/mcp.test.ts checks
+ * that the answer is exactly that serialization).
+ */
+const answer = (id: string | number, result: McpSchema.CallToolResult) => {
+  const _meta = { ...result._meta, "io.modelcontextprotocol/serverInfo": SERVER_INFO }
+  const isError = result.isError ?? false
+  const structured = result.structuredContent === undefined ? undefined : structuredTextOf(result)
+  if (structured === undefined) {
+    return HttpServerResponse.jsonUnsafe({
+      jsonrpc: "2.0",
+      id,
+      result: {
+        _meta,
+        resultType: "complete",
+        content: result.content,
+        ...(result.structuredContent === undefined ? {} : { structuredContent: result.structuredContent }),
+        isError
+      }
+    })
+  }
+  // The message up to its content, without the two braces that close it; then the rest, in the same order.
+  const head = JSON.stringify({ jsonrpc: "2.0", id, result: { _meta, resultType: "complete", content: result.content } })
+  return HttpServerResponse.text(`${head.slice(0, -2)},"structuredContent":${structured},"isError":${isError}}}`, {
+    contentType: "application/json"
   })
+}
 
 /** Answers a plain tool call (see `plainToolCall`) with `call`. */
 export const answerToolCall = <R>(

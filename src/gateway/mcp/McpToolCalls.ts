@@ -43,6 +43,7 @@ import { CurrentRequestFacts } from "../request/index.ts"
 import { CurrentIdempotentCall, entityTag, IdempotentOnce, makePreconditions, recordTag, type RunOnce, unstorableInput, writtenId } from "../rest/index.ts"
 import { TOOL_SCOPES } from "./McpScopes.ts"
 import { type McpCallHeaders, type ToolOutcome, withToolKey } from "./McpToolRetries.ts"
+import { withStructuredText } from "./StructuredText.ts"
 
 /** A tool's handler: decode the arguments, invoke the REST operation, check the answer. */
 export type ToolHandler = (args: unknown) => Effect.Effect<unknown, ToolFailure, CurrentCaller>
@@ -72,13 +73,16 @@ type Meta = Readonly<Record<string, unknown>>
  * A tool call's result as effect/ai's toolkit registration builds it: the encoded value, structured and as text;
  * with what the call adds in `_meta` (the events it wrote, its records' tags), when it adds anything.
  */
-const toolResult = (isError: boolean, encoded: unknown, meta: Meta = {}, text = JSON.stringify(encoded)) =>
-  new McpSchema.CallToolResult({
+const toolResult = (isError: boolean, encoded: unknown, meta: Meta = {}, text = JSON.stringify(encoded)) => {
+  const result = new McpSchema.CallToolResult({
     ...(Object.keys(meta).length === 0 ? {} : { _meta: meta }),
     isError,
     structuredContent: isError ? undefined : encoded,
     content: encoded === undefined ? [] : [{ type: "text", text }]
   }, NO_CHECKS)
+  // The text is the structured content's serialization: its answer need not write the record again (McpDirect).
+  return isError || encoded === undefined ? result : withStructuredText(result, text)
+}
 
 /** A defect of a tool call: logged and reported, answered with effect/ai's generic tool error; interruption propagates. */
 const internalToolError = (cause: Cause.Cause<unknown>) =>
