@@ -23,10 +23,10 @@ import { appRateLimitView, parseRateLimit, RateLimitText } from "./domain/RateLi
 import { IsoDateParam, rangeEnd, rangeStart } from "./domain/Resource.ts"
 import { AppId, IpRangeText, SecretId } from "./domain/Secret.ts"
 import { seedDemoData } from "./engine/seed.ts"
+import { testDataEmptying } from "./gateway/admin/index.ts"
 import { InstrumentsNoOp } from "./platform/telemetry/Instruments.ts"
 import { AppConfig } from "./services/AppConfig.ts"
 import { AppRateLimits } from "./services/AppRateLimits.ts"
-import { Downstream } from "./services/Downstream.ts"
 import { Meter } from "./services/Meter.ts"
 import { SecretStore } from "./services/SecretStore.ts"
 
@@ -222,7 +222,7 @@ const testDataEmpty = Command.make(
   "empty",
   { app: appFlag },
   Effect.fn(function*({ app }) {
-    yield* printJson(yield* (yield* Downstream).emptyTestData(app, crypto.randomUUID()))
+    yield* printJson(yield* (yield* testDataEmptying)(app, crypto.randomUUID()))
   })
 ).pipe(Command.withDescription("Empty an app's test data: records, numbers, events, webhooks, model files (never its live data)"))
 

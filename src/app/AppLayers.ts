@@ -30,7 +30,7 @@ export const EngineOutboundLive = Layer.mergeAll(ModelServicesLive, WebhookSende
  * What a CLI command needs: the stored services, no connection to Redis, and
  * no readiness checks (a command serves no `/ready`).
  */
-export const ToolServicesLive = Layer.mergeAll(SecretStoreSql, MeterSql, DownstreamLive, AppRateLimitsSql).pipe(
+export const ToolServicesLive = Layer.mergeAll(SecretStoreSql, MeterSql, DownstreamLive, AppRateLimitsSql, IdempotencySql).pipe(
   Layer.provide(ReadinessChecksNoOp)
 )
 

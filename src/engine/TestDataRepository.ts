@@ -44,6 +44,8 @@ export const removeDataSpace = (space: string) =>
       )
       yield* sql`DELETE FROM engine_counter WHERE app_id = ${space}`
       yield* sql`DELETE FROM engine_exchange_rate WHERE app_id = ${space}`
+      // The answers of its keyed writes name records that are gone: a key used again runs afresh.
+      yield* sql`DELETE FROM engine_idempotency WHERE app_id = ${space}`
       return { records, events, webhookDeliveries, modelFiles } satisfies SpaceRemoved
     }))
   })

@@ -57,4 +57,10 @@ export class IdempotencyStore extends Context.Service<IdempotencyStore, {
   readonly release: (claim: IdempotencyClaim) => Effect.Effect<void, ServiceUnavailable>
   /** Deletes rows whose 24 h are over, a bounded number at a time; answers how many. */
   readonly purgeExpired: Effect.Effect<number, ServiceUnavailable>
+  /**
+   * Forgets every key of a data space (an app's test data, emptied): a key
+   * used again there runs its call afresh instead of replaying an answer
+   * about records that are gone. Answers how many keys were forgotten.
+   */
+  readonly forgetSpace: (space: string) => Effect.Effect<number, ServiceUnavailable>
 }>()("mfg/services/IdempotencyStore") {}

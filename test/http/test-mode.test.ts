@@ -384,6 +384,17 @@ for (const backend of backends) {
         assert.strictEqual(all, liveCalls + testCalls)
         assert.isAbove(testCalls, 10)
 
+        // The same Idempotency-Key used in both modes: each space keeps its own answer.
+        const key = `emptied-${appId}`
+        const keyed = (owner: Space) =>
+          client.call("POST", "/v1/customer", {
+            secret: owner.secret,
+            body: { name: "Keyed", email: "keyed@example.com" },
+            headers: { "idempotency-key": key }
+          })
+        const testKeyed = ok(yield* keyed(test), "test keyed customer")
+        const liveKeyed = ok(yield* keyed(live), "live keyed customer")
+
         const emptied = yield* client.call("DELETE", `/api/v1/app/${appId}/test-data`, { headers: admin })
         assert.strictEqual(emptied.status, 200, emptied.text)
         const removed = emptied.json()
@@ -399,6 +410,14 @@ for (const backend of backends) {
           }
           assert.deepStrictEqual(ok(yield* test.call("GET", list.path), list.id), [], list.id)
         }
+        // The test space's keys are forgotten with its data: the key runs its create afresh there, and still replays in live.
+        const again = yield* keyed(test)
+        assert.strictEqual(again.status, 200, again.text)
+        assert.notStrictEqual(again.json().id, testKeyed.id)
+        assert.isNull(again.headers.get("idempotent-replayed"))
+        const liveAgain = yield* keyed(live)
+        assert.strictEqual(liveAgain.headers.get("idempotent-replayed"), "true")
+        assert.strictEqual(liveAgain.json().id, liveKeyed.id)
         const content = yield* test.call("GET", `/v1/model-file/${made.file.id}/content`)
         assert.deepStrictEqual([content.status, content.text], [200, ""])
         // Live untouched; the test data starts again.

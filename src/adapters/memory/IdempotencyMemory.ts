@@ -41,6 +41,17 @@ export const IdempotencyMemory = Layer.sync(IdempotencyStore, () => {
       Effect.sync(() => {
         if (ownedBy(claim)) keys.delete(keyOf(claim))
       }),
+    forgetSpace: (space) =>
+      Effect.sync(() => {
+        let forgotten = 0
+        for (const key of keys.keys()) {
+          if (key.startsWith(`${space}\n`)) {
+            keys.delete(key)
+            forgotten++
+          }
+        }
+        return forgotten
+      }),
     purgeExpired: Effect.sync(() => {
       let purged = 0
       for (const [key, held] of keys) {

@@ -173,7 +173,14 @@ export const IdempotencySql = Layer.effect(
           traced("IdempotencyStore.release")
         ),
 
-      purgeExpired
+      purgeExpired,
+
+      forgetSpace: (space) =>
+        sql<{ key: string }>`DELETE FROM idempotency_key WHERE app_id = ${space} RETURNING key`.pipe(
+          Effect.map((rows) => rows.length),
+          Effect.catchTag("SqlError", storageFailure),
+          traced("IdempotencyStore.forgetSpace")
+        )
     })
   })
 )

@@ -15,10 +15,10 @@ import { appRateLimitView } from "../../domain/RateLimit.ts"
 import { rangeEnd, rangeStart } from "../../domain/Resource.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { AppRateLimits } from "../../services/AppRateLimits.ts"
-import { Downstream } from "../../services/Downstream.ts"
 import { Meter } from "../../services/Meter.ts"
 import { RateLimiting } from "../../services/RateLimiting.ts"
 import { SecretStore } from "../../services/SecretStore.ts"
+import { testDataEmptying } from "./TestDataEmptying.ts"
 
 /** The admin API's paths: for operators' tools, never for browsers (CORS stays closed on them). */
 export const ADMIN_PREFIX = "/api/"
@@ -97,17 +97,14 @@ const RateLimitsHandlers = HttpApiBuilder.group(
   })
 )
 
-/** The engine empties the app's test space (embedded, or the remote engine's own route); its refusals pass through. */
+/** The engine empties the app's test space (embedded, or the remote engine's own route), then the gateway its keys; refusals pass through. */
 const TestDataHandlers = HttpApiBuilder.group(
   AdminApi,
   "testData",
   Effect.fn(function*(handlers) {
-    const downstream = yield* Downstream
+    const empty = yield* testDataEmptying
     return handlers.handleAll({
-      empty: ({ params }) =>
-        downstream.emptyTestData(params.appId, randomUUID()).pipe(
-          Effect.catch((error) => Effect.succeed(errorAnswer(error)))
-        )
+      empty: ({ params }) => empty(params.appId, randomUUID()).pipe(Effect.catch((error) => Effect.succeed(errorAnswer(error))))
     })
   })
 )
