@@ -224,7 +224,7 @@ const testDataEmpty = Command.make(
   Effect.fn(function*({ app }) {
     yield* printJson(yield* (yield* testDataEmptying)(app, crypto.randomUUID()))
   })
-).pipe(Command.withDescription("Empty an app's test data: records, numbers, events, webhooks, model files (never its live data)"))
+).pipe(Command.withDescription("Empty an app's test data: records, numbers, events, webhooks, model files, idempotency keys (never its live data)"))
 
 const testData = Command.make("test-data").pipe(
   Command.withDescription("An app's test data (what test-mode secrets work on)"),
