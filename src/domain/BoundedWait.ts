@@ -5,12 +5,12 @@
  * a timer set, and the sleeping fiber interrupted when the call ends. Every
  * authenticated call waits three times with a bound (its secret, its meter
  * receipt, its budget), and those races cost about a tenth of the service's
- * CPU per read (bench/README.md, "Bounded waits without a race"). Here the effect runs in one
- * forked fiber; when it has ended by the time it yields (a remembered secret,
- * a budget counted in memory), its exit is the answer, with no timer at all;
- * otherwise one timer bounds the wait. As with `timeoutOrElse`, an effect past
- * its bound is left to end in the background: it is interrupted when the
- * calling fiber ends.
+ * CPU per read (bench/README.md, "Bounded waits without a race"). Here the
+ * effect runs in one forked fiber; when it has ended by the time it yields (a
+ * remembered secret, a budget counted in memory), its exit is the answer,
+ * with no timer at all; otherwise one timer bounds the wait. As with
+ * `timeoutOrElse`, an effect past its bound is left to end in the background:
+ * it is interrupted when the calling fiber ends.
  */
 import { Effect, type Fiber } from "effect"
 import { dual } from "effect/Function"

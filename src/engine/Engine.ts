@@ -99,7 +99,7 @@ const storageFailure = (error: SqlError, writes: boolean, outcomeUnknown: (() =>
  * left out is one copy less per call.
  */
 const withService = <R, I, S>(context: Context.Context<R>, key: Context.Key<I, S>, service: S): Context.Context<R | I> =>
-  // It holds `key` with that service: the same context, now known to.
+  // Already there: the same context, typed as holding it.
   Context.getOrUndefined(context as Context.Context<R | I>, key) === service ? context as Context.Context<R | I> : Context.add(context, key, service)
 
 /** How often the answers of keyed writes past their 24 h are deleted. */
