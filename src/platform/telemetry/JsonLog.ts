@@ -15,7 +15,7 @@
  * of an authenticated read's CPU): bench/README.md, "JSON log: why the
  * hand-written writer stays" (`npm run bench:log`).
  */
-import { Cause, Context, Logger, References, Tracer } from "effect"
+import { Cause, Context, Logger, LogLevel, References, Tracer } from "effect"
 import { writeSync } from "node:fs"
 
 /** Past this many buffered characters the buffer is written at once. */
@@ -76,10 +76,32 @@ export const activeSpan = (context: Context.Context<never>): Tracer.Span | undef
   return span !== undefined && span._tag === "Span" && span.traceId !== "noop" ? span : undefined
 }
 
+/** How many errors deep a warning's cause is followed (an error's own `cause`, and so on). */
+const CAUSE_DEPTH = 4
+
+/** An error and the errors it was caused by, names and messages only. */
+const errorChain = (value: unknown, depth = 0): string => {
+  if (!(value instanceof Error)) return asText(value)
+  const own = value.message === "" ? value.name : `${value.name}: ${value.message}`
+  return depth < CAUSE_DEPTH && value.cause !== undefined ? `${own} ← ${errorChain(value.cause, depth + 1)}` : own
+}
+
+/**
+ * A cause in one line, without stack traces: what each failure and defect
+ * says. A warning is something the service outlives (a library's own, too,
+ * such as the webhook cluster's while the database is unreachable), logged
+ * again while it lasts: its lines stay short. An error keeps its stack.
+ */
+const causeSummary = (cause: Cause.Cause<unknown>): string =>
+  cause.reasons.map((reason) => reason._tag === "Fail" ? errorChain(reason.error) : reason._tag === "Die" ? errorChain(reason.defect) : "interrupted").join(
+    "; "
+  )
+
 /**
  * The line of an `Effect.log*`: one JSON object, without its newline.
  * Annotations become fields (`Effect.annotateLogs`); a cause is rendered as
- * text in `cause`.
+ * text in `cause`: in full for an error or worse, in one line (causeSummary)
+ * below.
  */
 export const formatLine = Logger.make<unknown, string>(({ cause, date, fiber, logLevel, message }) => {
   const parts = Array.isArray(message) ? message : [message]
@@ -96,7 +118,7 @@ export const formatLine = Logger.make<unknown, string>(({ cause, date, fiber, lo
   for (const [key, value] of Object.entries(fiber.getRef(References.CurrentLogAnnotations))) {
     if (!(key in line)) line[key] = value
   }
-  if (cause.reasons.length > 0) line.cause = Cause.pretty(cause)
+  if (cause.reasons.length > 0) line.cause = LogLevel.isGreaterThanOrEqualTo(logLevel, "Error") ? Cause.pretty(cause) : causeSummary(cause)
   try {
     return JSON.stringify(line)
   } catch {
