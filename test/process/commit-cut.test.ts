@@ -153,12 +153,15 @@ describe.skipIf(POSTGRES_URL === undefined)("A write whose database connection i
     ] as const
   ) {
     const what = externalReference ? "in a transaction" : "one statement"
-    it(`a create without a key, ${what}, cut ${mode}: 503 StorageOutcomeUnknown (${written} written); the next call is served`, async () => {
+    // A write that may have been kept is always an unknown outcome. One that was not may also be the plain outage,
+    // when the service saw its connection gone before the statement left (which of the two depends on timing).
+    const answers = written === 1 ? ["StorageOutcomeUnknown"] : ["StorageOutcomeUnknown", "StorageUnavailable"]
+    it(`a create without a key, ${what}, cut ${mode}: 503 ${answers.join(" or ")} (${written} written); the next call is served`, async () => {
       const armed = proxy!.arm(mode, "record")
       const first = await createCut(() => armed, externalReference)
       assert.strictEqual(first.status, 503, JSON.stringify(first.body))
-      assert.strictEqual(first.body.type, "StorageOutcomeUnknown")
-      assert.include(String(first.body.message), "read before you retry")
+      assert.include(answers, first.body.type)
+      if (first.body.type === "StorageOutcomeUnknown") assert.include(String(first.body.message), "read before you retry")
       assert.strictEqual(first.written, written)
     }, 60_000)
   }
