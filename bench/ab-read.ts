@@ -9,14 +9,15 @@
  *
  *   git worktree add /tmp/before <commit>   (or: git archive <commit> | tar -x -C /tmp/before)
  *   ln -s "$PWD/node_modules" /tmp/before/node_modules
- *   node bench/ab-read.ts --base /tmp/before [--pairs 16] [--duration 5] [--warmup 5] [--connections 32]
+ *   node bench/ab-read.ts --base /tmp/before [--pairs 16] [--duration 5] [--warmup 5] [--connections 32] [--storage pglite]
  *
  * Each service is loaded for `--warmup` seconds first (not measured: the JIT,
  * and a tree whose sources changed since its last start compiles them), then
  * each measurement has a 1 s warm-up of its own. Prints each pair and the medians: requests per second and the service's
  * CPU per request (this tree divided by the base's). Each service has a
  * database of its own, named with a random suffix so that runs of several
- * people on one PostgreSQL never meet.
+ * people on one PostgreSQL never meet; with `--storage pglite`, an embedded
+ * one each (its database process's CPU counts in the service's).
  */
 import { randomBytes } from "node:crypto"
 import * as Path from "node:path"
@@ -28,14 +29,17 @@ import { stopAll } from "./servers.ts"
 import { fixed, median, thousands } from "./stats.ts"
 import * as Here from "./targets.ts"
 
-const USAGE = "usage: node bench/ab-read.ts --base <checkout> [--pairs N] [--duration S] [--warmup S] [--connections N]"
+const USAGE = "usage: node bench/ab-read.ts --base <checkout> [--pairs N] [--duration S] [--warmup S] [--connections N] [--storage postgres|pglite]"
 const flags = parseFlags({
   base: { type: "string", default: "" },
   pairs: { type: "string", default: "16" },
   duration: { type: "string", default: "5" },
   warmup: { type: "string", default: "5" },
-  connections: { type: "string", default: "32" }
+  connections: { type: "string", default: "32" },
+  storage: { type: "string", default: "postgres" }
 }, USAGE)
+if (flags.storage !== "postgres" && flags.storage !== "pglite") usageError(`--storage is postgres or pglite, not ${flags.storage}`, USAGE)
+const storage = flags.storage === "pglite" ? "pglite" : "postgres"
 if (flags.base === "") usageError("--base is required: the checkout to compare with", USAGE)
 const pairs = positiveNumber("pairs", flags.pairs, true, USAGE)
 const duration = positiveNumber("duration", flags.duration, false, USAGE)
@@ -60,7 +64,7 @@ const main = async () => {
   const suffix = randomBytes(4).toString("hex")
   const databases = [await createBenchDatabase(`mfg_bench_ab_base_${suffix}`), await createBenchDatabase(`mfg_bench_ab_head_${suffix}`)] as const
   const start = async (targets: Targets, name: string, url: string, database: string): Promise<Side> => {
-    const server = await targets.startService({ name, storage: "postgres", databaseUrl: url })
+    const server = await targets.startService({ name, storage, databaseUrl: url })
     const { value } = await targets.createSecret(server)
     const record = await targets.createRecord(server, value, "customer", { name: "Bench", email: "bench@example.com" })
     return { name, server, secret: value, recordId: record.id, database }
@@ -71,7 +75,7 @@ const main = async () => {
     const measure = async (side: Side, seconds: number) => {
       const measurement = await runLoad({
         server: side.server,
-        database: side.database,
+        ...(storage === "postgres" ? { database: side.database } : {}),
         requests: [{ method: "GET", path: `/v1/customer/${side.recordId}`, headers: { authorization: `Bearer ${side.secret}` } }],
         expectedStatus: 200,
         verifyBody: (body) => body.includes(`"id":"${side.recordId}"`),
@@ -81,7 +85,7 @@ const main = async () => {
       if (measurement.errors > 0) throw new Here.BenchmarkInvalid(`${side.name}: ${measurement.errorDetail}`)
       return measurement
     }
-    console.log(`ab-read: GET /v1/customer/{id}, ${connections} connections, ${pairs} pairs of ${duration} s (1 s warm-up each)`)
+    console.log(`ab-read: GET /v1/customer/{id} on ${storage}, ${connections} connections, ${pairs} pairs of ${duration} s (1 s warm-up each)`)
     for (const side of [base, head]) await measure(side, warmup)
     const rows: Array<{ readonly rps: readonly [number, number]; readonly cpu: readonly [number, number]; readonly pg: readonly [number, number] }> = []
     for (let pair = 1; pair <= pairs; pair++) {
@@ -112,6 +116,7 @@ const main = async () => {
   } finally {
     await ThereServers.stopAll()
     await stopAll()
+    Here.removeDataDirs()
     for (const database of databases) await database.drop()
   }
 }

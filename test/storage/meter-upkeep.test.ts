@@ -8,7 +8,8 @@
  * - retention removes the rows older than METER_RETENTION (whole monthly
  *   partitions on PostgreSQL, batched deletes on PGlite) and keeps their
  *   totals per day: usage answers the same totals before and after, for every
- *   range and app asked; a second run changes nothing.
+ *   range and app asked; a second run changes nothing; a secret's last use
+ *   stays when its rows go.
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
@@ -116,6 +117,20 @@ for (const backend of backends) {
           `appId=${apps[0]}&from=${day(100)}`,
           `to=${day(401)}`
         ]
+        // A secret last used 450 days ago, past the retention: its only calls are removed, its last use stays.
+        const client = yield* TestClient
+        const idle = yield* client.createSecret(apps[0])
+        const lastUse = new Date(now.getTime() - 450 * DAY)
+        yield* sql`
+          INSERT INTO meter_event (request_id, app_id, secret_id, operation, method, route, occurred_at, status)
+          SELECT gen_random_uuid()::text, ${apps[0]}, ${idle.id}, 'customer.get', 'GET', '/v1/customer/:id',
+                 ${lastUse.toISOString()}::timestamptz - make_interval(days => i), 200
+          FROM generate_series(0, 2) AS i`
+        const usedAt = Effect.map(
+          client.call("GET", `/api/v1/secret?appId=${apps[0]}`, { headers: admin }),
+          (reply) => (reply.json() as ReadonlyArray<{ readonly id: string; readonly usedAt: string | null }>).find((s) => s.id === idle.id)?.usedAt
+        )
+        assert.strictEqual(yield* usedAt, lastUse.toISOString())
         const before = yield* Effect.forEach(ranges, usage)
         const oldRows = (before: Date) =>
           sql<{ n: number }>`
@@ -143,6 +158,10 @@ for (const backend of backends) {
 
         const after = yield* Effect.forEach(ranges, usage)
         assert.deepStrictEqual(after, before)
+        const [{ idleRows } = { idleRows: -1 }] = yield* sql<{ idleRows: number }>`
+          SELECT count(*)::int AS "idleRows" FROM meter_event WHERE secret_id = ${idle.id}`
+        assert.strictEqual(idleRows, 0)
+        assert.strictEqual(yield* usedAt, lastUse.toISOString(), "its last use outlives its meter rows")
         assert.isAbove(before[3]!.outcomeUnknown, 0)
 
         // Nothing more to do: the same totals, nothing removed.

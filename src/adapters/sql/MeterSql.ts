@@ -9,10 +9,10 @@
  * client received is in the table even if the process is then killed.
  *
  * The flush takes no row locks: `usedAt` is the latest committed meter row of
- * the secret (see SecretStoreSql), so concurrent flushes, on this instance or
- * another, never queue behind one hot secret row. The stored `used_at` is
- * refreshed off the hot path, with the outcomes (status, duration), which are
- * added in batches in the background; the scope's finalizer drains both.
+ * the secret (see SecretStoreSql; retention keeps it when it removes the
+ * rows), so concurrent flushes, on this instance or another, never queue
+ * behind one hot secret row. The outcomes (status, duration) are added in
+ * batches in the background; the scope's finalizer drains both.
  */
 import { PgTypes } from "@effect/sql-pg"
 import { Cause, Deferred, Effect, Exit, Fiber, Layer, Schedule } from "effect"
@@ -253,26 +253,25 @@ export const MeterSql = Layer.effect(
       // The rows are found by their key, request id and time; the batch's span of times lets PostgreSQL look in the
       // months (partitions) it covers only. A late outcome replaces an `unknown` the sweep settled meanwhile.
       // The error types go along only when the batch has one (a batch of successes, the usual one, sends none).
-      const times = batch.map((o) => o.occurredAt.getTime())
+      let earliest = Infinity
+      let latest = -Infinity
+      for (const { occurredAt } of batch) {
+        earliest = Math.min(earliest, occurredAt.getTime())
+        latest = Math.max(latest, occurredAt.getTime())
+      }
       const typed = batch.some((o) => o.errorType !== "")
       const errorTypes = typed ? sql`, ${batch.map((o) => PgTypes.text(o.errorType))}::text[]` : sql``
       return sql`
-        WITH completed AS (
-          UPDATE meter_event m SET status = o.status, duration_ms = o.duration_ms, outcome_unknown = false
-            ${typed ? sql`, error_type = NULLIF(o.error_type, '')` : sql``}
-          FROM unnest(${batch.map((o) => PgTypes.text(o.requestId))}::text[], ${batch.map((o) => PgTypes.text(o.occurredAt.toISOString()))}::timestamptz[], ${
+        UPDATE meter_event m SET status = o.status, duration_ms = o.duration_ms, outcome_unknown = false
+          ${typed ? sql`, error_type = NULLIF(o.error_type, '')` : sql``}
+        FROM unnest(${batch.map((o) => PgTypes.text(o.requestId))}::text[], ${batch.map((o) => PgTypes.text(o.occurredAt.toISOString()))}::timestamptz[], ${
         batch.map((o) => PgTypes.int4(o.status))
       }::int[],
-                      ${batch.map((o) => PgTypes.float8(o.durationMs))}::float8[]${errorTypes})
-            AS o(request_id, occurred_at, status, duration_ms${typed ? sql`, error_type` : sql``})
-          WHERE m.request_id = o.request_id AND m.occurred_at = o.occurred_at
-            AND m.occurred_at >= ${new Date(Math.min(...times)).toISOString()}::timestamptz
-            AND m.occurred_at <= ${new Date(Math.max(...times)).toISOString()}::timestamptz
-          RETURNING m.secret_id, m.occurred_at
-        )
-        UPDATE incoming_secret s SET used_at = GREATEST(COALESCE(s.used_at, u.last), u.last)
-        FROM (SELECT secret_id, max(occurred_at) AS last FROM completed GROUP BY secret_id ORDER BY secret_id) u
-        WHERE s.id = u.secret_id`.unprepared.pipe(
+                    ${batch.map((o) => PgTypes.float8(o.durationMs))}::float8[]${errorTypes})
+          AS o(request_id, occurred_at, status, duration_ms${typed ? sql`, error_type` : sql``})
+        WHERE m.request_id = o.request_id AND m.occurred_at = o.occurred_at
+          AND m.occurred_at >= ${new Date(earliest).toISOString()}::timestamptz
+          AND m.occurred_at <= ${new Date(latest).toISOString()}::timestamptz`.unprepared.pipe(
         Effect.tapError((error) =>
           Effect.sync(() => {
             outcomes = batch.concat(outcomes).slice(-MAX_PENDING_OUTCOMES)

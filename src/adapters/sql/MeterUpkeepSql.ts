@@ -63,6 +63,15 @@ const ROLL_UP = `
     failed = meter_daily.failed + EXCLUDED.failed,
     outcome_unknown = meter_daily.outcome_unknown + EXCLUDED.outcome_unknown`
 
+/**
+ * Keeps each secret's last use from the rows in `doomed`: a secret's `usedAt` is the later of its stored
+ * `used_at` and its latest meter row (SecretStoreSql), so removing its rows must not move it back.
+ */
+const KEEP_LAST_USE = `
+  UPDATE incoming_secret s SET used_at = GREATEST(COALESCE(s.used_at, u.last), u.last)
+  FROM (SELECT secret_id, max(occurred_at) AS last FROM doomed GROUP BY secret_id ORDER BY secret_id) u
+  WHERE s.id = u.secret_id`
+
 export const makeMeterUpkeep = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const config = yield* AppConfig
@@ -108,9 +117,10 @@ export const makeMeterUpkeep = Effect.gen(function*() {
              DELETE FROM ${table} WHERE (request_id, occurred_at) IN (
                SELECT request_id, occurred_at FROM ${table} WHERE occurred_at < $1 ORDER BY occurred_at LIMIT $2
              )
-             RETURNING app_id, mode, operation, occurred_at, status, outcome_unknown
+             RETURNING app_id, secret_id, mode, operation, occurred_at, status, outcome_unknown
            ),
-           rolled AS (${ROLL_UP} RETURNING 1)
+           rolled AS (${ROLL_UP} RETURNING 1),
+           kept AS (${KEEP_LAST_USE} RETURNING 1)
            SELECT count(*)::int AS n FROM doomed`,
           [cutoff.toISOString(), RETENTION_BATCH]
         ),
@@ -124,8 +134,9 @@ export const makeMeterUpkeep = Effect.gen(function*() {
       RETENTION_LOCK,
       Effect.gen(function*() {
         const [counted] = yield* sql.unsafe<{ n: number }>(
-          `WITH doomed AS (SELECT app_id, mode, operation, occurred_at, status, outcome_unknown FROM ${name}),
-                rolled AS (${ROLL_UP} RETURNING 1)
+          `WITH doomed AS (SELECT app_id, secret_id, mode, operation, occurred_at, status, outcome_unknown FROM ${name}),
+                rolled AS (${ROLL_UP} RETURNING 1),
+                kept AS (${KEEP_LAST_USE} RETURNING 1)
            SELECT count(*)::int AS n FROM doomed`
         )
         yield* sql.unsafe(`DROP TABLE ${name}`)
