@@ -31,7 +31,11 @@ export class SecretStore extends Context.Service<SecretStore, {
    * refuses a row decided with an older version (see MeterSql).
    */
   readonly update: (secretId: string, change: SecretGrantsUpdate) => Effect.Effect<SecretView, NotFound | ServiceUnavailable>
-  /** Checks a presented secret value for a call from `clientAddress`. */
+  /**
+   * Checks a presented secret value for a call from `clientAddress`. It may
+   * be judged when called (SecretStoreSql answers a secret it remembers as
+   * an ended effect, an Exit): run the answer at once, do not keep it.
+   */
   readonly authenticate: (
     presented: string,
     clientAddress: string

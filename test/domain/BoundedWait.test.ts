@@ -29,6 +29,10 @@ describe("withinMillis", () => {
     const failed = await exitsOf(Effect.fail("refused" as const), 50)
     expect(failed.ours).toEqual(Exit.fail("refused"))
     expect(failed.ours).toEqual(failed.effects)
+    // Ended on its first run but not an Exit: run in a fiber of its own, with the same answer.
+    const synchronous = await exitsOf(Effect.sync(() => 7), 50)
+    expect(synchronous.ours).toEqual(Exit.succeed(7))
+    expect(synchronous.ours).toEqual(synchronous.effects)
   })
 
   it("answers an effect that ends within the bound with its value", async () => {

@@ -268,30 +268,31 @@ export const SecretStoreSql = Layer.effect(
         return rows.map(toView)
       }),
 
-      authenticate: (presented, clientAddress) =>
-        Effect.suspend(() => {
-          const match = SECRET_VALUE_PATTERN.exec(presented)
-          if (match === null) return Effect.fail(AuthenticationFailed.because("malformed"))
-          const secretId = match[1]!
-          const presentedHash = sha256(presented)
-          const remembered = known.get(secretId)
-          if (passes(remembered ?? DECOY, presentedHash, clientAddress) && remembered !== undefined) {
-            return Effect.succeed(remembered.caller)
-          }
-          return Effect.flatMap(authLookup(secretId), (row) => {
-            const secret = toKnown(secretId, row)
-            if (row.found) remember(secret)
-            else known.delete(secretId)
-            const hashMatches = timingSafeEqual(secret.hash, presentedHash)
-            const released = secret.issuedAt.getTime() >= config.releasedAt.getTime()
-            const addressAllowed = isAllowed(secret.ranges, clientAddress)
-            if (!row.found) return Effect.fail(AuthenticationFailed.because("unknown-secret"))
-            if (!hashMatches) return Effect.fail(AuthenticationFailed.because("wrong-secret"))
-            if (!released) return Effect.fail(AuthenticationFailed.because("before-release"))
-            if (!addressAllowed) return Effect.fail(AuthenticationFailed.because("ip-blocked"))
-            return Effect.succeed(secret.caller)
-          })
-        }),
+      // Judged when called, not when run: a remembered secret's answer is an ended effect (an Exit), which the
+      // guard's bounded wait takes as it is, with no fiber (BoundedWait.ts).
+      authenticate: (presented, clientAddress) => {
+        const match = SECRET_VALUE_PATTERN.exec(presented)
+        if (match === null) return Effect.fail(AuthenticationFailed.because("malformed"))
+        const secretId = match[1]!
+        const presentedHash = sha256(presented)
+        const remembered = known.get(secretId)
+        if (passes(remembered ?? DECOY, presentedHash, clientAddress) && remembered !== undefined) {
+          return Effect.succeed(remembered.caller)
+        }
+        return Effect.flatMap(authLookup(secretId), (row) => {
+          const secret = toKnown(secretId, row)
+          if (row.found) remember(secret)
+          else known.delete(secretId)
+          const hashMatches = timingSafeEqual(secret.hash, presentedHash)
+          const released = secret.issuedAt.getTime() >= config.releasedAt.getTime()
+          const addressAllowed = isAllowed(secret.ranges, clientAddress)
+          if (!row.found) return Effect.fail(AuthenticationFailed.because("unknown-secret"))
+          if (!hashMatches) return Effect.fail(AuthenticationFailed.because("wrong-secret"))
+          if (!released) return Effect.fail(AuthenticationFailed.because("before-release"))
+          if (!addressAllowed) return Effect.fail(AuthenticationFailed.because("ip-blocked"))
+          return Effect.succeed(secret.caller)
+        })
+      },
 
       forget: (secretId) => {
         known.delete(secretId)
