@@ -1,8 +1,11 @@
 /**
- * A/B of the authenticated read: this tree's service against another
+ * A/B of one authenticated call: this tree's service against another
  * checkout's (the commit before a change), side by side, measured in
  * alternation (A B, then B A, ...) so that both meet the same machine load,
- * `GET /v1/customer/{id}` at 32 connections on PostgreSQL. On a shared,
+ * at 32 connections on PostgreSQL. The call (`--call`) is the read
+ * `GET /v1/customer/{id}` (the default), the MCP `tools/call lookup_ticket`
+ * (`mcp`) or its REST twin `GET /v1/ticket/lookup` (`rest`): bench:capacity's
+ * MCP / REST ratio, one side at a time. On a shared,
  * noisy machine a single run of each (`npm run bench`, one after the other)
  * measures the load of the moment more than the change; pairs measured
  * seconds apart, and the median of their ratios, do not.
@@ -10,6 +13,7 @@
  *   git worktree add /tmp/before <commit>   (or: git archive <commit> | tar -x -C /tmp/before)
  *   ln -s "$PWD/node_modules" /tmp/before/node_modules
  *   node bench/ab-read.ts --base /tmp/before [--pairs 16] [--duration 5] [--warmup 5] [--connections 32] [--storage pglite]
+ *                         [--call read|mcp|rest]
  *
  * Each service is loaded for `--warmup` seconds first (not measured: the JIT,
  * and a tree whose sources changed since its last start compiles them), then
@@ -25,21 +29,26 @@ import { pathToFileURL } from "node:url"
 import { runLoad } from "./load.ts"
 import { parseFlags, positiveNumber, usageError } from "./options.ts"
 import { createBenchDatabase } from "./postgres.ts"
+import { buildScenarios, prepareService, type Target } from "./scenarios.ts"
 import { stopAll } from "./servers.ts"
 import { fixed, median, thousands } from "./stats.ts"
 import * as Here from "./targets.ts"
 
-const USAGE = "usage: node bench/ab-read.ts --base <checkout> [--pairs N] [--duration S] [--warmup S] [--connections N] [--storage postgres|pglite]"
+const USAGE =
+  "usage: node bench/ab-read.ts --base <checkout> [--pairs N] [--duration S] [--warmup S] [--connections N] [--storage postgres|pglite] [--call read|mcp|rest]"
 const flags = parseFlags({
   base: { type: "string", default: "" },
   pairs: { type: "string", default: "16" },
   duration: { type: "string", default: "5" },
   warmup: { type: "string", default: "5" },
   connections: { type: "string", default: "32" },
-  storage: { type: "string", default: "postgres" }
+  storage: { type: "string", default: "postgres" },
+  call: { type: "string", default: "read" }
 }, USAGE)
 if (flags.storage !== "postgres" && flags.storage !== "pglite") usageError(`--storage is postgres or pglite, not ${flags.storage}`, USAGE)
 const storage = flags.storage === "pglite" ? "pglite" : "postgres"
+const CALLS = ["read", "mcp", "rest"] as const
+const call = CALLS.find((name) => name === flags.call) ?? usageError(`--call is read, mcp or rest, not ${flags.call}`, USAGE)
 if (flags.base === "") usageError("--base is required: the checkout to compare with", USAGE)
 const pairs = positiveNumber("pairs", flags.pairs, true, USAGE)
 const duration = positiveNumber("duration", flags.duration, false, USAGE)
@@ -50,8 +59,8 @@ type Targets = typeof Here
 interface Side {
   readonly name: string
   readonly server: Awaited<ReturnType<Targets["startService"]>>
-  readonly secret: string
-  readonly recordId: string
+  /** The call measured, as that service's records make it. */
+  readonly target: Pick<Target, "requests" | "verifyBody" | "label">
   /** Its database's name: the CPU of the PostgreSQL backends serving it is measured too. */
   readonly database: string
 }
@@ -65,9 +74,16 @@ const main = async () => {
   const databases = [await createBenchDatabase(`mfg_bench_ab_base_${suffix}`), await createBenchDatabase(`mfg_bench_ab_head_${suffix}`)] as const
   const start = async (targets: Targets, name: string, url: string, database: string): Promise<Side> => {
     const server = await targets.startService({ name, storage, databaseUrl: url })
-    const { value } = await targets.createSecret(server)
-    const record = await targets.createRecord(server, value, "customer", { name: "Bench", email: "bench@example.com" })
-    return { name, server, secret: value, recordId: record.id, database }
+    const prepared = await prepareService(server)
+    const { id } = prepared.customer
+    const read: Side["target"] = {
+      label: "GET /v1/customer/{id}",
+      requests: [{ method: "GET", path: `/v1/customer/${id}`, headers: { authorization: `Bearer ${prepared.secret}` } }],
+      verifyBody: (body: string) => body.includes(`"id":"${id}"`)
+    }
+    const [mcp] = buildScenarios(["mcp"], { service: prepared })
+    const target = call === "read" ? read : mcp!.targets.find((candidate) => candidate.key === call)!
+    return { name, server, target, database }
   }
   try {
     const base = await start(There, `base (${Path.basename(baseDir)})`, databases[0].url, databases[0].name)
@@ -76,16 +92,16 @@ const main = async () => {
       const measurement = await runLoad({
         server: side.server,
         ...(storage === "postgres" ? { database: side.database } : {}),
-        requests: [{ method: "GET", path: `/v1/customer/${side.recordId}`, headers: { authorization: `Bearer ${side.secret}` } }],
+        requests: side.target.requests,
         expectedStatus: 200,
-        verifyBody: (body) => body.includes(`"id":"${side.recordId}"`),
+        ...(side.target.verifyBody === undefined ? {} : { verifyBody: side.target.verifyBody }),
         connections,
         seconds
       })
       if (measurement.errors > 0) throw new Here.BenchmarkInvalid(`${side.name}: ${measurement.errorDetail}`)
       return measurement
     }
-    console.log(`ab-read: GET /v1/customer/{id} on ${storage}, ${connections} connections, ${pairs} pairs of ${duration} s (1 s warm-up each)`)
+    console.log(`ab-read: ${head.target.label} on ${storage}, ${connections} connections, ${pairs} pairs of ${duration} s (1 s warm-up each)`)
     for (const side of [base, head]) await measure(side, warmup)
     const rows: Array<{ readonly rps: readonly [number, number]; readonly cpu: readonly [number, number]; readonly pg: readonly [number, number] }> = []
     for (let pair = 1; pair <= pairs; pair++) {
