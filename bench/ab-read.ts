@@ -29,7 +29,8 @@ import { pathToFileURL } from "node:url"
 import { runLoad } from "./load.ts"
 import { parseFlags, positiveNumber, usageError } from "./options.ts"
 import { createBenchDatabase } from "./postgres.ts"
-import { buildScenarios, prepareService, type Target } from "./scenarios.ts"
+import * as HereScenarios from "./scenarios.ts"
+import type { Target } from "./scenarios.ts"
 import { stopAll } from "./servers.ts"
 import { fixed, median, thousands } from "./stats.ts"
 import * as Here from "./targets.ts"
@@ -70,24 +71,26 @@ const main = async () => {
   const baseDir = Path.resolve(flags.base)
   const There = (await import(pathToFileURL(Path.join(baseDir, "bench", "targets.ts")).href)) as Targets
   const ThereServers = (await import(pathToFileURL(Path.join(baseDir, "bench", "servers.ts")).href)) as { readonly stopAll: () => Promise<void> }
+  // Each tree's records are made with its own admin token.
+  const ThereScenarios = (await import(pathToFileURL(Path.join(baseDir, "bench", "scenarios.ts")).href)) as typeof HereScenarios
   const suffix = randomBytes(4).toString("hex")
   const databases = [await createBenchDatabase(`mfg_bench_ab_base_${suffix}`), await createBenchDatabase(`mfg_bench_ab_head_${suffix}`)] as const
-  const start = async (targets: Targets, name: string, url: string, database: string): Promise<Side> => {
+  const start = async (targets: Targets, scenarios: typeof HereScenarios, name: string, url: string, database: string): Promise<Side> => {
     const server = await targets.startService({ name, storage, databaseUrl: url })
-    const prepared = await prepareService(server)
+    const prepared = await scenarios.prepareService(server)
     const { id } = prepared.customer
     const read: Side["target"] = {
       label: "GET /v1/customer/{id}",
       requests: [{ method: "GET", path: `/v1/customer/${id}`, headers: { authorization: `Bearer ${prepared.secret}` } }],
       verifyBody: (body: string) => body.includes(`"id":"${id}"`)
     }
-    const [mcp] = buildScenarios(["mcp"], { service: prepared })
+    const [mcp] = scenarios.buildScenarios(["mcp"], { service: prepared })
     const target = call === "read" ? read : mcp!.targets.find((candidate) => candidate.key === call)!
     return { name, server, target, database }
   }
   try {
-    const base = await start(There, `base (${Path.basename(baseDir)})`, databases[0].url, databases[0].name)
-    const head = await start(Here, "this tree", databases[1].url, databases[1].name)
+    const base = await start(There, ThereScenarios, `base (${Path.basename(baseDir)})`, databases[0].url, databases[0].name)
+    const head = await start(Here, HereScenarios, "this tree", databases[1].url, databases[1].name)
     const measure = async (side: Side, seconds: number) => {
       const measurement = await runLoad({
         server: side.server,

@@ -45,7 +45,7 @@ import { READ_ONLY_TOOLS, TOOL_NAMES } from "../../contract/mcp/tools.ts"
 import type { TooManyRequests } from "../../domain/Errors.ts"
 import { traceFromMcpParams } from "../../platform/telemetry/TraceContext.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
-import { type CallDetails, IncomingSecretGuard } from "../request/index.ts"
+import { type CallDetails, IncomingSecretGuard, type MeteredCall } from "../request/index.ts"
 import { admission } from "./McpAdmission.ts"
 import {
   answerToolCall,
@@ -58,6 +58,7 @@ import {
   malformedMetaAnswer,
   methodNotServed,
   plainToolCall,
+  requestWithBody,
   rpcError,
   type RpcRequest,
   withoutIdAnswer
@@ -257,26 +258,42 @@ const acceptsBoth = lastHeaderRemembered((accept) => {
  * code is the HTTP status, an application-defined JSON-RPC code (outside
  * the ranges JSON-RPC and MCP reserve), as the REST error body's `code` is.
  */
-const overBudget = (message: unknown) => (error: TooManyRequests) =>
+export const overBudget = (message: unknown) => (error: TooManyRequests) =>
   rpcError(idOf(message), { code: error.code, message: error.message, data: { type: error.type } }, error.code)
 
 const MODERN_VERSION = "2026-07-28"
 const SERVED_VERSIONS: ReadonlySet<string> = new Set(MCP_PROTOCOLS.map((protocol) => protocol.protocolVersion))
 
+/**
+ * The protocol's refusal of an authenticated POST whose body's JSON value is
+ * `message`, before any method runs: a batch, a body in another media type
+ * (415), an `Accept` without both of the transport's types (406), a header
+ * longer than the OpenAPI document allows, a message without an id or with
+ * one that is none. Undefined when there is none.
+ */
+export const postRefusal = (request: HttpServerRequest.HttpServerRequest, message: unknown): HttpServerResponse.HttpServerResponse | undefined => {
+  if (Array.isArray(message)) return BATCH_REFUSED
+  const contentType = request.headers["content-type"]
+  if (contentMediaTypes(contentType)[0] !== "application/json") return unsupportedMediaType(message, contentType)
+  if (!acceptsBoth(request.headers["accept"])) return notAcceptable(message, request.headers["accept"])
+  const overlong = overlongHeader(request.headers, message)
+  if (overlong !== undefined) return overlong
+  const version = request.headers["mcp-protocol-version"]
+  // A version not served is McpServer's to refuse (400, -32022), with an id or without.
+  return version === undefined || SERVED_VERSIONS.has(version) ? withoutIdAnswer(message) ?? invalidIdAnswer(message) : undefined
+}
+
+/** The metered call of an MCP request whose operation is `operation` (a 429 carries the id of `message`). */
+export const mcpMeteredCall = (
+  method: string,
+  operation: Effect.Effect<CallDetails>,
+  message: () => unknown
+): MeteredCall => ({ operation, method, route: MCP_PATH, overBudget: (error) => overBudget(message())(error) })
+
 const isRecord = Predicate.isObject
 
 /** The request without its (validated) Origin header, the body read once and carried over. */
-const withoutOrigin = (request: HttpServerRequest.HttpServerRequest, body: ReadBody | undefined) => {
-  const headers = new globalThis.Headers()
-  for (const [name, value] of Object.entries(Headers.removeMany(request.headers, ["origin", "content-length"]))) headers.set(name, value)
-  return HttpServerRequest.fromWeb(
-    new Request(new URL(request.url, "http://mcp.local"), {
-      method: request.method,
-      headers,
-      ...(request.method === "GET" || request.method === "HEAD" ? {} : { body: body?.text ?? "" })
-    })
-  )
-}
+const withoutOrigin = (request: HttpServerRequest.HttpServerRequest, body: ReadBody | undefined) => requestWithBody(request, body?.text ?? "", ["origin"])
 
 /** Authenticates and meters every request of the MCP routes it is provided to; provides the caller. */
 export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller | McpCallHeaders }>()(Effect.gen(function*() {
@@ -304,16 +321,9 @@ export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller | McpCall
 
     /** The answer to an authenticated MCP POST without its Origin (`request`), its body's JSON value `message`. */
     const answerPost = (request: HttpServerRequest.HttpServerRequest, message: unknown) => {
-      if (Array.isArray(message)) return Effect.succeed(BATCH_REFUSED)
-      const contentType = request.headers["content-type"]
-      if (contentMediaTypes(contentType)[0] !== "application/json") return Effect.succeed(unsupportedMediaType(message, contentType))
-      if (!acceptsBoth(request.headers["accept"])) return Effect.succeed(notAcceptable(message, request.headers["accept"]))
-      const overlong = overlongHeader(request.headers, message)
-      if (overlong !== undefined) return Effect.succeed(overlong)
+      const refusal = postRefusal(request, message)
+      if (refusal !== undefined) return Effect.succeed(refusal)
       const version = request.headers["mcp-protocol-version"]
-      // A version not served is McpServer's to refuse (400, -32022), with an id or without.
-      const withoutId = version === undefined || SERVED_VERSIONS.has(version) ? withoutIdAnswer(message) ?? invalidIdAnswer(message) : undefined
-      if (withoutId !== undefined) return Effect.succeed(withoutId)
       // A plain 2026-07-28 tools/call: the tool call without McpServer's generic path (McpDirect).
       const plain = plainToolCall(request, message, TOOL_NAMES)
       const call = plain === undefined ? undefined : calls.byName.get(plain.name)
@@ -354,7 +364,7 @@ export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller | McpCall
       if (!originAllowed(request, allowedOrigins)) return FORBIDDEN_ORIGIN
       return yield* guard(
         request,
-        { operation, method: request.method, route: MCP_PATH, overBudget: (error) => overBudget(body?.json)(error) },
+        mcpMeteredCall(request.method, operation, () => body?.json),
         Effect.suspend(() => {
           const forwarded = request.headers["origin"] === undefined ? request : withoutOrigin(request, body)
           // The tool calls read the request's Idempotency-Key (McpToolRetries), whichever path answers them.

@@ -20,8 +20,7 @@
  */
 import { Effect, Option, Schema } from "effect"
 import { McpProtocol, type McpSchema } from "effect/ai"
-import type { HttpServerRequest } from "effect/http"
-import { HttpServerResponse } from "effect/http"
+import { Headers, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { JsonRpcId, MAX_METHOD_LENGTH, MAX_REQUEST_ID_LENGTH, NotificationMethod } from "../../contract/mcp/openapi.ts"
 import { SERVER_INFO } from "./McpServerInfo.ts"
 import { structuredTextOf } from "./StructuredText.ts"
@@ -135,6 +134,26 @@ export const plainToolCall = (
   if (params.arguments !== undefined && !isObject(params.arguments)) return undefined
   if (!plainMeta(params._meta)) return undefined
   return { id, name, args: params.arguments }
+}
+
+/**
+ * A copy of `request` whose body is `text`, the body already read from it
+ * (its stream is spent), without the headers `omitted`; its URL and its
+ * addresses are the request's own, so that the router, the guard and
+ * McpServer read the copy as they read the request.
+ */
+export const requestWithBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  text: string,
+  omitted: ReadonlyArray<string> = []
+): HttpServerRequest.HttpServerRequest => {
+  const headers = new globalThis.Headers()
+  // The copy's length is its text's: a Request takes no Content-Length of its own.
+  for (const [name, value] of Object.entries(Headers.removeMany(request.headers, [...omitted, "content-length"]))) headers.set(name, value)
+  const bodyless = request.method === "GET" || request.method === "HEAD"
+  return HttpServerRequest.fromWeb(
+    new Request(new URL(request.url, "http://mcp.local"), { method: request.method, headers, ...(bodyless ? {} : { body: text }) })
+  ).modify({ url: request.url, remoteAddress: request.remoteAddress, peerAddress: request.peerAddress })
 }
 
 /**

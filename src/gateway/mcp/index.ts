@@ -1,3 +1,5 @@
 export { MCP_PATH } from "./McpAuth.ts"
 export { McpRequestLimits } from "./McpRequestLimits.ts"
 export { McpRoutes } from "./McpRoute.ts"
+export { McpToolCallDirect } from "./McpToolCallDirect.ts"
+export { McpToolCalls } from "./McpToolCalls.ts"

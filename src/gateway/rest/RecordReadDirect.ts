@@ -19,11 +19,12 @@
  * path parameter is its last segment (`:id`, `:partItemId`), with no query,
  * header or payload schema and only the Incoming Secret middleware.
  */
-import { Context, Effect, Option, Schema, Tracer } from "effect"
+import { Context, Effect, Option, Schema } from "effect"
 import { HttpServerRequest, type HttpServerResponse } from "effect/http"
 import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { type CurrentCaller, IncomingSecretAuth } from "../../contract/Authorization.ts"
 import { PublicApi } from "../../contract/PublicApi.ts"
+import { asMatchedRoute } from "../../platform/http/MatchedRoute.ts"
 import { failureResponse, IncomingSecretGuard, type MeteredCall, meteredCallOf } from "../request/index.ts"
 import { publicHandlerOf } from "./PublicHandlers.ts"
 
@@ -116,14 +117,10 @@ export const RecordReadDirect = Effect.gen(function*() {
       const direct = recordReadOf(table, request.method, request.url)
       if (direct === undefined) return router
       const { endpoint, call } = direct.read
-      // What the router does for a matched route: the route on the server span, the handler interruptible.
-      if (fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer) {
-        const span = Context.getOrUndefined(fiber.context, Tracer.ParentSpan)
-        if (span !== undefined && span._tag === "Span" && span.sampled) span.attribute("http.route", call.route)
-      }
-      return guard<never, CurrentCaller>(request, call, handlerOf(endpoint)({ endpoint, request, params: direct.params }), failureResponse).pipe(
-        Effect.withErrorReporting,
-        Effect.interruptible
+      return asMatchedRoute(
+        fiber,
+        call.route,
+        guard<never, CurrentCaller>(request, call, handlerOf(endpoint)({ endpoint, request, params: direct.params }), failureResponse)
       )
     })
 })

@@ -15,7 +15,7 @@ import { countingConnections } from "../../platform/ShutdownReport.ts"
 import { Instruments } from "../../platform/telemetry/Instruments.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { ADMIN_PREFIX, AdminAuthLive, AdminBadRequestsLive, AdminHandlers } from "../admin/index.ts"
-import { McpRequestLimits, McpRoutes } from "../mcp/index.ts"
+import { McpRequestLimits, McpRoutes, McpToolCallDirect, McpToolCalls } from "../mcp/index.ts"
 import { cors, IncomingSecretAuthLive, IncomingSecretGuard, requestLimits, requestTelemetry } from "../request/index.ts"
 import { ModelUploadLimits, PublicHandlers, PublicHandlerServices, RecordReadDirect } from "../rest/index.ts"
 import { DocsRoute } from "./DocsRoute.ts"
@@ -48,13 +48,15 @@ type RouterApp = Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unha
  * request log line and duration metric (`telemetry`, when there is one)
  * around everything, then CORS (when CORS_ORIGINS is set: it answers
  * preflights before anything authenticates, and its headers go on every
- * answer below it, 401, 404, 405 and 413 included), then the bounds on path
- * and body (RequestLimits), then the direct answer of record reads
+ * answer below it, 401, 404, 405 and 413 included), then the direct answer
+ * of a plain MCP tool call (McpToolCallDirect), then the bounds on path and
+ * body (RequestLimits), then the direct answer of record reads
  * (RecordReadDirect), which hands every other request to the router (whose
  * wildcard, SystemRoutes, answers 404, 405 and a plain OPTIONS). One
  * middleware, so that the order is certain.
  * The REST middleware, the direct read and MCP share one IncomingSecretGuard;
- * the router and the direct read the same handlers (PublicHandlerServices).
+ * the router and the direct read the same handlers (PublicHandlerServices),
+ * McpServer's tools and the direct tool call the same calls (McpToolCalls).
  */
 /** The surfaces whose refusals or body limits are their own (RequestLimits). */
 const LIMITED_SURFACES = [McpRequestLimits, ModelUploadLimits]
@@ -65,17 +67,18 @@ export const GatewayRoutes = (telemetry: RequestMiddleware | undefined) =>
     HttpRouter.middleware(
       Effect.gen(function*() {
         const direct = yield* RecordReadDirect
+        const toolCall = yield* McpToolCallDirect
         const config = yield* AppConfig
         const limits = requestLimits(config.maxBodyBytes, LIMITED_SURFACES)
         const browsers = cors(config.corsOrigins, GATEWAY_ROUTES.methods, [ADMIN_PREFIX])
         const inner = browsers === undefined
-          ? (router: RouterApp) => limits(direct(router))
-          : (router: RouterApp) => browsers(limits(direct(router)))
+          ? (router: RouterApp) => toolCall(limits(direct(router)))
+          : (router: RouterApp) => browsers(toolCall(limits(direct(router))))
         return (router: RouterApp) => telemetry === undefined ? inner(router) : telemetry(inner(router))
       }),
       { global: true }
     )
-  ).pipe(Layer.provide([IncomingSecretGuard.layer, PublicHandlerServices]))
+  ).pipe(Layer.provide([IncomingSecretGuard.layer, PublicHandlerServices, McpToolCalls.layer]))
 
 /**
  * The HTTP server on HOST:PORT (127.0.0.1:8080 unless told otherwise), with
