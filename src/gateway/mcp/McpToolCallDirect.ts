@@ -22,7 +22,7 @@
  * with the request itself, whose read then fails as it would have.
  */
 import { toIncomingMessage } from "@effect/platform-node/NodeHttpServerRequest"
-import { Context, Effect } from "effect"
+import { Effect, type Fiber } from "effect"
 import { HttpServerRequest, type HttpServerResponse } from "effect/http"
 import type { IncomingMessage } from "node:http"
 import { TOOL_NAMES } from "../../contract/mcp/tools.ts"
@@ -91,30 +91,31 @@ const parsed = (text: string): unknown => {
 }
 
 /**
- * The stage in front of the bounds and the router (Server.ts): answers a
- * plain tool call, and hands every other request on.
+ * The direct answer of a plain tool call (Server.ts asks it of every request
+ * in front of the bounds and the router, `next`), or undefined for a request
+ * whose headers are not a plain tool call's.
  */
 export const McpToolCallDirect = Effect.gen(function*() {
   const guard = yield* IncomingSecretGuard
   const calls = yield* McpToolCalls
   const { maxBodyBytes } = yield* AppConfig
   return <E, R>(
+    request: HttpServerRequest.HttpServerRequest,
+    fiber: Fiber.Fiber<unknown, unknown>,
     next: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
-    Effect.withFiber((fiber) => {
-      const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
-      if (!plainByHeaders(request, maxBodyBytes)) return next
-      return Effect.flatMap(bodyOf(toIncomingMessage(request) as IncomingMessage), (text) => {
-        if (text === undefined) return next
-        const message = nestsDeeperThan(text, MAX_JSON_DEPTH) ? undefined : parsed(text)
-        const plain = message === undefined || postRefusal(request, message) !== undefined ? undefined : plainToolCall(request, message, TOOL_NAMES)
-        const call = plain === undefined ? undefined : calls.byName.get(plain.name)
-        if (plain === undefined || call === undefined) {
-          return Effect.provideService(next, HttpServerRequest.HttpServerRequest, requestWithBody(request, text))
-        }
-        const metered = mcpMeteredCall(request.method, Effect.succeed(mcpCall(message)), () => message)
-        const answered = Effect.provideService(answerToolCall(plain.id, call, plain.args), McpCallHeaders, McpCallHeaders.fromHeaders(request.headers))
-        return asMatchedRoute(fiber, MCP_PATH, guard(request, metered, answered))
-      })
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> | undefined => {
+    if (!plainByHeaders(request, maxBodyBytes)) return undefined
+    return Effect.flatMap(bodyOf(toIncomingMessage(request) as IncomingMessage), (text) => {
+      if (text === undefined) return next
+      const message = nestsDeeperThan(text, MAX_JSON_DEPTH) ? undefined : parsed(text)
+      const plain = message === undefined || postRefusal(request, message) !== undefined ? undefined : plainToolCall(request, message, TOOL_NAMES)
+      const call = plain === undefined ? undefined : calls.byName.get(plain.name)
+      if (plain === undefined || call === undefined) {
+        return Effect.provideService(next, HttpServerRequest.HttpServerRequest, requestWithBody(request, text))
+      }
+      const metered = mcpMeteredCall(request.method, Effect.succeed(mcpCall(message)), () => message)
+      const answered = Effect.provideService(answerToolCall(plain.id, call, plain.args), McpCallHeaders, McpCallHeaders.fromHeaders(request.headers))
+      return asMatchedRoute(fiber, MCP_PATH, guard(request, metered, answered))
     })
+  }
 })

@@ -19,8 +19,8 @@
  * path parameter is its last segment (`:id`, `:partItemId`), with no query,
  * header or payload schema and only the Incoming Secret middleware.
  */
-import { Context, Effect, Option, Schema } from "effect"
-import { HttpServerRequest, type HttpServerResponse } from "effect/http"
+import { Effect, type Fiber, Option, Schema } from "effect"
+import type { HttpServerRequest } from "effect/http"
 import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { type CurrentCaller, IncomingSecretAuth } from "../../contract/Authorization.ts"
 import { PublicApi } from "../../contract/PublicApi.ts"
@@ -102,25 +102,21 @@ export const recordReadOf = (
 }
 
 /**
- * The router-wide middleware that answers record reads directly and hands
- * every other request to the router.
+ * The direct answer of a record read (Server.ts asks it of every request in
+ * front of the router), or undefined for any other request.
  */
 export const RecordReadDirect = Effect.gen(function*() {
   const guard = yield* IncomingSecretGuard
   const handlerOf = yield* publicHandlerOf
   const table = recordReadTable(PublicApi)
-  return <E, R>(
-    router: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
-    Effect.withFiber((fiber) => {
-      const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
-      const direct = recordReadOf(table, request.method, request.url)
-      if (direct === undefined) return router
-      const { endpoint, call } = direct.read
-      return asMatchedRoute(
-        fiber,
-        call.route,
-        guard<never, CurrentCaller>(request, call, handlerOf(endpoint)({ endpoint, request, params: direct.params }), failureResponse)
-      )
-    })
+  return (request: HttpServerRequest.HttpServerRequest, fiber: Fiber.Fiber<unknown, unknown>) => {
+    const direct = recordReadOf(table, request.method, request.url)
+    if (direct === undefined) return undefined
+    const { endpoint, call } = direct.read
+    return asMatchedRoute(
+      fiber,
+      call.route,
+      guard<never, CurrentCaller>(request, call, handlerOf(endpoint)({ endpoint, request, params: direct.params }), failureResponse)
+    )
+  }
 })

@@ -3,8 +3,8 @@
  * /openapi.json and /docs, /health and /ready.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Effect, Layer, type Types } from "effect"
-import { HttpRouter, type HttpServerResponse } from "effect/http"
+import { Context, Effect, Layer, type Types } from "effect"
+import { HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
 import { AdminApi } from "../../contract/AdminApi.ts"
@@ -48,12 +48,13 @@ type RouterApp = Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unha
  * request log line and duration metric (`telemetry`, when there is one)
  * around everything, then CORS (when CORS_ORIGINS is set: it answers
  * preflights before anything authenticates, and its headers go on every
- * answer below it, 401, 404, 405 and 413 included), then the direct answer
- * of a plain MCP tool call (McpToolCallDirect), then the bounds on path and
- * body (RequestLimits), then the direct answer of record reads
- * (RecordReadDirect), which hands every other request to the router (whose
- * wildcard, SystemRoutes, answers 404, 405 and a plain OPTIONS). One
- * middleware, so that the order is certain.
+ * answer below it, 401, 404, 405 and 413 included), then the direct answers
+ * of a plain MCP tool call (McpToolCallDirect) and of a record read
+ * (RecordReadDirect: no body, and a path of plain characters, so the bounds
+ * have nothing to check), then, for every other request, the bounds on path
+ * and body (RequestLimits) and the router (whose wildcard, SystemRoutes,
+ * answers 404, 405 and a plain OPTIONS). One middleware, so that the order
+ * is certain.
  * The REST middleware, the direct read and MCP share one IncomingSecretGuard;
  * the router and the direct read the same handlers (PublicHandlerServices),
  * McpServer's tools and the direct tool call the same calls (McpToolCalls).
@@ -66,14 +67,20 @@ export const GatewayRoutes = (telemetry: RequestMiddleware | undefined) =>
     AllRoutes,
     HttpRouter.middleware(
       Effect.gen(function*() {
-        const direct = yield* RecordReadDirect
+        const recordRead = yield* RecordReadDirect
         const toolCall = yield* McpToolCallDirect
         const config = yield* AppConfig
         const limits = requestLimits(config.maxBodyBytes, LIMITED_SURFACES)
         const browsers = cors(config.corsOrigins, GATEWAY_ROUTES.methods, [ADMIN_PREFIX])
-        const inner = browsers === undefined
-          ? (router: RouterApp) => toolCall(limits(direct(router)))
-          : (router: RouterApp) => browsers(toolCall(limits(direct(router))))
+        // One look at the request for both direct answers; everything else meets the bounds, then the router.
+        const direct = (router: RouterApp): RouterApp => {
+          const bounded = limits(router)
+          return Effect.withFiber((fiber) => {
+            const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+            return toolCall(request, fiber, bounded) ?? recordRead(request, fiber) ?? bounded
+          })
+        }
+        const inner = browsers === undefined ? direct : (router: RouterApp) => browsers(direct(router))
         return (router: RouterApp) => telemetry === undefined ? inner(router) : telemetry(inner(router))
       }),
       { global: true }
