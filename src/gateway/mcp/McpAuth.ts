@@ -327,7 +327,7 @@ export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller | McpCall
       // A plain 2026-07-28 tools/call: the tool call without McpServer's generic path (McpDirect).
       const plain = plainToolCall(request, message, TOOL_NAMES)
       const call = plain === undefined ? undefined : calls.byName.get(plain.name)
-      if (plain !== undefined && call !== undefined) return answerToolCall(plain.id, call, plain.args)
+      if (plain !== undefined && call !== undefined) return answerToolCall(plain.id, call, plain.args, request)
       if (isLegacyRequest(request, message)) return servedOnly(legacy(mcp, message), message, false)
       // Nothing is pushed: the stream McpServer would open only to refuse the method is not opened (404 in 2026-07-28, as for any method not served).
       if (isRpcRequest(message) && message.method === "subscriptions/listen") return Effect.succeed(methodNotServed(message.id, message.method, true))

@@ -19,11 +19,12 @@
  * capability the endpoint does not advertise is -32601.
  */
 import { Effect, Option, Schema } from "effect"
-import { McpProtocol, type McpSchema } from "effect/ai"
+import { McpProtocol } from "effect/ai"
 import { Headers, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { JsonRpcId, MAX_METHOD_LENGTH, MAX_REQUEST_ID_LENGTH, NotificationMethod } from "../../contract/mcp/openapi.ts"
 import { SERVER_INFO } from "./McpServerInfo.ts"
-import { structuredTextOf } from "./StructuredText.ts"
+import { type CallHeaders, callHeadersOf } from "./McpToolRetries.ts"
+import type { ToolResult } from "./ToolResult.ts"
 
 const VERSION = "2026-07-28"
 const VERSION_META = "io.modelcontextprotocol/protocolVersion"
@@ -163,10 +164,10 @@ export const requestWithBody = (
  * bytes `JSON.stringify` writes for the whole (test/mcp/mcp.test.ts checks
  * that the answer is exactly that serialization).
  */
-const answer = (id: string | number, result: McpSchema.CallToolResult) => {
+const answer = (id: string | number, result: ToolResult) => {
   const _meta = { ...result._meta, "io.modelcontextprotocol/serverInfo": SERVER_INFO }
-  const isError = result.isError ?? false
-  const structured = result.structuredContent === undefined ? undefined : structuredTextOf(result)
+  const isError = result.isError
+  const structured = result.structuredContent === undefined ? undefined : result.structuredText
   if (structured === undefined) {
     return HttpServerResponse.jsonUnsafe({
       jsonrpc: "2.0",
@@ -187,12 +188,13 @@ const answer = (id: string | number, result: McpSchema.CallToolResult) => {
   })
 }
 
-/** Answers a plain tool call (see `plainToolCall`) with `call`. */
+/** Answers a plain tool call (see `plainToolCall`) with `call`, made with the request's `Idempotency-Key`. */
 export const answerToolCall = <R>(
   id: string | number,
-  call: (args: unknown) => Effect.Effect<McpSchema.CallToolResult, never, R>,
-  args: unknown
-): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> => Effect.map(call(args), (result) => answer(id, result))
+  call: (args: unknown, headers: CallHeaders) => Effect.Effect<ToolResult, never, R>,
+  args: unknown,
+  request: HttpServerRequest.HttpServerRequest
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> => Effect.map(call(args, callHeadersOf(request.headers)), (result) => answer(id, result))
 
 /** A JSON-RPC error object: a code and a message, and data when there is more to say. */
 export interface RpcErrorObject {

@@ -28,7 +28,8 @@ import { ResourceRegistrations } from "./McpResources.ts"
 import { McpScopeChecks } from "./McpScopes.ts"
 import { SERVER_OPTIONS } from "./McpServerInfo.ts"
 import { McpToolCalls } from "./McpToolCalls.ts"
-import type { McpCallHeaders } from "./McpToolRetries.ts"
+import { McpCallHeaders } from "./McpToolRetries.ts"
+import { toCallToolResult } from "./ToolResult.ts"
 
 /**
  * Registers the 9 tools with McpServer. effect/ai's toolkit registration
@@ -48,7 +49,7 @@ const ToolRegistrations = Layer.effectDiscard(Effect.gen(function*() {
     // No `services`: the calls hold what they need (Downstream, Instruments) and read the
     // caller from the request; merging the registration's context into each call's cost more.
     // The caller is a request service (McpAuth provides it: the McpRequest marker below), not one of the registration.
-    const handle = (args: unknown) => servedPerRequest(call(args))
+    const handle = (args: unknown) => servedPerRequest(Effect.flatMap(McpCallHeaders, (headers) => Effect.map(call(args, headers), toCallToolResult)))
     // The output schema as tools/list carries it (toolSchemas.ts): the structure, what the input schemas say not repeated.
     const outputSchema = McpTools.find((derived) => derived.spec.name === registered.tool.name)?.outputSchema
     const tool = outputSchema === undefined ? registered.tool : new McpSchema.Tool({ ...registered.tool, outputSchema })

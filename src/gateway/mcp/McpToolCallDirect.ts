@@ -32,7 +32,6 @@ import { IncomingSecretGuard, MAX_JSON_DEPTH, nestsDeeperThan } from "../request
 import { MCP_PATH, mcpCall, mcpMeteredCall, postRefusal } from "./McpAuth.ts"
 import { answerToolCall, plainToolCall, requestWithBody } from "./McpDirect.ts"
 import { McpToolCalls } from "./McpToolCalls.ts"
-import { McpCallHeaders } from "./McpToolRetries.ts"
 
 const VERSION = "2026-07-28"
 const DECIMAL = /^\d+$/
@@ -114,8 +113,7 @@ export const McpToolCallDirect = Effect.gen(function*() {
         return Effect.provideService(next, HttpServerRequest.HttpServerRequest, requestWithBody(request, text))
       }
       const metered = mcpMeteredCall(request.method, Effect.succeed(mcpCall(message)), () => message)
-      const answered = Effect.provideService(answerToolCall(plain.id, call, plain.args), McpCallHeaders, McpCallHeaders.fromHeaders(request.headers))
-      return asMatchedRoute(fiber, MCP_PATH, guard(request, metered, answered))
+      return asMatchedRoute(fiber, MCP_PATH, guard(request, metered, answerToolCall(plain.id, call, plain.args, request)))
     })
   }
 })

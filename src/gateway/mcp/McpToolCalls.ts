@@ -25,7 +25,7 @@
  *   header (McpToolRetries.ts).
  */
 import { Cause, Context, Effect, ErrorReporter, Layer, Result, Schema } from "effect"
-import { McpSchema, Tool } from "effect/ai"
+import { Tool } from "effect/ai"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { callScopeOf, CurrentCaller } from "../../contract/Authorization.ts"
 import type { CallScope, DecodedInput } from "../../contract/EngineCall.ts"
@@ -42,17 +42,14 @@ import { Downstream } from "../../services/Downstream.ts"
 import { CurrentRequestFacts } from "../request/index.ts"
 import { CurrentIdempotentCall, entityTag, IdempotentOnce, makePreconditions, recordTag, type RunOnce, unstorableInput, writtenId } from "../rest/index.ts"
 import { TOOL_SCOPES } from "./McpScopes.ts"
-import { type McpCallHeaders, type ToolOutcome, withToolKey } from "./McpToolRetries.ts"
-import { withStructuredText } from "./StructuredText.ts"
+import { type CallHeaders, type ToolOutcome, withToolKey } from "./McpToolRetries.ts"
+import type { ToolResult } from "./ToolResult.ts"
 
 /** A tool's handler: decode the arguments, invoke the REST operation, check the answer. */
 export type ToolHandler = (args: unknown) => Effect.Effect<unknown, ToolFailure, CurrentCaller>
 
 /** effect/ai's answer to a tool call that failed unexpectedly (a defect), word for word. */
 const INTERNAL_TOOL_ERROR = "Tool execution failed due to an internal server error."
-
-/** McpServer decodes a tool's result (every check) before it answers: checking it here as well is redundant. */
-const NO_CHECKS = { disableChecks: true } as const
 
 /** An event a tool call wrote, as its result's `_meta` names it. */
 export interface NamedEvent {
@@ -73,15 +70,13 @@ type Meta = Readonly<Record<string, unknown>>
  * A tool call's result as effect/ai's toolkit registration builds it: the encoded value, structured and as text;
  * with what the call adds in `_meta` (the events it wrote, its records' tags), when it adds anything.
  */
-const toolResult = (isError: boolean, encoded: unknown, meta: Meta = {}, text = JSON.stringify(encoded)) => {
-  const result = new McpSchema.CallToolResult({
-    ...(Object.keys(meta).length === 0 ? {} : { _meta: meta }),
-    isError,
-    structuredContent: isError ? undefined : encoded,
-    content: encoded === undefined ? [] : [{ type: "text", text }]
-  }, NO_CHECKS)
+const toolResult = (isError: boolean, encoded: unknown, meta: Meta = {}, text = JSON.stringify(encoded)): ToolResult => {
+  const _meta = Object.keys(meta).length === 0 ? undefined : meta
+  const content = encoded === undefined ? [] : [{ type: "text" as const, text }]
   // The text is the structured content's serialization: its answer need not write the record again (McpDirect).
-  return isError || encoded === undefined ? result : withStructuredText(result, text)
+  return isError || encoded === undefined
+    ? { _meta, isError, content }
+    : { _meta, isError, structuredContent: encoded, content, structuredText: text }
 }
 
 /** A defect of a tool call: logged and reported, answered with effect/ai's generic tool error; interruption propagates. */
@@ -90,7 +85,7 @@ const internalToolError = (cause: Cause.Cause<unknown>) =>
     ? Effect.failCause(cause)
     : Effect.logError(cause).pipe(
       Effect.andThen(ErrorReporter.report(cause)),
-      Effect.as(new McpSchema.CallToolResult({ isError: true, content: [{ type: "text", text: INTERNAL_TOOL_ERROR }] }))
+      Effect.as<ToolResult>({ isError: true, content: [{ type: "text", text: INTERNAL_TOOL_ERROR }] })
     )
 
 /** Whether a failure means "try again", so that a retry under the same key runs (REST stores no 5xx, 429 or 400 either). */
@@ -182,8 +177,8 @@ const decodeRequest = Effect.fnUntraced(function*(derived: DerivedTool, args: un
   return decoded
 })
 
-/** A tool call, as McpServer and McpDirect make it: the caller and the request's headers are request services. */
-export type ToolCall = (args: unknown) => Effect.Effect<McpSchema.CallToolResult, never, CurrentCaller | McpCallHeaders>
+/** A tool call, as McpServer and McpDirect make it: the caller is a request service, the request's headers an argument. */
+export type ToolCall = (args: unknown, headers: CallHeaders) => Effect.Effect<ToolResult, never, CurrentCaller>
 
 /**
  * One tool call, start to finish: the arguments decoded; the call run once
@@ -232,19 +227,19 @@ const callFor = (parts: CallParts): ToolCall => {
     }) as Effect.Effect<ToolOutcome, never, CurrentCaller>
 
   // The API's Schemas need no service to encode.
-  return (args) =>
+  return (args, headers) =>
     Effect.annotateCurrentSpan({ tool: name, parameters: args ?? {} }).pipe(
       Effect.andThen(Effect.matchEffect(decodeRequest(derived, args), {
         // Invalid arguments: nothing ran, and nothing is kept under a key.
         onFailure: (failure) => Effect.map(encodeFailure(failure), (encoded) => toolResult(true, encoded)),
         onSuccess: ({ ifMatch, request }) =>
           Effect.map(
-            keyed ? withToolKey(parts.once, name, request, outcomeOf(request, ifMatch)) : outcomeOf(request, ifMatch),
+            keyed ? withToolKey(parts.once, name, request, headers.idempotencyKey, outcomeOf(request, ifMatch)) : outcomeOf(request, ifMatch),
             (outcome) => outcome.result
           )
       })),
       Effect.catchCause(internalToolError)
-    ) as Effect.Effect<McpSchema.CallToolResult, never, CurrentCaller | McpCallHeaders>
+    ) as Effect.Effect<ToolResult, never, CurrentCaller>
 }
 
 export class McpToolCalls extends Context.Service<McpToolCalls, {

@@ -15,38 +15,43 @@
  * second is the 422).
  */
 import { Context, Effect } from "effect"
-import { McpSchema } from "effect/ai"
 import type { DecodedInput } from "../../contract/EngineCall.ts"
 import { IDEMPOTENCY_KEY_HEADER } from "../../contract/IdempotencyKey.ts"
 import type { StoredAnswer } from "../../services/IdempotencyStore.ts"
 import { type AnswerKeeping, fingerprint, INVALID_KEY, isValidKey, type KeyRefusal, type RunOnce } from "../rest/index.ts"
+import type { TextBlock, ToolResult } from "./ToolResult.ts"
 
 /** The `_meta` key of a result answered again for a retried call (REST: `Idempotent-Replayed: true`). */
 export const REPLAYED_META = "io.mfg/idempotentReplayed"
 
-/**
- * What a `tools/call` carries beyond its JSON-RPC message: the HTTP
- * request's `Idempotency-Key` (McpAuth provides it with the caller).
- */
-export class McpCallHeaders extends Context.Service<McpCallHeaders, {
+/** What a `tools/call` carries beyond its JSON-RPC message: the HTTP request's `Idempotency-Key`. */
+export interface CallHeaders {
   readonly idempotencyKey: string | undefined
-}>()("mfg/http/McpCallHeaders") {
-  static readonly fromHeaders = (headers: Readonly<Record<string, string | undefined>>) =>
-    McpCallHeaders.of({ idempotencyKey: headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()] })
+}
+
+const IDEMPOTENCY_KEY = IDEMPOTENCY_KEY_HEADER.toLowerCase()
+
+/** The call headers of an HTTP request's (lower-case) headers. */
+export const callHeadersOf = (headers: Readonly<Record<string, string | undefined>>): CallHeaders => ({ idempotencyKey: headers[IDEMPOTENCY_KEY] })
+
+/**
+ * The call headers as a request service, for the calls McpServer makes
+ * (McpAuth provides it with the caller); the direct answers pass them to the
+ * call instead, one context addition less per call.
+ */
+export class McpCallHeaders extends Context.Service<McpCallHeaders, CallHeaders>()("mfg/http/McpCallHeaders") {
+  static readonly fromHeaders = (headers: Readonly<Record<string, string | undefined>>) => McpCallHeaders.of(callHeadersOf(headers))
 }
 
 /** A tool call's outcome: its result, and whether a retry may be answered with it. */
 export interface ToolOutcome {
-  readonly result: McpSchema.CallToolResult
+  readonly result: ToolResult
   /** False for a result that means "try again" (a 5xx, a 429, invalid arguments) and for a refusal of the key. */
   readonly storable: boolean
 }
 
-/** McpServer decodes a tool's result (every check) before it answers: checking it here as well is redundant. */
-const NO_CHECKS = { disableChecks: true } as const
-
 /** A result as stored: the fields a tool result has, as JSON. */
-const stored = (result: McpSchema.CallToolResult): StoredAnswer => ({
+const stored = (result: ToolResult): StoredAnswer => ({
   status: 200,
   headers: {},
   body: JSON.stringify({
@@ -57,24 +62,23 @@ const stored = (result: McpSchema.CallToolResult): StoredAnswer => ({
   })
 })
 
-const replayed = (answer: StoredAnswer): McpSchema.CallToolResult => {
+const replayed = (answer: StoredAnswer): ToolResult => {
   const { _meta, ...rest } = JSON.parse(answer.body ?? "{}") as {
     readonly _meta?: Readonly<Record<string, unknown>>
     readonly isError: boolean
     readonly structuredContent?: unknown
-    readonly content: McpSchema.CallToolResult["content"]
+    readonly content: ReadonlyArray<TextBlock>
   }
-  return new McpSchema.CallToolResult({ ...rest, _meta: { ..._meta, [REPLAYED_META]: true } }, NO_CHECKS)
+  return { ...rest, _meta: { ..._meta, [REPLAYED_META]: true } }
 }
 
 /** A result the engine answered from its own store (the gateway's record of the key was lost), marked as a replay. */
-const markedReplayed = (result: McpSchema.CallToolResult): McpSchema.CallToolResult =>
-  new McpSchema.CallToolResult({ ...result, _meta: { ...result._meta, [REPLAYED_META]: true } }, NO_CHECKS)
+const markedReplayed = (result: ToolResult): ToolResult => ({ ...result, _meta: { ...result._meta, [REPLAYED_META]: true } })
 
 /** A refusal of the key, as a tool error with the REST error body. */
-export const refusedResult = (refusal: KeyRefusal): McpSchema.CallToolResult => {
+const refusedResult = (refusal: KeyRefusal): ToolResult => {
   const body = { code: refusal.code, message: refusal.message, type: refusal.type }
-  return new McpSchema.CallToolResult({ isError: true, content: [{ type: "text", text: JSON.stringify(body) }] }, NO_CHECKS)
+  return { isError: true, content: [{ type: "text", text: JSON.stringify(body) }] }
 }
 
 const toolKeeping: AnswerKeeping<ToolOutcome> = {
@@ -85,17 +89,18 @@ const toolKeeping: AnswerKeeping<ToolOutcome> = {
 }
 
 /**
- * Runs `call` as the request's Idempotency-Key says, for the tool `name`
- * whose decoded input is `input`: once per app and key when there is one.
+ * Runs `call` as the request's Idempotency-Key (`idempotencyKey`) says, for
+ * the tool `name` whose decoded input is `input`: once per app and key when
+ * there is one.
  */
 export const withToolKey = <R>(
   once: RunOnce,
   name: string,
   input: DecodedInput,
+  idempotencyKey: string | undefined,
   call: Effect.Effect<ToolOutcome, never, R>
-) =>
-  Effect.flatMap(McpCallHeaders, ({ idempotencyKey }) => {
-    if (idempotencyKey === undefined) return call
-    if (!isValidKey(idempotencyKey)) return Effect.succeed(toolKeeping.refuse(INVALID_KEY))
-    return once(idempotencyKey, fingerprint(`MCP tools/call ${name}`, input), call, toolKeeping)
-  })
+) => {
+  if (idempotencyKey === undefined) return call
+  if (!isValidKey(idempotencyKey)) return Effect.succeed(toolKeeping.refuse(INVALID_KEY))
+  return once(idempotencyKey, fingerprint(`MCP tools/call ${name}`, input), call, toolKeeping)
+}
