@@ -8,10 +8,21 @@
  * caller; it is decided after authentication, never by it.
  */
 import { Context, type Effect, Schema } from "effect"
+import { hash } from "node:crypto"
 import type { NotFound, ServiceUnavailable } from "../domain/Errors.ts"
 import type { AuthFailureCause, Caller, SecretCreateRequest, SecretGrantsUpdate, SecretIssued, SecretView } from "../domain/Secret.ts"
 
 /** Authentication failed; `cause` is for telemetry, the client only ever sees the one 401. */
+/**
+ * The SHA-256 digest of a presented secret value, to compare in constant
+ * time with the hash stored for it. One-shot hashing (no Hash object per
+ * call), written as hex and read back into a Buffer from Node's pool: a digest
+ * asked for as a "buffer" gets a backing store of its own on every call, which
+ * under load cost several times the hash itself (bench/README.md, "The
+ * presented secret's digest").
+ */
+export const secretDigest = (value: string): Buffer => Buffer.from(hash("sha256", value, "hex"), "hex")
+
 export class AuthenticationFailed extends Schema.TaggedError<AuthenticationFailed>()("AuthenticationFailed", {
   cause: Schema.String
 }) {

@@ -5,13 +5,13 @@
  */
 import { Effect, Layer, Result } from "effect"
 import { IpNetwork } from "effect/net"
-import { hash, randomBytes, timingSafeEqual } from "node:crypto"
+import { randomBytes, timingSafeEqual } from "node:crypto"
 import { NotFound } from "../../domain/Errors.ts"
 import { canonicalScopes, dataSpaceOf, type Grants, SCOPES } from "../../domain/Grants.ts"
 import { isAllowed, parseIpRange } from "../../domain/IpAllowList.ts"
 import { type Caller, SECRET_VALUE_PATTERN, type SecretIssued, type SecretView } from "../../domain/Secret.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
-import { AuthenticationFailed, SecretStore } from "../../services/SecretStore.ts"
+import { AuthenticationFailed, secretDigest, SecretStore } from "../../services/SecretStore.ts"
 
 interface StoredSecret {
   readonly view: SecretView
@@ -19,7 +19,6 @@ interface StoredSecret {
   readonly grantsVersion: number
 }
 
-const sha256 = (value: string) => hash("sha256", value, "buffer")
 
 /** Ranges in their canonical CIDR form (`1.2.3.4` becomes `1.2.3.4/32`), as SecretStoreSql stores them. */
 const canonicalRanges = (ranges: ReadonlyArray<string>) =>
@@ -46,7 +45,7 @@ const callerOf = (secret: StoredSecret): Caller => ({
 /** A new value for the secret `id`, and its hash. */
 const issueValue = (id: string) => {
   const value = `${id}.${randomBytes(32).toString("base64url")}`
-  return { value, hash: sha256(value) }
+  return { value, hash: secretDigest(value) }
 }
 
 const issued = (secret: StoredSecret, value: string): SecretIssued => {
@@ -119,7 +118,7 @@ export const SecretStoreMemory = Layer.effect(
           if (match === null) return Effect.fail(AuthenticationFailed.because("malformed"))
           const secret = secrets.get(match[1]!)
           if (secret === undefined) return Effect.fail(AuthenticationFailed.because("unknown-secret"))
-          if (!timingSafeEqual(secret.hash, sha256(presented))) return Effect.fail(AuthenticationFailed.because("wrong-secret"))
+          if (!timingSafeEqual(secret.hash, secretDigest(presented))) return Effect.fail(AuthenticationFailed.because("wrong-secret"))
           if (Date.parse(secret.view.issuedAt) < config.releasedAt.getTime()) return Effect.fail(AuthenticationFailed.because("before-release"))
           const ranges = secret.view.ipAddresses.flatMap((text) => {
             const parsed = parseIpRange(text)

@@ -26,7 +26,7 @@ import { type IpRange, isAllowed, parseIpRange } from "../../domain/IpAllowList.
 import { setRecent } from "../../domain/RecentMap.ts"
 import { type Caller, SECRET_VALUE_PATTERN, type SecretIssued, type SecretView } from "../../domain/Secret.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
-import { AuthenticationFailed, SecretStore } from "../../services/SecretStore.ts"
+import { AuthenticationFailed, secretDigest, SecretStore } from "../../services/SecretStore.ts"
 import { storageFailure } from "../storage/StorageErrors.ts"
 
 interface SecretRow {
@@ -119,8 +119,6 @@ const DECOY: KnownSecret = {
   caller: callerOf("", "decoy", "0".repeat(64), { version: 0, scopes: new Set(["read"]), mode: "live", maxAcceptTotal: null })
 }
 
-/** One-shot hashing: no Hash object per call (every authenticated call hashes the presented value). */
-const sha256 = (value: string) => hash("sha256", value, "buffer")
 
 const toKnown = (id: string, row: AuthRow): KnownSecret => ({
   id,
@@ -154,7 +152,7 @@ const toView = (row: SecretRow): SecretView => ({
 /** A value for a secret id: `<secretId>.<256 random bits>`, and the hash that is stored. */
 const issueValue = (id: string) => {
   const value = `${id}.${randomBytes(32).toString("base64url")}`
-  return { value, hash: sha256(value).toString("hex") }
+  return { value, hash: hash("sha256", value, "hex") }
 }
 
 /** Stores ranges in their canonical CIDR form (`1.2.3.4` becomes `1.2.3.4/32`). */
@@ -274,7 +272,7 @@ export const SecretStoreSql = Layer.effect(
         const match = SECRET_VALUE_PATTERN.exec(presented)
         if (match === null) return Effect.fail(AuthenticationFailed.because("malformed"))
         const secretId = match[1]!
-        const presentedHash = sha256(presented)
+        const presentedHash = secretDigest(presented)
         const remembered = known.get(secretId)
         if (passes(remembered ?? DECOY, presentedHash, clientAddress) && remembered !== undefined) {
           return Effect.succeed(remembered.caller)
