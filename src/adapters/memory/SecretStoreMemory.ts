@@ -19,7 +19,6 @@ interface StoredSecret {
   readonly grantsVersion: number
 }
 
-
 /** Ranges in their canonical CIDR form (`1.2.3.4` becomes `1.2.3.4/32`), as SecretStoreSql stores them. */
 const canonicalRanges = (ranges: ReadonlyArray<string>) =>
   ranges.map((text) => {

@@ -119,7 +119,6 @@ const DECOY: KnownSecret = {
   caller: callerOf("", "decoy", "0".repeat(64), { version: 0, scopes: new Set(["read"]), mode: "live", maxAcceptTotal: null })
 }
 
-
 const toKnown = (id: string, row: AuthRow): KnownSecret => ({
   id,
   hash: Buffer.from(row.secret_hash, "hex"),

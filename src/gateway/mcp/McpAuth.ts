@@ -367,7 +367,7 @@ export const McpAuth = HttpRouter.middleware<{ provides: CurrentCaller | McpCall
         mcpMeteredCall(request.method, operation, () => body?.json),
         Effect.suspend(() => {
           const forwarded = request.headers["origin"] === undefined ? request : withoutOrigin(request, body)
-          // The tool calls read the request's Idempotency-Key (McpToolRetries), whichever path answers them.
+          // The tool calls McpServer makes read the request's Idempotency-Key from here (McpToolRetries); answerToolCall passes it.
           const answered = Effect.provideService(
             request.method === "POST" ? answerPost(forwarded, body?.json) : httpEffect,
             McpCallHeaders,
